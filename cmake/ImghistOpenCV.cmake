@@ -1,0 +1,23 @@
+# Finds OpenCV core + imgproc (+ imgcodecs when present) and defines imghist_opencv (INTERFACE target).
+# Debian's libopencv-*-dev packages without libopencv-dev ship no OpenCVConfig.cmake, so fall back to a
+# plain header/library search.
+if(TARGET imghist_opencv)
+  return()
+endif()
+find_package(OpenCV QUIET COMPONENTS core imgproc)
+add_library(imghist_opencv INTERFACE)
+if(OpenCV_FOUND)
+  target_include_directories(imghist_opencv INTERFACE ${OpenCV_INCLUDE_DIRS})
+  target_link_libraries(imghist_opencv INTERFACE opencv_core opencv_imgproc)
+else()
+  find_path(IMGHIST_OPENCV_INCLUDE opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
+  find_library(IMGHIST_OPENCV_CORE opencv_core REQUIRED)
+  find_library(IMGHIST_OPENCV_IMGPROC opencv_imgproc REQUIRED)
+  target_include_directories(imghist_opencv INTERFACE ${IMGHIST_OPENCV_INCLUDE})
+  target_link_libraries(imghist_opencv INTERFACE ${IMGHIST_OPENCV_CORE} ${IMGHIST_OPENCV_IMGPROC})
+endif()
+find_library(IMGHIST_OPENCV_IMGCODECS opencv_imgcodecs)
+add_library(imghist_opencv_imgcodecs INTERFACE)
+if(IMGHIST_OPENCV_IMGCODECS)
+  target_link_libraries(imghist_opencv_imgcodecs INTERFACE imghist_opencv ${IMGHIST_OPENCV_IMGCODECS})
+endif()

@@ -1,0 +1,178 @@
+// imghist — histogram computation: bin specification, results, and the entry points.
+//
+// Capability table (both backends give identical answers, bit for bit):
+//
+//   sample type | channels | bins                      | range [low, high)         | notes
+//   ------------+----------+---------------------------+---------------------------+---------------------------
+//   u8          | 1, 3, 4  | 1 .. 256 (256 and 64 fast)| any (default [0, 256))    | 64 bins of [0,256) = top 6 bits
+//   u16         | 1, 3, 4  | 1 .. 65536                | any (e.g. [0, 65536))     | 10/12/16-bit data
+//   i32         | 1, 3, 4  | 1 .. 65536                | any (e.g. [0, 1024))      | "10-bit samples stored as int32"
+//   f32         | 1, 3, 4  | 1 .. 65536                | any finite range          | NaN and +-inf never counted
+//
+//   mask: optional 8-bit, 1 channel, same width and height; pixels whose mask byte is 0 are skipped.
+//   views: host or device, any pitch >= row bytes (a multiple of the sample size), any ROI x-offset.
+//
+// Binning rule (identical to cv::calcHist for uniform histograms): with a = bins / (high - low) and
+// b = -a * low, both in double precision, a sample v is counted when low <= v < high, in bin
+// clamp(floor(v * a + b), 0, bins - 1). Samples outside [low, high) and NaN are not counted; their number
+// is reported per channel in `out_of_range`. Masked-out pixels are neither counted nor out of range.
+//
+// Asynchrony: calcHist / calcHistBatch / accumulateHist return finished host results (they synchronise
+// only the stream they use, never the whole device). CudaHistogrammer enqueues work on a caller stream
+// and returns at once; it reuses its temporary storage, so steady-state calls allocate nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "imghist/error.hpp"
+#include "imghist/image.hpp"
+
+struct CUstream_st;  // CUDA's stream type; Stream below is identical to cudaStream_t
+
+namespace imghist {
+
+using Stream = CUstream_st*;
+
+struct BinSpec {
+    int bins = 256;
+    double low = 0.0;
+    double high = 256.0;
+
+    /// `bins` equal-width bins over [low, high).
+    static BinSpec even(int bins, double low, double high) noexcept { return BinSpec{bins, low, high}; }
+    /// 256 bins over [0, 256): one bin per 8-bit value.
+    static BinSpec u8() noexcept { return BinSpec{256, 0.0, 256.0}; }
+    /// 64 bins over [0, 256): the top 6 bits of a byte.
+    static BinSpec u8_64() noexcept { return BinSpec{64, 0.0, 256.0}; }
+    /// `bins` bins over the whole value range of an integer type: u8 [0,256), u16 [0,65536);
+    /// for i32 and f32 there is no natural range and Error(InvalidArgument) is thrown.
+    static BinSpec full(SampleType type, int bins);
+    /// `bins` bins over [0, 2^bits): e.g. bits(10, 1024) for 10-bit data in u16 or i32 samples.
+    static BinSpec bits(int bits, int bins);
+
+    bool operator==(const BinSpec& o) const noexcept {
+        return bins == o.bins && low == o.low && high == o.high;
+    }
+};
+
+/// Largest bin count accepted for a sample type (256 for u8, 65536 otherwise).
+int max_bins(SampleType type) noexcept;
+
+enum class Backend : std::uint8_t { Auto, Cpu, Cuda };
+/// "auto", "cpu", "cuda".
+const char* to_string(Backend b) noexcept;
+/// Parses "auto" | "cpu" | "cuda"; throws Error(InvalidArgument) otherwise.
+Backend parse_backend(const std::string& name);
+
+/// Number of usable CUDA devices (0 when there is no driver, no device, or the build has no CUDA).
+int cuda_device_count() noexcept;
+inline bool cuda_available() noexcept { return cuda_device_count() > 0; }
+/// Name of CUDA device `ordinal`, or "" when it does not exist.
+std::string cuda_device_name(int ordinal = 0);
+
+/// A finished histogram on the host. Counts are 64-bit, so accumulation cannot wrap.
+struct Histogram {
+    BinSpec spec{};
+    int channels = 0;
+    std::vector<std::uint64_t> counts;        ///< channels * bins, channel-major
+    std::vector<std::uint64_t> out_of_range;  ///< one per channel
+    Backend backend = Backend::Cpu;           ///< the backend that computed (the last part of) it
+
+    int bins() const noexcept { return spec.bins; }
+    const std::uint64_t* channel(int c) const noexcept { return counts.data() + static_cast<std::size_t>(c) * spec.bins; }
+    std::uint64_t* channel(int c) noexcept { return counts.data() + static_cast<std::size_t>(c) * spec.bins; }
+    std::uint64_t at(int c, int bin) const noexcept { return channel(c)[bin]; }
+    /// Sum of the counts of channel c.
+    std::uint64_t total(int c = 0) const noexcept;
+    /// Zeroed histogram of the given shape.
+    static Histogram zeros(const BinSpec& spec, int channels);
+};
+
+struct Options {
+    Backend backend = Backend::Auto;   ///< Auto: CUDA when a device exists, else CPU
+    std::optional<ImageView> mask;     ///< 8-bit, 1 channel, same size; same location as the image
+    int device = -1;                   ///< CUDA device ordinal; -1 = the calling thread's current device
+    int cpu_threads = 0;               ///< CPU worker threads; 0 = all hardware threads
+    Stream stream = nullptr;           ///< CUDA stream used (and synchronised) by the blocking calls
+};
+
+/// Histogram of one image, one per channel, in a single pass over the data.
+Histogram calcHist(const ImageView& image, const BinSpec& spec = BinSpec::u8(), const Options& options = {});
+
+/// Adds the histogram of `image` to `hist` (whose spec is used; its channel count must match).
+void accumulateHist(const ImageView& image, Histogram& hist, const Options& options = {});
+
+/// One histogram per image; sizes may differ, sample type and channel count must not.
+/// On CUDA the whole batch is one kernel launch. The same mask option is not allowed here: pass
+/// per-image masks with `masks` (empty = none; otherwise one per image).
+std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const BinSpec& spec = BinSpec::u8(),
+                                     const Options& options = {}, const std::vector<ImageView>& masks = {});
+
+// ---------------------------------------------------------------------------------------------------------
+// Device-resident, asynchronous API.
+
+enum class CountType : std::uint8_t { U32, U64 };
+
+/// Caller-owned device memory that receives a histogram.
+struct DeviceHistogramView {
+    void* counts = nullptr;               ///< channels blocks of `bins` counters of `type`
+    CountType type = CountType::U32;
+    std::size_t channel_stride = 0;       ///< counters between channel starts; 0 = bins
+    unsigned long long* out_of_range = nullptr;  ///< optional: one counter per channel
+    /// Required when accumulating into 32-bit counts: set to nonzero (never cleared by the library) if a
+    /// counter would have passed 2^32-1; the counter then holds the wrapped value and must be discarded.
+    unsigned int* overflow_flag = nullptr;
+};
+
+struct AsyncOptions {
+    std::optional<ImageView> mask;  ///< device view, 8-bit, 1 channel, same size as the image
+    bool accumulate = false;        ///< add to the existing counts instead of overwriting them
+};
+
+/// Owns the temporary storage for GPU histograms on one device; calls enqueue on the given stream and
+/// return immediately. One object may be used from one host thread at a time.
+class CudaHistogrammer {
+public:
+    /// device = -1: the current device. Throws Error(NoDevice) when CUDA is unavailable.
+    explicit CudaHistogrammer(int device = -1);
+    ~CudaHistogrammer();
+    CudaHistogrammer(CudaHistogrammer&&) noexcept;
+    CudaHistogrammer& operator=(CudaHistogrammer&&) noexcept;
+    CudaHistogrammer(const CudaHistogrammer&) = delete;
+    CudaHistogrammer& operator=(const CudaHistogrammer&) = delete;
+
+    int device() const noexcept;
+
+    /// Histogram of a device image into `out` (device memory), enqueued on `stream`.
+    void compute(const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                 Stream stream = nullptr, const AsyncOptions& options = {});
+
+    /// One launch for a whole batch of device images (same type and channels); out[i] receives image i.
+    /// masks: empty, or one device mask per image.
+    void computeBatch(const ImageView* images, std::size_t count, const BinSpec& spec,
+                      const DeviceHistogramView* out, Stream stream = nullptr, bool accumulate = false,
+                      const ImageView* masks = nullptr);
+
+    /// Launch-shape override for experiments and the benchmark's sweep (0 = take the tuning table's value).
+    struct Shape {
+        int threads = 0;          ///< threads per block
+        int vectors = 0;          ///< 16-byte loads in flight per thread
+        int blocks_per_sm = 0;    ///< resident blocks per multiprocessor
+        int copies = 0;           ///< privatized copies of each bin in shared memory (1..32)
+    };
+    void set_shape(const Shape& shape) noexcept;
+    /// The shape the last compute/computeBatch call used, and the kernel family it picked.
+    Shape last_shape() const noexcept;
+    std::string last_kernel() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace imghist
