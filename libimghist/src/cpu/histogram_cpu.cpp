@@ -1,0 +1,171 @@
+// The CPU backend: rows are split into bands, one per worker thread; each worker counts into its own
+// 32-bit histogram (a band never holds 2^32 samples: bands are capped below that), then the bands are
+// summed into the caller's 64-bit counts.
+#include "cpu/histogram_cpu.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace imghist::detail {
+
+namespace {
+
+template <class T>
+inline T load(const std::uint8_t* p) noexcept {
+    T v;
+    std::memcpy(&v, p, sizeof(T));  // rows of an ROI are aligned to the sample size, but stay strict
+    return v;
+}
+
+// Bin lookup per evaluation mode; returns -1 for out of range.
+template <class T>
+struct ArithBin {
+    const BinParams& p;
+    int operator()(T v) const noexcept { return bin_of(static_cast<double>(v), p); }
+};
+
+template <class T>
+struct ShiftBin {
+    int shift;
+    std::uint32_t limit;
+    int operator()(T v) const noexcept {
+        auto u = static_cast<std::uint32_t>(v);
+        if (limit != 0 && u >= limit) return -1;
+        return static_cast<int>(u >> shift);
+    }
+};
+
+struct LutBin {
+    const std::int16_t* lut;
+    int operator()(std::uint8_t v) const noexcept { return lut[v]; }
+};
+
+// Counts rows [y0, y1) into hist (C * bins, 32-bit) and oor.
+template <class T, class BinFn>
+void count_band(const ImageView& img, const ImageView* mask, int bins, BinFn bin, int y0, int y1,
+                std::uint32_t* hist, std::uint64_t* oor) {
+    const int C = img.channels;
+    for (int y = y0; y < y1; ++y) {
+        const std::uint8_t* row = img.row(y);
+        const std::uint8_t* mrow = mask ? mask->row(y) : nullptr;
+        if (C == 1 && !mrow) {
+            for (int x = 0; x < img.width; ++x) {
+                int b = bin(load<T>(row + sizeof(T) * x));
+                if (b >= 0) ++hist[b]; else ++oor[0];
+            }
+            continue;
+        }
+        for (int x = 0; x < img.width; ++x) {
+            if (mrow && mrow[x] == 0) continue;
+            const std::uint8_t* px = row + sizeof(T) * static_cast<std::size_t>(x) * C;
+            for (int c = 0; c < C; ++c) {
+                int b = bin(load<T>(px + sizeof(T) * c));
+                if (b >= 0) ++hist[c * bins + b]; else ++oor[c];
+            }
+        }
+    }
+}
+
+// Gray 8-bit without mask: four interleaved sub-histograms so that runs of equal values do not
+// serialise on one counter (store-to-load forwarding on the same address).
+void count_band_u8_gray(const ImageView& img, const std::int16_t* lut, int bins, int y0, int y1,
+                        std::uint32_t* hist, std::uint64_t* oor) {
+    std::vector<std::uint32_t> sub(4 * 257, 0);
+    std::uint32_t* h[4] = {sub.data(), sub.data() + 257, sub.data() + 2 * 257, sub.data() + 3 * 257};
+    // lut entries are -1..bins-1: shift by one so that out-of-range lands in slot 0.
+    std::int16_t lut1[256];
+    for (int v = 0; v < 256; ++v) lut1[v] = static_cast<std::int16_t>(lut[v] + 1);
+    for (int y = y0; y < y1; ++y) {
+        const std::uint8_t* p = img.row(y);
+        int x = 0;
+        for (; x + 4 <= img.width; x += 4) {
+            ++h[0][lut1[p[x]]];
+            ++h[1][lut1[p[x + 1]]];
+            ++h[2][lut1[p[x + 2]]];
+            ++h[3][lut1[p[x + 3]]];
+        }
+        for (; x < img.width; ++x) ++h[0][lut1[p[x]]];
+    }
+    oor[0] += std::uint64_t(h[0][0]) + h[1][0] + h[2][0] + h[3][0];
+    for (int b = 0; b < bins; ++b) hist[b] += h[0][b + 1] + h[1][b + 1] + h[2][b + 1] + h[3][b + 1];
+}
+
+template <class T, class BinFn>
+void run_bands(const ImageView& img, const ImageView* mask, const BinParams& p, BinFn bin, std::uint64_t* counts,
+               std::uint64_t* oor, int threads, bool u8_gray_fast, const std::int16_t* lut) {
+    const int C = img.channels;
+    const std::size_t hist_len = static_cast<std::size_t>(C) * p.bins;
+    const std::size_t row_samples = static_cast<std::size_t>(img.width) * C;
+    // Work per band: at least ~256 KiB of samples to be worth a thread; at most 2^31 samples (32-bit
+    // counters cannot overflow).
+    const std::size_t total = row_samples * img.height;
+    int hw = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::size_t by_size = std::max<std::size_t>(1, total / (std::size_t(1) << 18));
+    int nthreads = static_cast<int>(std::min<std::size_t>({static_cast<std::size_t>(hw), by_size,
+                                                           static_cast<std::size_t>(img.height)}));
+    nthreads = std::max(nthreads, 1);
+    const std::size_t max_rows_per_band =
+        std::max<std::size_t>(1, (std::size_t(1) << 31) / std::max<std::size_t>(1, row_samples));
+    int nbands = std::max<int>(nthreads, static_cast<int>((img.height + max_rows_per_band - 1) / max_rows_per_band));
+
+    std::mutex merge_mutex;
+    auto worker = [&](int first_band, int step) {
+        std::vector<std::uint32_t> hist(hist_len);
+        std::vector<std::uint64_t> local_oor(C);
+        for (int band = first_band; band < nbands; band += step) {
+            std::fill(hist.begin(), hist.end(), 0u);
+            std::fill(local_oor.begin(), local_oor.end(), 0u);
+            int y0 = static_cast<int>(static_cast<long long>(img.height) * band / nbands);
+            int y1 = static_cast<int>(static_cast<long long>(img.height) * (band + 1) / nbands);
+            if (u8_gray_fast)
+                count_band_u8_gray(img, lut, p.bins, y0, y1, hist.data(), local_oor.data());
+            else
+                count_band<T>(img, mask, p.bins, bin, y0, y1, hist.data(), local_oor.data());
+            std::lock_guard<std::mutex> lock(merge_mutex);
+            for (std::size_t i = 0; i < hist_len; ++i) counts[i] += hist[i];
+            for (int c = 0; c < C; ++c) oor[c] += local_oor[c];
+        }
+    };
+    if (nthreads == 1) {
+        worker(0, 1);
+        return;
+    }
+    std::vector<std::thread> pool;
+    pool.reserve(nthreads - 1);
+    for (int t = 1; t < nthreads; ++t) pool.emplace_back(worker, t, nthreads);
+    worker(0, nthreads);
+    for (auto& th : pool) th.join();
+}
+
+template <class T>
+void dispatch_type(const ImageView& img, const ImageView* mask, const BinParams& p, std::uint64_t* counts,
+                   std::uint64_t* oor, int threads) {
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+        std::int16_t lut[256];
+        make_lut8(p, lut);
+        const bool fast = img.channels == 1 && mask == nullptr;
+        run_bands<T>(img, mask, p, LutBin{lut}, counts, oor, threads, fast, lut);
+    } else if (p.mode == BinMode::Shift) {
+        run_bands<T>(img, mask, p, ShiftBin<T>{p.shift, p.limit}, counts, oor, threads, false, nullptr);
+    } else {
+        run_bands<T>(img, mask, p, ArithBin<T>{p}, counts, oor, threads, false, nullptr);
+    }
+}
+
+}  // namespace
+
+void cpu_histogram(const ImageView& image, const ImageView* mask, const BinParams& bins, std::uint64_t* counts,
+                   std::uint64_t* oor, int threads) {
+    if (image.empty()) return;
+    switch (image.type) {
+        case SampleType::U8: dispatch_type<std::uint8_t>(image, mask, bins, counts, oor, threads); break;
+        case SampleType::U16: dispatch_type<std::uint16_t>(image, mask, bins, counts, oor, threads); break;
+        case SampleType::I32: dispatch_type<std::int32_t>(image, mask, bins, counts, oor, threads); break;
+        case SampleType::F32: dispatch_type<float>(image, mask, bins, counts, oor, threads); break;
+    }
+}
+
+}  // namespace imghist::detail

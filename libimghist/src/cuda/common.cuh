@@ -1,0 +1,51 @@
+// Internal CUDA helpers: one translation from cudaError_t to imghist::Error, and a device guard.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "imghist/error.hpp"
+
+namespace imghist::detail {
+
+inline ErrorCode code_of(cudaError_t e) noexcept {
+    switch (e) {
+        case cudaErrorMemoryAllocation: return ErrorCode::OutOfMemory;
+        case cudaErrorNoDevice:
+        case cudaErrorInsufficientDriver:
+        case cudaErrorInvalidDevice: return ErrorCode::NoDevice;
+        default: return ErrorCode::Cuda;
+    }
+}
+
+inline void cuda_check(cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return;
+    (void)cudaGetLastError();  // clear a sticky-free error so the next call starts clean
+    throw Error(code_of(e), std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+#define IMGHIST_CUDA(expr) ::imghist::detail::cuda_check((expr), #expr)
+
+/// Makes `device` current for the scope (-1: leave the current one) and restores the previous one.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int device) {
+        IMGHIST_CUDA(cudaGetDevice(&previous_));
+        if (device >= 0 && device != previous_) {
+            IMGHIST_CUDA(cudaSetDevice(device));
+            switched_ = true;
+        }
+    }
+    ~DeviceGuard() {
+        if (switched_) cudaSetDevice(previous_);
+    }
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = 0;
+    bool switched_ = false;
+};
+
+}  // namespace imghist::detail

@@ -1,0 +1,594 @@
+// CUDA backend: request validation, kernel selection, launch shapes, workspaces, and the host-result
+// entry points used by calcHist / calcHistBatch.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "binning.hpp"
+#include "cuda/common.cuh"
+#include "cuda/histogram_kernels.cuh"
+#include "cuda/tuning.hpp"
+#include "dispatch.hpp"
+#include "imghist/buffer.hpp"
+#include "imghist/histogram.hpp"
+
+namespace imghist {
+
+namespace detail::cuda {
+namespace {
+
+}  // namespace
+using KernelFn = void (*)(Params);
+namespace {
+
+template <class T, int C>
+KernelFn pick_mode(BinMode m, bool global) {
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+        // 8-bit histograms (<= 256 bins per channel) always fit shared memory.
+        (void)global;
+        if (m == BinMode::Shift) return histogram_kernel<T, C, BinMode::Shift, false>;
+        return histogram_kernel<T, C, BinMode::Lut8, false>;
+    } else if constexpr (std::is_same_v<T, float>) {
+        (void)m;
+        return global ? histogram_kernel<T, C, BinMode::Arith, true> : histogram_kernel<T, C, BinMode::Arith, false>;
+    } else {
+        if (m == BinMode::Shift)
+            return global ? histogram_kernel<T, C, BinMode::Shift, true> : histogram_kernel<T, C, BinMode::Shift, false>;
+        return global ? histogram_kernel<T, C, BinMode::Arith, true> : histogram_kernel<T, C, BinMode::Arith, false>;
+    }
+}
+
+template <class T>
+KernelFn pick_channels(int channels, BinMode m, bool global) {
+    switch (channels) {
+        case 1: return pick_mode<T, 1>(m, global);
+        case 2: return pick_mode<T, 2>(m, global);
+        case 3: return pick_mode<T, 3>(m, global);
+        default: return pick_mode<T, 4>(m, global);
+    }
+}
+
+}  // namespace
+KernelFn pick_kernel(SampleType t, int channels, BinMode m, bool global) {
+    switch (t) {
+        case SampleType::U8: return pick_channels<std::uint8_t>(channels, m, global);
+        case SampleType::U16: return pick_channels<std::uint16_t>(channels, m, global);
+        case SampleType::I32: return pick_channels<std::int32_t>(channels, m, global);
+        case SampleType::F32: return pick_channels<float>(channels, m, global);
+    }
+    return nullptr;
+}
+namespace {
+
+const char* mode_name(BinMode m) {
+    switch (m) {
+        case BinMode::Shift: return "shift";
+        case BinMode::Lut8: return "lut8";
+        case BinMode::Arith: return "arith";
+    }
+    return "?";
+}
+
+struct DeviceInfo {
+    int sm_count = 0;
+    int cc_major = 0;
+    std::size_t smem_optin = 48 * 1024;  // per block, after cudaFuncSetAttribute
+    std::size_t smem_per_sm = 0;
+};
+
+const DeviceInfo& device_info(int device) {
+    static std::mutex m;
+    static std::map<int, DeviceInfo> cache;
+    std::lock_guard<std::mutex> lock(m);
+    auto it = cache.find(device);
+    if (it != cache.end()) return it->second;
+    DeviceInfo info;
+    int v = 0;
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device));
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, device));
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    info.smem_optin = static_cast<std::size_t>(v);
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    info.smem_per_sm = static_cast<std::size_t>(v);
+    return cache.emplace(device, info).first->second;
+}
+
+/// Raises the kernel's dynamic shared-memory limit when needed and returns its occupancy (blocks per SM).
+int prepare_kernel(int device, KernelFn fn, int threads, std::size_t smem) {
+    static std::mutex m;
+    static std::map<std::tuple<int, const void*, int, std::size_t>, int> occ_cache;
+    static std::map<std::pair<int, const void*>, std::size_t> smem_set;
+    std::lock_guard<std::mutex> lock(m);
+    auto key = std::make_tuple(device, reinterpret_cast<const void*>(fn), threads, smem);
+    auto it = occ_cache.find(key);
+    if (it != occ_cache.end()) return it->second;
+    auto& current = smem_set[{device, reinterpret_cast<const void*>(fn)}];
+    if (smem > 48 * 1024 && smem > current) {
+        IMGHIST_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+        current = smem;
+    }
+    int blocks = 0;
+    IMGHIST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, smem));
+    occ_cache.emplace(key, blocks);
+    return blocks;
+}
+
+}  // namespace
+}  // namespace detail::cuda
+
+// ---------------------------------------------------------------------------------------------------------
+// CudaHistogrammer
+
+struct CudaHistogrammer::Impl {
+    struct StreamState {
+        DeviceBuffer ws_counts, ws_oor, ticket;  // zero between launches (the kernel restores that)
+        std::size_t ws_capacity = 0;             // counters
+        DeviceBuffer descs;                      // batch descriptors
+        PinnedBuffer descs_host;
+        cudaEvent_t descs_copied = nullptr;      // the last descriptor upload from descs_host
+    };
+    int device = 0;
+    Shape shape{};
+    Shape last{};
+    std::string last_kernel;
+    std::unordered_map<Stream, StreamState> streams;
+
+    ~Impl() {
+        for (auto& [s, st] : streams)
+            if (st.descs_copied) cudaEventDestroy(st.descs_copied);
+    }
+
+    StreamState& state(Stream s) { return streams[s]; }
+
+    void ensure_ws(StreamState& st, std::size_t counters, Stream stream) {
+        if (st.ws_capacity >= counters && st.ticket.size() != 0) return;
+        // The old workspace may still be in use by queued work on this stream: order the swap after it.
+        IMGHIST_CUDA(cudaStreamSynchronize(stream));
+        const std::size_t cap = std::max<std::size_t>(counters, 1024);
+        st.ws_counts.reserve(cap * sizeof(unsigned long long));
+        st.ws_oor.reserve(4 * sizeof(unsigned long long));
+        st.ticket.reserve(sizeof(unsigned int) * 4);
+        IMGHIST_CUDA(cudaMemset(st.ws_counts.data(), 0, st.ws_counts.size()));
+        IMGHIST_CUDA(cudaMemset(st.ws_oor.data(), 0, st.ws_oor.size()));
+        IMGHIST_CUDA(cudaMemset(st.ticket.data(), 0, st.ticket.size()));
+        st.ws_capacity = cap;
+    }
+};
+
+CudaHistogrammer::CudaHistogrammer(int device) : impl_(std::make_unique<Impl>()) {
+    if (cuda_device_count() == 0) throw Error(ErrorCode::NoDevice, "CudaHistogrammer: no CUDA device is available");
+    if (device < 0) IMGHIST_CUDA(cudaGetDevice(&device));
+    if (device >= cuda_device_count())
+        throw Error(ErrorCode::NoDevice, "CudaHistogrammer: CUDA device " + std::to_string(device) + " does not exist");
+    impl_->device = device;
+}
+CudaHistogrammer::~CudaHistogrammer() = default;
+CudaHistogrammer::CudaHistogrammer(CudaHistogrammer&&) noexcept = default;
+CudaHistogrammer& CudaHistogrammer::operator=(CudaHistogrammer&&) noexcept = default;
+
+int CudaHistogrammer::device() const noexcept { return impl_->device; }
+void CudaHistogrammer::set_shape(const Shape& shape) noexcept { impl_->shape = shape; }
+CudaHistogrammer::Shape CudaHistogrammer::last_shape() const noexcept { return impl_->last; }
+std::string CudaHistogrammer::last_kernel() const { return impl_->last_kernel; }
+
+namespace {
+
+using detail::BinMode;
+using detail::BinParams;
+namespace dc = detail::cuda;
+
+constexpr std::size_t kMaxTileBytes = 1u << 20;  // keeps per-tile indices below 2^24 vectors
+
+void check_output(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate,
+                  const std::string& what) {
+    if (out.counts == nullptr) throw Error(ErrorCode::InvalidArgument, what + ": output counts pointer is null");
+    if (out.channel_stride != 0 && out.channel_stride < static_cast<std::size_t>(spec.bins))
+        throw Error(ErrorCode::InvalidArgument, what + ": channel_stride is smaller than the bin count");
+    if (out.type == CountType::U32) {
+        if (!accumulate && img.pixels() > 0xFFFFFFFFull)
+            throw Error(ErrorCode::Overflow, what + ": " + std::to_string(img.pixels()) +
+                                                 " samples per channel do not fit 32-bit counts; use CountType::U64");
+        if (accumulate && out.overflow_flag == nullptr)
+            throw Error(ErrorCode::InvalidArgument,
+                        what + ": accumulating into 32-bit counts needs DeviceHistogramView::overflow_flag (or use U64)");
+    }
+}
+
+struct Plan {
+    dc::Policy policy;
+    bool global = false;
+    int copies_log2 = 0;
+    std::size_t smem = 0;
+    std::size_t tile_bytes = 0;
+};
+
+Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
+               const CudaHistogrammer::Shape& over) {
+    const auto& info = dc::device_info(device);
+    Plan pl;
+    pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins);
+    if (over.threads > 0) pl.policy.threads = over.threads;
+    if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
+    if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
+    if (over.copies > 0) pl.policy.copies = over.copies;
+    int copies = 1;
+    while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
+    const std::size_t extra = 4 * sizeof(unsigned int) + (bp.mode == BinMode::Lut8 ? 512 : 0);
+    const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * bp.bins;
+    while (copies > 1 && per_copy * copies + extra > info.smem_optin) copies /= 2;
+    if (per_copy + extra > info.smem_optin) {
+        pl.global = true;
+        copies = 1;
+        pl.smem = extra;
+    } else {
+        pl.smem = per_copy * copies + extra;
+    }
+    pl.copies_log2 = 0;
+    while ((1 << pl.copies_log2) < copies) ++pl.copies_log2;
+    // Tiles: the policy's size, smaller for small images so that every multiprocessor gets work.
+    std::size_t tb = static_cast<std::size_t>(pl.policy.tile_bytes);
+    const std::size_t want_tiles = static_cast<std::size_t>(info.sm_count) * 4;
+    if (total_bytes / want_tiles < tb) tb = std::max<std::size_t>(4096, total_bytes / want_tiles);
+    pl.tile_bytes = std::min(std::max<std::size_t>(tb, 16), kMaxTileBytes);
+    return pl;
+}
+
+/// Fills the geometry and tiling of one image's descriptor; returns its tile count.
+dc::Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_bytes) {
+    dc::Desc d{};
+    d.base = static_cast<const unsigned char*>(img.data);
+    const std::size_t ss = img.sample_bytes();
+    if (img.empty()) return d;
+    if (mask != nullptr) {
+        d.mask = static_cast<const unsigned char*>(mask->data);
+        d.mask_pitch = mask->pitch;
+        d.width = static_cast<unsigned int>(img.width);
+        d.pitch = img.pitch;
+        d.rows = static_cast<unsigned int>(img.height);
+        d.row_len = static_cast<unsigned long long>(img.width) * img.channels;
+        const std::size_t row_bytes = img.row_bytes();
+        std::size_t tr = std::max<std::size_t>(1, tile_bytes / std::max<std::size_t>(row_bytes, 1));
+        while (tr > 1 && tr * static_cast<std::size_t>(img.width) >= (1u << 24)) tr /= 2;
+        d.tile_rows = static_cast<unsigned int>(tr);
+        d.tiles = (img.height + tr - 1) / tr;
+        return d;
+    }
+    if (img.contiguous()) {
+        d.rows = 1;
+        d.row_len = static_cast<unsigned long long>(img.width) * img.channels * img.height;
+        d.pitch = d.row_len * ss;
+    } else {
+        d.rows = static_cast<unsigned int>(img.height);
+        d.row_len = static_cast<unsigned long long>(img.width) * img.channels;
+        d.pitch = img.pitch;
+    }
+    const unsigned long long Lb = d.row_len * ss;
+    if (Lb > tile_bytes) {
+        d.chunk_vecs = static_cast<unsigned int>(std::max<std::size_t>(1, tile_bytes / 16));
+        const unsigned long long vmax = Lb / 16 + 1;
+        d.chunks_per_row = static_cast<unsigned int>((vmax + d.chunk_vecs - 1) / d.chunk_vecs);
+        d.tile_rows = 0;
+        d.tiles = static_cast<unsigned long long>(d.rows) * d.chunks_per_row;
+    } else {
+        std::size_t tr = std::max<std::size_t>(1, tile_bytes / Lb);
+        while (tr > 1 && tr * (Lb / 16 + 1) >= (1u << 24)) tr /= 2;
+        d.tile_rows = static_cast<unsigned int>(tr);
+        d.tiles = (d.rows + tr - 1) / tr;
+    }
+    return d;
+}
+
+void fill_params(dc::Params& p, const BinParams& bp, const Plan& pl, CountType type) {
+    p.bins = bp.bins;
+    p.copies_log2 = pl.copies_log2;
+    p.vectors = std::max(1, std::min(pl.policy.vectors, 4));
+    p.low = bp.low;
+    p.high = bp.high;
+    p.a = bp.a;
+    p.b = bp.b;
+    p.shift = bp.shift;
+    p.limit = bp.limit;
+    if (bp.mode == BinMode::Lut8) detail::make_lut8(bp, p.lut);
+    p.count_u64 = type == CountType::U64 ? 1 : 0;
+}
+
+int grid_for(int device, dc::KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_samples) {
+    const auto& info = dc::device_info(device);
+    const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
+    if (occ == 0)
+        throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
+                                                " bytes of shared memory and " + std::to_string(pl.policy.threads) +
+                                                " threads");
+    const long long per_sm = std::max(1, std::min(occ, pl.policy.blocks_per_sm));
+    long long grid = per_sm * info.sm_count;
+    // A block's shared counters are 32-bit: give each block fewer than 2^31 samples.
+    grid = std::max<long long>(grid, static_cast<long long>(total_samples >> 31) + 1);
+    grid = std::min<long long>(grid, static_cast<long long>(tiles));
+    grid = std::min<long long>(grid, 0x7FFFFFFF);
+    return static_cast<int>(std::max<long long>(grid, 1));
+}
+
+std::string kernel_name(SampleType t, int channels, BinMode m, bool global) {
+    return std::string("hist<") + to_string(t) + ",c" + std::to_string(channels) + "," + dc::mode_name(m) + "," +
+           (global ? "global" : "smem") + ">";
+}
+
+void zero_output_async(const DeviceHistogramView& out, int channels, int bins, Stream stream) {
+    const std::size_t cs = out.type == CountType::U64 ? 8 : 4;
+    const std::size_t stride = out.channel_stride ? out.channel_stride : static_cast<std::size_t>(bins);
+    if (stride == static_cast<std::size_t>(bins)) {
+        IMGHIST_CUDA(cudaMemsetAsync(out.counts, 0, cs * bins * channels, stream));
+    } else {
+        for (int c = 0; c < channels; ++c)
+            IMGHIST_CUDA(cudaMemsetAsync(static_cast<char*>(out.counts) + cs * stride * c, 0, cs * bins, stream));
+    }
+    if (out.out_of_range) IMGHIST_CUDA(cudaMemsetAsync(out.out_of_range, 0, sizeof(unsigned long long) * channels, stream));
+}
+
+}  // namespace
+
+void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                               Stream stream, const AsyncOptions& options) {
+    detail::validate_image(image);
+    if (image.location != Location::Device && !image.empty())
+        throw Error(ErrorCode::InvalidArgument, "CudaHistogrammer::compute needs a device image view");
+    const ImageView* mask = nullptr;
+    if (options.mask) {
+        detail::validate_mask(*options.mask, image);
+        mask = &*options.mask;
+    }
+    const BinParams bp = detail::make_bin_params(spec, image.type);
+    check_output(out, spec, image, options.accumulate, "CudaHistogrammer::compute");
+    detail::DeviceGuard guard(impl_->device);
+    if (image.empty()) {
+        if (!options.accumulate) zero_output_async(out, image.channels, spec.bins, stream);
+        return;
+    }
+    const std::size_t total_bytes = image.row_bytes() * image.height;
+    Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape);
+    const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, bp.mode, pl.global);
+
+    dc::Params p{};
+    fill_params(p, bp, pl, out.type);
+    p.one = make_desc(image, mask, pl.tile_bytes);
+    p.one.counts = out.counts;
+    p.one.ch_stride = out.channel_stride ? out.channel_stride : static_cast<std::size_t>(spec.bins);
+    p.one.oor = out.out_of_range;
+    p.descs = nullptr;
+    p.ndesc = 1;
+    p.total_tiles = p.one.tiles;
+    p.direct = options.accumulate ? 1 : 0;
+    p.overflow_flag = out.overflow_flag;
+    if (!options.accumulate) {
+        auto& st = impl_->state(stream);
+        impl_->ensure_ws(st, static_cast<std::size_t>(image.channels) * spec.bins, stream);
+        p.ws_counts = st.ws_counts.as<unsigned long long>();
+        p.ws_oor = st.ws_oor.as<unsigned long long>();
+        p.ticket = st.ticket.as<unsigned int>();
+    }
+    const int grid = grid_for(impl_->device, fn, pl, p.total_tiles, image.pixels() * image.channels);
+    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    IMGHIST_CUDA(cudaGetLastError());
+    impl_->last = Shape{pl.policy.threads, p.vectors, (grid + dc::device_info(impl_->device).sm_count - 1) /
+                                                          dc::device_info(impl_->device).sm_count,
+                        1 << pl.copies_log2};
+    impl_->last_kernel = kernel_name(image.type, image.channels, bp.mode, pl.global);
+}
+
+void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, const BinSpec& spec,
+                                    const DeviceHistogramView* out, Stream stream, bool accumulate,
+                                    const ImageView* masks) {
+    if (count == 0) return;
+    if (images == nullptr || out == nullptr)
+        throw Error(ErrorCode::InvalidArgument, "CudaHistogrammer::computeBatch: null images or outputs");
+    const ImageView& first = images[0];
+    std::size_t total_bytes = 0, max_samples = 0;
+    bool any_mask = false;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::string what = "batch image " + std::to_string(i);
+        detail::validate_image(images[i], what.c_str());
+        if (images[i].type != first.type || images[i].channels != first.channels)
+            throw Error(ErrorCode::InvalidArgument, what + " differs in sample type or channel count from image 0");
+        if (images[i].location != Location::Device && !images[i].empty())
+            throw Error(ErrorCode::InvalidArgument, what + " is not a device image view");
+        if (masks) {
+            detail::validate_mask(masks[i], images[i]);
+            any_mask = any_mask || !masks[i].empty();
+        }
+        check_output(out[i], spec, images[i], accumulate, what);
+        total_bytes += images[i].row_bytes() * images[i].height;
+        max_samples = std::max(max_samples, images[i].pixels() * images[i].channels);
+    }
+    const BinParams bp = detail::make_bin_params(spec, first.type);
+    detail::DeviceGuard guard(impl_->device);
+    Plan pl = make_plan(impl_->device, first, bp, std::max<std::size_t>(total_bytes, 1), impl_->shape);
+    const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, bp.mode, pl.global);
+
+    auto& st = impl_->state(stream);
+    // The pinned staging of the previous batch on this stream must have been copied before it is rewritten.
+    if (st.descs_copied) IMGHIST_CUDA(cudaEventSynchronize(st.descs_copied));
+    else IMGHIST_CUDA(cudaEventCreateWithFlags(&st.descs_copied, cudaEventDisableTiming));
+    const std::size_t desc_bytes = sizeof(dc::Desc) * count;
+    if (st.descs.size() < desc_bytes) {
+        IMGHIST_CUDA(cudaStreamSynchronize(stream));  // the old array may still be read by queued kernels
+        st.descs.reserve(desc_bytes);
+    }
+    st.descs_host.reserve(desc_bytes);
+    auto* hd = st.descs_host.as<dc::Desc>();
+    unsigned long long tiles = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const ImageView* m = masks && !masks[i].empty() ? &masks[i] : nullptr;
+        dc::Desc d = make_desc(images[i], m, pl.tile_bytes);
+        d.counts = out[i].counts;
+        d.ch_stride = out[i].channel_stride ? out[i].channel_stride : static_cast<std::size_t>(spec.bins);
+        d.oor = out[i].out_of_range;
+        d.tile_begin = tiles;
+        tiles += d.tiles;
+        hd[i] = d;
+    }
+    (void)any_mask;
+    IMGHIST_CUDA(cudaMemcpyAsync(st.descs.data(), hd, desc_bytes, cudaMemcpyHostToDevice, stream));
+    IMGHIST_CUDA(cudaEventRecord(st.descs_copied, stream));
+    const auto* dd = st.descs.as<dc::Desc>();
+    if (!accumulate) {
+        dc::zero_outputs_kernel<<<static_cast<unsigned int>(count), 256, 0, stream>>>(
+            dd, static_cast<unsigned int>(count), first.channels, spec.bins, out[0].type == CountType::U64);
+        IMGHIST_CUDA(cudaGetLastError());
+    }
+    for (std::size_t i = 1; i < count; ++i)
+        if (out[i].type != out[0].type)
+            throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
+    if (tiles == 0) return;
+    dc::Params p{};
+    fill_params(p, bp, pl, out[0].type);
+    p.descs = dd;
+    p.ndesc = static_cast<unsigned int>(count);
+    p.total_tiles = tiles;
+    p.direct = 1;
+    p.overflow_flag = out[0].overflow_flag;
+    const int grid = grid_for(impl_->device, fn, pl, tiles, max_samples);
+    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    IMGHIST_CUDA(cudaGetLastError());
+    impl_->last = Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2};
+    impl_->last_kernel = kernel_name(first.type, first.channels, bp.mode, pl.global) + "[batch]";
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Host-result paths for calcHist / accumulateHist / calcHistBatch.
+
+namespace detail {
+namespace {
+
+struct HostPathContext {
+    std::mutex mutex;
+    std::unique_ptr<CudaHistogrammer> hist;
+    Stream own_stream = nullptr;
+    DeviceBuffer image, mask, result;
+    std::vector<unsigned long long> host_result;
+};
+
+HostPathContext& host_context(int device) {
+    static std::mutex m;
+    static std::map<int, std::unique_ptr<HostPathContext>> contexts;
+    std::lock_guard<std::mutex> lock(m);
+    auto& ctx = contexts[device];
+    if (!ctx) {
+        ctx = std::make_unique<HostPathContext>();
+        ctx->hist = std::make_unique<CudaHistogrammer>(device);
+        DeviceGuard guard(device);
+        IMGHIST_CUDA(cudaStreamCreateWithFlags(&ctx->own_stream, cudaStreamNonBlocking));
+    }
+    return *ctx;
+}
+
+int resolve_device(int device) {
+    if (cuda_device_count() == 0) throw Error(ErrorCode::NoDevice, "no CUDA device is available");
+    if (device < 0) IMGHIST_CUDA(cudaGetDevice(&device));
+    if (device >= cuda_device_count())
+        throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(device) + " does not exist");
+    return device;
+}
+
+/// Packs a host view into device memory `buf` (tight rows); returns the device view.
+ImageView stage(const ImageView& v, DeviceBuffer& buf, std::size_t offset, Stream stream) {
+    if (v.empty()) return ImageView::device(nullptr, v.width, v.height, v.type, v.channels);
+    const std::size_t row = v.row_bytes();
+    char* dst = static_cast<char*>(buf.data()) + offset;
+    IMGHIST_CUDA(cudaMemcpy2DAsync(dst, row, v.data, v.height > 1 ? v.pitch : row, row, v.height,
+                                   cudaMemcpyHostToDevice, stream));
+    return ImageView::device(dst, v.width, v.height, v.type, v.channels, row);
+}
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const BinSpec& spec, std::uint64_t* counts,
+                            std::uint64_t* oor, int device, Stream stream) {
+    device = resolve_device(device);
+    HostPathContext& ctx = host_context(device);
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    DeviceGuard guard(device);
+    Stream s = stream ? stream : ctx.own_stream;
+    ImageView dimg = image, dmask = mask ? *mask : ImageView{};
+    if (image.location == Location::Host && !image.empty()) {
+        const std::size_t ibytes = align_up(image.row_bytes() * image.height, 256);
+        const std::size_t mbytes = mask ? align_up(mask->row_bytes() * mask->height, 256) : 0;
+        ctx.image.reserve(ibytes + mbytes);
+        dimg = stage(image, ctx.image, 0, s);
+        if (mask) dmask = stage(*mask, ctx.image, ibytes, s);
+    }
+    const std::size_t n = static_cast<std::size_t>(image.channels) * spec.bins;
+    ctx.result.reserve(sizeof(unsigned long long) * (n + 4));
+    DeviceHistogramView out;
+    out.counts = ctx.result.data();
+    out.type = CountType::U64;
+    out.out_of_range = ctx.result.as<unsigned long long>() + n;
+    AsyncOptions opt;
+    if (mask) opt.mask = dmask;
+    ctx.hist->compute(dimg, spec, out, s, opt);
+    ctx.host_result.resize(n + 4);
+    IMGHIST_CUDA(cudaMemcpyAsync(ctx.host_result.data(), ctx.result.data(), sizeof(unsigned long long) * (n + image.channels),
+                                 cudaMemcpyDeviceToHost, s));
+    IMGHIST_CUDA(cudaStreamSynchronize(s));
+    for (std::size_t i = 0; i < n; ++i) counts[i] += ctx.host_result[i];
+    for (int c = 0; c < image.channels; ++c) oor[c] += ctx.host_result[n + c];
+}
+
+void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<ImageView>& masks, const BinSpec& spec,
+                        std::vector<Histogram>& hists, int device, Stream stream) {
+    device = resolve_device(device);
+    HostPathContext& ctx = host_context(device);
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    DeviceGuard guard(device);
+    Stream s = stream ? stream : ctx.own_stream;
+    const std::size_t count = images.size();
+    std::vector<ImageView> dimgs(images), dmasks(masks);
+    if (!images.empty() && images[0].location == Location::Host) {
+        std::size_t bytes = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            bytes += align_up(images[i].row_bytes() * images[i].height, 256);
+            if (!masks.empty()) bytes += align_up(masks[i].row_bytes() * masks[i].height, 256);
+        }
+        ctx.image.reserve(std::max<std::size_t>(bytes, 256));
+        std::size_t off = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            dimgs[i] = stage(images[i], ctx.image, off, s);
+            off += align_up(images[i].row_bytes() * images[i].height, 256);
+            if (!masks.empty()) {
+                dmasks[i] = stage(masks[i], ctx.image, off, s);
+                off += align_up(masks[i].row_bytes() * masks[i].height, 256);
+            }
+        }
+    }
+    const int C = images.empty() ? 1 : images[0].channels;
+    const std::size_t n = static_cast<std::size_t>(C) * spec.bins;
+    const std::size_t per = n + 4;
+    ctx.result.reserve(sizeof(unsigned long long) * per * std::max<std::size_t>(count, 1));
+    std::vector<DeviceHistogramView> outs(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        outs[i].counts = ctx.result.as<unsigned long long>() + per * i;
+        outs[i].type = CountType::U64;
+        outs[i].out_of_range = ctx.result.as<unsigned long long>() + per * i + n;
+    }
+    ctx.hist->computeBatch(dimgs.data(), count, spec, outs.data(), s, false, masks.empty() ? nullptr : dmasks.data());
+    ctx.host_result.resize(per * count);
+    IMGHIST_CUDA(cudaMemcpyAsync(ctx.host_result.data(), ctx.result.data(), sizeof(unsigned long long) * per * count,
+                                 cudaMemcpyDeviceToHost, s));
+    IMGHIST_CUDA(cudaStreamSynchronize(s));
+    for (std::size_t i = 0; i < count; ++i) {
+        for (std::size_t k = 0; k < n; ++k) hists[i].counts[k] += ctx.host_result[per * i + k];
+        for (int c = 0; c < C; ++c) hists[i].out_of_range[c] += ctx.host_result[per * i + n + c];
+    }
+}
+
+}  // namespace detail
+}  // namespace imghist

@@ -1,0 +1,31 @@
+// Internal: launch policies, kept apart from the kernels (CUB-style). One table per architecture family;
+// the dispatch layer picks the row for (sample size, channels, bins) and fits it to the device's shared
+// memory. Values come from the benchmark's shape sweep (imghist-bench --sweep) on the GPUs named below.
+#pragma once
+
+#include <cstdint>
+
+namespace imghist::detail::cuda {
+
+struct Policy {
+    int threads;        ///< threads per block
+    int vectors;        ///< 16-byte loads in flight per thread (1..4)
+    int blocks_per_sm;  ///< resident blocks wanted per multiprocessor (upper bound; occupancy decides)
+    int copies;         ///< privatized copies of each bin (power of two, <= 32); lane l uses copy l % copies
+    int tile_bytes;     ///< input bytes per scheduling tile
+};
+
+/// Policy for a request. sample_bytes: 1, 2 or 4; bins: bins per channel.
+inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bins) {
+    (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
+    const long long per_copy = 4LL * channels * bins;  // bytes of one copy of all channels' bins
+    Policy p{512, 4, 4, 32, 64 * 1024};
+    // Enough copies for a lane-private bank (copies = 32) when it fits 32 KiB, fewer for wide histograms.
+    int copies = 32;
+    while (copies > 1 && per_copy * copies > 32 * 1024) copies /= 2;
+    p.copies = copies;
+    if (sample_bytes > 1 && bins > 1024) p.blocks_per_sm = 2;
+    return p;
+}
+
+}  // namespace imghist::detail::cuda

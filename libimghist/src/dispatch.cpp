@@ -1,0 +1,160 @@
+// Entry points of the host API: validate once, choose the backend, run it.
+#include "dispatch.hpp"
+
+#include <numeric>
+#include <string>
+
+#include "cpu/histogram_cpu.hpp"
+#include "imghist/error.hpp"
+
+namespace imghist {
+
+const char* to_string(Backend b) noexcept {
+    switch (b) {
+        case Backend::Auto: return "auto";
+        case Backend::Cpu: return "cpu";
+        case Backend::Cuda: return "cuda";
+    }
+    return "?";
+}
+
+Backend parse_backend(const std::string& name) {
+    if (name == "auto") return Backend::Auto;
+    if (name == "cpu") return Backend::Cpu;
+    if (name == "cuda") return Backend::Cuda;
+    throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (expected auto, cpu or cuda)");
+}
+
+std::uint64_t Histogram::total(int c) const noexcept {
+    const std::uint64_t* p = channel(c);
+    return std::accumulate(p, p + spec.bins, std::uint64_t(0));
+}
+
+Histogram Histogram::zeros(const BinSpec& spec, int channels) {
+    Histogram h;
+    h.spec = spec;
+    h.channels = channels;
+    h.counts.assign(static_cast<std::size_t>(channels) * static_cast<std::size_t>(std::max(spec.bins, 0)), 0);
+    h.out_of_range.assign(channels, 0);
+    return h;
+}
+
+namespace detail {
+
+void validate_image(const ImageView& img, const char* what) {
+    const std::string w = what;
+    if (img.channels < 1 || img.channels > 4)
+        throw Error(ErrorCode::InvalidArgument,
+                    w + " has " + std::to_string(img.channels) + " channels; 1 to 4 interleaved channels are supported");
+    if (img.width < 0 || img.height < 0)
+        throw Error(ErrorCode::InvalidArgument, w + " has a negative size");
+    if (img.empty()) return;
+    if (img.data == nullptr) throw Error(ErrorCode::InvalidArgument, w + " data pointer is null");
+    if (img.height > 1 && img.pitch < img.row_bytes())
+        throw Error(ErrorCode::InvalidArgument, w + " pitch " + std::to_string(img.pitch) +
+                                                    " is smaller than a row (" + std::to_string(img.row_bytes()) +
+                                                    " bytes)");
+    const std::size_t ss = img.sample_bytes();
+    if (reinterpret_cast<std::uintptr_t>(img.data) % ss != 0 || (img.height > 1 && img.pitch % ss != 0))
+        throw Error(ErrorCode::InvalidArgument,
+                    w + " data and pitch must be multiples of the sample size (" + std::to_string(ss) + " bytes)");
+}
+
+void validate_mask(const ImageView& mask, const ImageView& img) {
+    validate_image(mask, "mask");
+    if (mask.type != SampleType::U8 || mask.channels != 1)
+        throw Error(ErrorCode::InvalidArgument, "mask must be 8-bit with 1 channel");
+    if (mask.width != img.width || mask.height != img.height)
+        throw Error(ErrorCode::InvalidArgument,
+                    "mask size " + std::to_string(mask.width) + "x" + std::to_string(mask.height) +
+                        " does not match the image size " + std::to_string(img.width) + "x" + std::to_string(img.height));
+    if (mask.location != img.location)
+        throw Error(ErrorCode::InvalidArgument, "mask and image must both be on the host or both on the device");
+}
+
+namespace {
+Backend resolve(Backend requested, const ImageView& img) {
+    if (requested == Backend::Cpu) {
+        if (img.location == Location::Device)
+            throw Error(ErrorCode::InvalidArgument, "the CPU backend cannot read a device image; use Backend::Cuda or Auto");
+        return Backend::Cpu;
+    }
+    if (requested == Backend::Cuda || img.location == Location::Device) {
+        if (!cuda_available())
+            throw Error(ErrorCode::NoDevice, img.location == Location::Device
+                                                 ? "a device image was given but no CUDA device is available"
+                                                 : "the CUDA backend was requested but no CUDA device is available");
+        return Backend::Cuda;
+    }
+    return cuda_available() ? Backend::Cuda : Backend::Cpu;
+}
+}  // namespace
+
+}  // namespace detail
+
+void accumulateHist(const ImageView& image, Histogram& hist, const Options& options) {
+    detail::validate_image(image);
+    const detail::BinParams bp = detail::make_bin_params(hist.spec, image.type);
+    if (hist.channels != image.channels)
+        throw Error(ErrorCode::InvalidArgument, "histogram has " + std::to_string(hist.channels) +
+                                                    " channels but the image has " + std::to_string(image.channels));
+    if (hist.counts.size() != static_cast<std::size_t>(hist.channels) * hist.spec.bins ||
+        hist.out_of_range.size() != static_cast<std::size_t>(hist.channels))
+        throw Error(ErrorCode::InvalidArgument, "histogram storage does not match its spec (use Histogram::zeros)");
+    const ImageView* mask = nullptr;
+    if (options.mask) {
+        detail::validate_mask(*options.mask, image);
+        mask = &*options.mask;
+    }
+    const Backend b = detail::resolve(options.backend, image);
+    if (b == Backend::Cpu)
+        detail::cpu_histogram(image, mask, bp, hist.counts.data(), hist.out_of_range.data(), options.cpu_threads);
+    else
+        detail::cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(), hist.out_of_range.data(),
+                                       options.device, options.stream);
+    hist.backend = b;
+}
+
+Histogram calcHist(const ImageView& image, const BinSpec& spec, const Options& options) {
+    detail::validate_image(image);
+    detail::make_bin_params(spec, image.type);  // validate before allocating
+    Histogram h = Histogram::zeros(spec, image.channels);
+    accumulateHist(image, h, options);
+    return h;
+}
+
+std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const BinSpec& spec, const Options& options,
+                                     const std::vector<ImageView>& masks) {
+    if (options.mask)
+        throw Error(ErrorCode::InvalidArgument, "calcHistBatch takes per-image masks in `masks`, not Options::mask");
+    if (!masks.empty() && masks.size() != images.size())
+        throw Error(ErrorCode::InvalidArgument, "calcHistBatch: " + std::to_string(masks.size()) + " masks for " +
+                                                    std::to_string(images.size()) + " images");
+    std::vector<Histogram> out;
+    if (images.empty()) return out;
+    const ImageView& first = images.front();
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        const std::string what = "batch image " + std::to_string(i);
+        detail::validate_image(images[i], what.c_str());
+        if (images[i].type != first.type || images[i].channels != first.channels)
+            throw Error(ErrorCode::InvalidArgument, what + " differs in sample type or channel count from image 0");
+        if (images[i].location != first.location)
+            throw Error(ErrorCode::InvalidArgument, what + " is not in the same memory (host/device) as image 0");
+        if (!masks.empty()) detail::validate_mask(masks[i], images[i]);
+    }
+    const detail::BinParams bp = detail::make_bin_params(spec, first.type);
+    out.reserve(images.size());
+    for (std::size_t i = 0; i < images.size(); ++i) out.push_back(Histogram::zeros(spec, first.channels));
+    const Backend b = detail::resolve(options.backend, first);
+    if (b == Backend::Cpu) {
+        for (std::size_t i = 0; i < images.size(); ++i)
+            detail::cpu_histogram(images[i], masks.empty() ? nullptr : &masks[i], bp, out[i].counts.data(),
+                                  out[i].out_of_range.data(), options.cpu_threads);
+    } else {
+        detail::cuda_batch_to_host(images, masks, spec, out, options.device, options.stream);
+    }
+    for (auto& h : out) h.backend = b;
+    return out;
+}
+
+}  // namespace imghist

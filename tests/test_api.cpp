@@ -1,0 +1,196 @@
+// API behaviour: errors, backend choice, the asynchronous device API, owning buffers.
+#include <cuda_runtime.h>
+
+#include "core_support.hpp"
+
+using namespace imghist_test;
+using imghist::ErrorCode;
+using imghist::SampleType;
+
+namespace {
+template <class F>
+ErrorCode error_code_of(F&& f) {
+    try {
+        f();
+    } catch (const imghist::Error& e) {
+        INFO(e.what());
+        CHECK(std::string(e.what()).size() > 10);  // a message, not just a code
+        return e.code();
+    }
+    FAIL("no imghist::Error thrown");
+    return ErrorCode::Io;
+}
+}  // namespace
+
+IMGHIST_BACKEND_CASE("invalid arguments give a clear error", "[core][errors]") {
+    imghist::Options opt;
+    opt.backend = backend;
+    std::vector<unsigned char> px(64 * 64 * 4, 1);
+    const ImageView ok = ImageView::host(px.data(), 64, 64, SampleType::U8, 1);
+    auto calc = [&](const ImageView& v, const BinSpec& s) { return imghist::calcHist(v, s, opt); };
+
+    CHECK(error_code_of([&] { calc(ImageView::host(nullptr, 8, 8), BinSpec::u8()); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ImageView::host(px.data(), 64, 64, SampleType::U8, 1, 32), BinSpec::u8()); }) ==
+          ErrorCode::InvalidArgument);  // pitch < row
+    CHECK(error_code_of([&] { calc(ok, BinSpec::even(0, 0, 256)); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ok, BinSpec::even(257, 0, 256)); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ImageView::host(px.data(), 8, 8, SampleType::U16), BinSpec::even(65537, 0, 65536)); }) ==
+          ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ok, BinSpec::even(16, 10, 10)); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ok, BinSpec::even(16, 20, 10)); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ok, BinSpec::even(16, 0, std::numeric_limits<double>::infinity())); }) ==
+          ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ImageView::host(px.data(), 4, 4, SampleType::U8, 5), BinSpec::u8()); }) ==
+          ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { calc(ImageView::host(px.data() + 1, 4, 4, SampleType::U16), BinSpec::u8()); }) ==
+          ErrorCode::InvalidArgument);  // misaligned 16-bit samples
+    CHECK(error_code_of([&] { (void)ok.roi(60, 0, 8, 8); }) == ErrorCode::InvalidArgument);
+
+    std::vector<unsigned char> mpx(32 * 32, 1);
+    imghist::Options mopt = opt;
+    mopt.mask = ImageView::host(mpx.data(), 32, 32);
+    CHECK(error_code_of([&] { imghist::calcHist(ok, BinSpec::u8(), mopt); }) == ErrorCode::InvalidArgument);
+    mopt.mask = ImageView::host(mpx.data(), 16, 16, SampleType::U8, 4);
+    CHECK(error_code_of([&] { imghist::calcHist(ImageView::host(px.data(), 16, 16), BinSpec::u8(), mopt); }) ==
+          ErrorCode::InvalidArgument);
+
+    Histogram wrong = Histogram::zeros(BinSpec::u8(), 3);
+    CHECK(error_code_of([&] { imghist::accumulateHist(ok, wrong, opt); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { BinSpec::full(SampleType::F32, 10); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { imghist::parse_backend("gpu"); }) == ErrorCode::InvalidArgument);
+
+    // Batches: mixed types, mask count.
+    std::vector<ImageView> mixed = {ok, ImageView::host(px.data(), 4, 4, SampleType::U16)};
+    CHECK(error_code_of([&] { imghist::calcHistBatch(mixed, BinSpec::u8(), opt); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { imghist::calcHistBatch({ok}, BinSpec::u8(), opt, {ok, ok}); }) == ErrorCode::InvalidArgument);
+}
+
+TEST_CASE("backend choice: auto picks CUDA only when a device exists", "[core][backend]") {
+    std::vector<unsigned char> px(100, 3);
+    const ImageView v = ImageView::host(px.data(), 10, 10);
+    const Histogram h = imghist::calcHist(v);
+    CHECK(h.backend == (imghist::cuda_available() ? Backend::Cuda : Backend::Cpu));
+    CHECK(h.at(0, 3) == 100);
+    CHECK(imghist::parse_backend("cpu") == Backend::Cpu);
+    CHECK(std::string(imghist::to_string(Backend::Cuda)) == "cuda");
+    CHECK(std::string(imghist::version()).size() >= 5);
+    if (!imghist::cuda_available()) {
+        imghist::Options opt;
+        opt.backend = Backend::Cuda;
+        CHECK(error_code_of([&] { imghist::calcHist(v, BinSpec::u8(), opt); }) == ErrorCode::NoDevice);
+        CHECK(error_code_of([&] { imghist::CudaHistogrammer hg; }) == ErrorCode::NoDevice);
+        CHECK(error_code_of([&] { imghist::DeviceImage img(10, 10); }) == ErrorCode::NoDevice);
+        CHECK(error_code_of([&] { imghist::calcHist(ImageView::device(px.data(), 10, 10)); }) == ErrorCode::NoDevice);
+    }
+}
+
+TEST_CASE("CPU backend gives the same answer with any thread count", "[core][cpu]") {
+    TestImage img(1999, 301, SampleType::U8, 3);
+    fill_dist<std::uint8_t>(img, Dist::Normal, 4, 255);
+    const Histogram ref = plain_reference(img.view, BinSpec::u8());
+    for (int t : {1, 2, 3, 7, 16}) {
+        imghist::Options opt;
+        opt.backend = Backend::Cpu;
+        opt.cpu_threads = t;
+        REQUIRE(imghist::calcHist(img.view, BinSpec::u8(), opt).counts == ref.counts);
+    }
+}
+
+// ---- CUDA-only behaviour ---------------------------------------------------------------------------------------
+
+TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]", "[core][async][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    TestImage img(1000, 77, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(img, Dist::Uniform, 21, 255);
+    DeviceCopy d(img.view);
+    const Histogram ref = plain_reference(img.view, BinSpec::u8());
+
+    cudaStream_t stream;
+    REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    imghist::CudaHistogrammer hg;
+    imghist::DeviceBuffer counts(256 * sizeof(unsigned int) * 2), oor(sizeof(unsigned long long)), flag(sizeof(unsigned int));
+    imghist::DeviceHistogramView out;
+    out.counts = counts.data();
+    out.type = imghist::CountType::U32;
+    out.out_of_range = oor.as<unsigned long long>();
+    // Overwrite mode, repeated: the workspace must come back clean every time.
+    for (int rep = 0; rep < 5; ++rep) hg.compute(d.view, BinSpec::u8(), out, stream);
+    std::vector<unsigned int> host(256);
+    REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
+    CHECK(hg.last_kernel().find("hist<u8,c1,shift") == 0);
+
+    // Accumulate twice more into the same 32-bit counts.
+    imghist::AsyncOptions acc;
+    acc.accumulate = true;
+    out.overflow_flag = flag.as<unsigned int>();
+    flag.fill_zero();
+    hg.compute(d.view, BinSpec::u8(), out, stream, acc);
+    hg.compute(d.view, BinSpec::u8(), out, stream, acc);
+    REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    for (int b = 0; b < 256; ++b) REQUIRE(host[b] == 3 * ref.counts[b]);
+    unsigned int f = 7;
+    flag.download(&f, sizeof f);
+    CHECK(f == 0);
+
+    // Push one counter to the edge: the next accumulation must raise the flag.
+    host[ref.counts[0] ? 0 : 1] = 0xFFFFFFF0u;
+    counts.upload(host.data(), 256 * 4);
+    hg.compute(d.view, BinSpec::u8(), out, stream, acc);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    flag.download(&f, sizeof f);
+    CHECK(f != 0);
+
+    // 32-bit accumulation without a flag is refused; more than 2^32 samples into 32-bit counts too.
+    out.overflow_flag = nullptr;
+    CHECK(error_code_of([&] { hg.compute(d.view, BinSpec::u8(), out, stream, acc); }) == ErrorCode::InvalidArgument);
+    const ImageView huge = ImageView::device(d.view.data, 70000, 70000);
+    CHECK(error_code_of([&] { hg.compute(huge, BinSpec::u8(), out, stream); }) == ErrorCode::Overflow);
+    CHECK(error_code_of([&] { hg.compute(img.view, BinSpec::u8(), out, stream); }) == ErrorCode::InvalidArgument);
+    cudaStreamDestroy(stream);
+}
+
+TEST_CASE("every launch shape gives the same histogram [cuda]", "[core][shapes][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    TestImage img(4099, 61, SampleType::U8, 4, 4099 * 4 + 13);
+    fill_dist<std::uint8_t>(img, Dist::Normal, 8, 255);
+    DeviceCopy d(img.view);
+    const Histogram ref = plain_reference(img.view, BinSpec::u8());
+    imghist::CudaHistogrammer hg;
+    imghist::DeviceBuffer counts(4 * 256 * 8);
+    imghist::DeviceHistogramView out;
+    out.counts = counts.data();
+    out.type = imghist::CountType::U64;
+    for (int threads : {64, 256, 1024})
+        for (int vectors : {1, 3, 4})
+            for (int copies : {1, 4, 32})
+                for (int bps : {1, 8}) {
+                    hg.set_shape({threads, vectors, bps, copies});
+                    hg.compute(d.view, BinSpec::u8(), out);
+                    std::vector<std::uint64_t> host(4 * 256);
+                    counts.download(host.data(), host.size() * 8);
+                    CAPTURE(threads, vectors, copies, bps);
+                    REQUIRE(host == ref.counts);
+                }
+}
+
+TEST_CASE("owning device buffers and images [cuda]", "[core][buffer][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    TestImage img(123, 45, SampleType::U16, 3);
+    fill_dist<std::uint16_t>(img, Dist::Uniform, 2, 65535);
+    imghist::DeviceImage di(123, 45, SampleType::U16, 3);
+    REQUIRE(di.pitch() >= 123 * 3 * 2);
+    di.upload(img.view);
+    TestImage back(123, 45, SampleType::U16, 3);
+    di.download(back.buf.ptr, back.view.pitch);
+    for (int y = 0; y < 45; ++y) REQUIRE(std::memcmp(back.view.row(y), img.view.row(y), img.view.row_bytes()) == 0);
+    const Histogram h = imghist::calcHist(di.view(), BinSpec::even(4096, 0, 65536));
+    REQUIRE(h.counts == plain_reference(img.view, BinSpec::even(4096, 0, 65536)).counts);
+    imghist::DeviceImage moved = std::move(di);
+    CHECK(di.empty());
+    CHECK(moved.width() == 123);
+    imghist::PinnedBuffer pinned(1 << 20);
+    CHECK(pinned.size() == (1u << 20));
+}
