@@ -1,0 +1,149 @@
+// gpuhist — OpenCV-compatible histogram filters on the GPU (and on the CPU where there is no GPU).
+//
+// Drop-in counterparts of OpenCV functions, with the same names, argument order, output types and —
+// to the last bit — the same answers:
+//
+//   gpuhist::calcHist      cv::cuda::calcHist (GpuMat: CV_32SC1, one row per channel)
+//                          cv::calcHist       (cv::Mat: CV_32F, one column per channel)
+//   gpuhist::equalizeHist  cv::equalizeHist; 3/4-channel BGR(A) images: EQUALIZE_LUMA (Y of YCrCb, as
+//                          cvtColor computes it) or EQUALIZE_PER_CHANNEL
+//   gpuhist::threshold     cv::threshold: THRESH_BINARY, _BINARY_INV, _TRUNC, _TOZERO, _TOZERO_INV,
+//                          optionally | THRESH_OTSU (CV_8UC1, CV_16UC1) or | THRESH_TRIANGLE (CV_8UC1)
+//   gpuhist::createCLAHE   cv::createCLAHE: CV_8UC1 and CV_16UC1; within one grey level of cv::CLAHE and
+//                          identical on the vast majority of pixels
+//
+//   function      | depths              | channels | GpuMat | cv::Mat
+//   --------------+---------------------+----------+--------+--------
+//   calcHist      | 8U (16U, 32F: Mat)  | 1, 3, 4  | yes    | yes
+//   equalizeHist  | 8U                  | 1, 3, 4  | yes    | yes
+//   threshold     | 8U, 16U, 32F        | 1, 3, 4  | yes    | yes     (automatic modes: 1 channel)
+//   CLAHE::apply  | 8U, 16U             | 1        | yes    | yes
+//
+// Streams. Every function takes an optional last argument that is either a cv::cuda::Stream (OpenCV
+// builds with CUDA) or a raw cudaStream_t. GpuMat overloads enqueue their work on that stream and return
+// at once: histogram, table and apply stay on the device, with no copy to the host and no
+// synchronisation (threshold() with THRESH_OTSU / THRESH_TRIANGLE is the one exception, because it
+// returns the computed value: it waits for its stream only; thresholdAsync() does not wait). Without a
+// stream argument GpuMat work goes to the default stream. cv::Mat overloads return when dst is written.
+//
+// Backends. GpuMat inputs always run on CUDA. cv::Mat inputs run on CUDA when a device exists
+// (streamed through pinned staging buffers so that PCIe transfers overlap the host copies), otherwise on
+// the threaded CPU backend, which gives the identical answer; setBackend() forces one.
+//
+// OpenCV without CUDA (e.g. Debian's packages). There cv::cuda::GpuMat cannot allocate; it can only view
+// memory someone else owns. Use gpuhist::DeviceImage (imghist::DeviceImage), an owning device image,
+// and view it as a GpuMat:
+//
+//     gpuhist::DeviceImage src_store(width, height), dst_store(width, height);
+//     src_store.upload(imghist::view_of(host_mat));
+//     cv::cuda::GpuMat src = gpuhist::asGpuMat(src_store), dst = gpuhist::asGpuMat(dst_store);
+//     gpuhist::equalizeHist(src, dst, stream);
+//
+// Outputs that already have the right size and type are written in place (views included). Otherwise,
+// where OpenCV has CUDA, they are allocated with GpuMat::create(); where it has none, an exception with
+// code cv::Error::GpuNotSupported explains that the output must be a view of a DeviceImage.
+//
+// Errors reach callers as cv::Exception with OpenCV's codes: cv::Error::StsBadArg (empty input, bad
+// parameters), StsUnsupportedFormat (depth), BadNumChannels (channel count), StsUnmatchedSizes (src/mask
+// or src/dst shapes), GpuNotSupported (no usable device, or an output that cannot be allocated),
+// GpuApiCallError (a CUDA failure), StsNoMem (allocation failure).
+#pragma once
+
+#include <opencv2/core.hpp>
+#include <opencv2/core/cuda.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "imghist/buffer.hpp"
+#include "imghist/filters.hpp"
+#include "imghist/histogram.hpp"
+#include "imghist/opencv.hpp"
+
+namespace gpuhist {
+
+using imghist::Backend;
+using imghist::DeviceImage;
+
+/// A GpuMat header over a DeviceImage (no copy; keep the DeviceImage alive while the GpuMat is used).
+inline cv::cuda::GpuMat asGpuMat(DeviceImage& image) { return imghist::as_gpumat(image); }
+
+/// (Re)shapes `storage` for an OpenCV type (CV_8UC1, CV_8UC3, CV_16UC1, ...) and returns a GpuMat view.
+cv::cuda::GpuMat createDeviceMat(DeviceImage& storage, int rows, int cols, int type);
+
+/// The optional stream argument: nothing (default stream), a cv::cuda::Stream, or a cudaStream_t.
+class StreamArg {
+public:
+    StreamArg() noexcept = default;
+    StreamArg(cv::cuda::Stream& stream);  // NOLINT: implicit on purpose
+    StreamArg(imghist::Stream stream) noexcept : stream_(stream), given_(true) {}  // NOLINT
+    imghist::Stream get() const noexcept { return stream_; }
+    bool given() const noexcept { return given_; }
+
+private:
+    imghist::Stream stream_ = nullptr;
+    bool given_ = false;
+};
+
+/// Backend for cv::Mat inputs (process-wide; default Backend::Auto).
+void setBackend(Backend backend);
+Backend getBackend();
+
+enum EqualizeMode { EQUALIZE_LUMA = 0, EQUALIZE_PER_CHANNEL = 1 };
+
+// ---- calcHist --------------------------------------------------------------------------------------------
+/// cv::cuda::calcHist: 256-bin histogram of an 8-bit image into `hist`, CV_32SC1 of 1 x 256 (channels x 256
+/// for 3/4-channel images, row c = channel c).
+void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, StreamArg stream = {});
+/// cv::cuda::calcHist with a mask (CV_8UC1, same size; pixels where it is 0 are skipped).
+void calcHist(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& mask, cv::cuda::GpuMat& hist,
+              StreamArg stream = {});
+/// histSize bins over [lowerLevel, upperLevel) with cv::calcHist's binning rule (histSize = 64 over
+/// [0, 256) is the 64-bin variant); channels x histSize, CV_32SC1.
+void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, int histSize, float lowerLevel, float upperLevel,
+              const cv::cuda::GpuMat& mask = cv::cuda::GpuMat(), StreamArg stream = {});
+/// What cv::calcHist(&src, 1, {c}, mask, hist, 1, {histSize}, {{lowerLevel, upperLevel}}) returns, CV_32F
+/// histSize x 1; for 3/4-channel images histSize x channels, column c for channel c. 8U, 16U, 32F.
+void calcHist(const cv::Mat& src, cv::Mat& hist, int histSize = 256, float lowerLevel = 0.f,
+              float upperLevel = 256.f, const cv::Mat& mask = cv::Mat(), StreamArg stream = {});
+
+// ---- equalizeHist ----------------------------------------------------------------------------------------
+/// cv::equalizeHist (CV_8UC1); 3/4-channel images use EQUALIZE_LUMA.
+void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream = {});
+void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream = {});
+void equalizeHist(const cv::Mat& src, cv::Mat& dst, StreamArg stream = {});
+void equalizeHist(const cv::Mat& src, cv::Mat& dst, EqualizeMode mode, StreamArg stream = {});
+
+// ---- threshold -------------------------------------------------------------------------------------------
+/// cv::threshold; returns the threshold used. With THRESH_OTSU / THRESH_TRIANGLE the GpuMat overload waits
+/// on its stream for that value (use thresholdAsync to stay asynchronous).
+double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
+                 StreamArg stream = {});
+/// Asynchronous threshold. With THRESH_OTSU / THRESH_TRIANGLE the computed threshold is written, on the
+/// stream, to `computedThreshold` when non-null: an int in device memory or in pinned host memory.
+void thresholdAsync(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
+                    int* computedThreshold = nullptr, StreamArg stream = {});
+double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval, int type, StreamArg stream = {});
+
+// ---- CLAHE -----------------------------------------------------------------------------------------------
+/// cv::CLAHE with GPU overloads. apply(InputArray, OutputArray) accepts cv::Mat or GpuMat (default stream).
+/// In-place use (src and dst the same image) is allowed, as with cv::CLAHE.
+class CLAHE : public cv::CLAHE {
+public:
+    CLAHE(double clipLimit, cv::Size tileGridSize);
+
+    void apply(cv::InputArray src, cv::OutputArray dst) override;
+    void apply(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream = {});
+    void apply(const cv::Mat& src, cv::Mat& dst, StreamArg stream = {});
+
+    void setClipLimit(double clipLimit) override;
+    double getClipLimit() const override;
+    void setTilesGridSize(cv::Size tileGridSize) override;
+    cv::Size getTilesGridSize() const override;
+    void collectGarbage() override;
+
+private:
+    imghist::Clahe impl_;
+};
+
+cv::Ptr<CLAHE> createCLAHE(double clipLimit = 40.0, cv::Size tileGridSize = cv::Size(8, 8));
+
+}  // namespace gpuhist

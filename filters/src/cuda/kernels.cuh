@@ -1,0 +1,521 @@
+// imghist filters — CUDA kernels. Host-side launch code is in filters_cuda.cu.
+//
+// Every kernel takes its geometry by value and loops grid-stride, so grids are sized for occupancy, not for
+// the image. Arithmetic that must match OpenCV comes from filter_math.hpp (compiled with --fmad=false).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../filter_math.hpp"
+
+namespace imghist::detail::kernels {
+
+/// Two images of the same shape seen as `rows` runs of `row_bytes` bytes. When both are contiguous the
+/// whole image is a single run (rows == 1).
+struct Span2D {
+    const std::uint8_t* src;
+    std::uint8_t* dst;
+    std::size_t row_bytes;
+    std::size_t src_pitch, dst_pitch;
+    int rows;
+    std::size_t segs_per_row;  ///< one head segment + at most ceil(row_bytes / 16) 16-byte segments
+    bool reverse;              ///< walk the segments last to first (reuses what a previous pass left in L2)
+};
+
+// Walks every (row, segment) pair of a Span2D. A row is cut at the first 16-byte boundary of its *source*
+// address: segment 0 is the unaligned head (< 16 bytes, done byte by byte), segment k >= 1 the 16 bytes
+// from head + 16 (k - 1), loaded with one aligned 16-byte load. The store is one 16-byte store when the
+// destination happens to be aligned at the same place (always true for images with equal alignment),
+// byte stores otherwise; a short tail segment is done byte by byte. `op` provides
+//   uint4 vec(uint4 in, size_t offset)            16 bytes starting at row byte `offset`
+//   uint8_t byte(uint8_t in, size_t offset)       one byte
+template <class Op>
+__device__ __forceinline__ void for_each_segment(const Span2D& s, Op& op) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (int y = blockIdx.y; y < s.rows; y += gridDim.y) {
+        const std::uint8_t* sr = s.src + static_cast<std::size_t>(y) * s.src_pitch;
+        std::uint8_t* dr = s.dst + static_cast<std::size_t>(y) * s.dst_pitch;
+        std::size_t head = (16u - (reinterpret_cast<std::uintptr_t>(sr) & 15u)) & 15u;
+        if (head > s.row_bytes) head = s.row_bytes;
+        for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < s.segs_per_row;
+             i += stride) {
+            const std::size_t k = s.reverse ? s.segs_per_row - 1 - i : i;
+            if (k == 0) {
+                for (std::size_t j = 0; j < head; ++j) dr[j] = op.byte(sr[j], j);
+                continue;
+            }
+            const std::size_t start = head + (k - 1) * 16;
+            if (start >= s.row_bytes) continue;
+            const std::size_t n = s.row_bytes - start;
+            if (n >= 16) {
+                const uint4 in = __ldcs(reinterpret_cast<const uint4*>(sr + start));
+                const uint4 out = op.vec(in, start);
+                if ((reinterpret_cast<std::uintptr_t>(dr + start) & 15u) == 0) {
+                    __stcs(reinterpret_cast<uint4*>(dr + start), out);
+                } else {
+                    const std::uint32_t w[4] = {out.x, out.y, out.z, out.w};
+#pragma unroll
+                    for (int b = 0; b < 16; ++b) dr[start + b] = static_cast<std::uint8_t>(w[b >> 2] >> ((b & 3) * 8));
+                }
+            } else {
+                for (std::size_t j = 0; j < n; ++j) dr[start + j] = op.byte(sr[start + j], start + j);
+            }
+        }
+    }
+}
+
+// ---- table lookup --------------------------------------------------------------------------------------------
+// The tables (C channels x 256 bytes) are replicated in shared memory so that every lane reads its own bank:
+// 32-bit word (e / 4) * 32 + lane holds entries e..e+3 (e a multiple of 4) for that lane. Any data, even
+// uniform random bytes, then reads shared memory without bank conflicts. C * 8 KiB per block.
+
+struct LutParam {
+    std::uint8_t v[4][256];
+};
+
+template <int C>
+struct LutOp {
+    const std::uint32_t* tab;
+    unsigned lane;
+    __device__ __forceinline__ std::uint32_t lookup(unsigned e) const {
+        const std::uint32_t w = tab[(e >> 2) * 32u + lane];
+        return (w >> ((e & 3u) * 8u)) & 0xFFu;
+    }
+    __device__ __forceinline__ std::uint8_t byte(std::uint8_t in, std::size_t offset) const {
+        const unsigned c = C == 1 ? 0u : static_cast<unsigned>(offset % C);
+        return static_cast<std::uint8_t>(lookup(c * 256u + in));
+    }
+    __device__ __forceinline__ std::uint32_t word(std::uint32_t x, unsigned& c) const {
+        std::uint32_t r = 0;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            const unsigned v = (x >> (8 * b)) & 0xFFu;
+            r |= lookup(c * 256u + v) << (8 * b);
+            if (C > 1) c = (c + 1 == C) ? 0u : c + 1;
+        }
+        return r;
+    }
+    __device__ __forceinline__ uint4 vec(uint4 in, std::size_t offset) const {
+        unsigned c = C == 1 ? 0u : static_cast<unsigned>(offset % C);
+        uint4 out;
+        out.x = word(in.x, c);
+        out.y = word(in.y, c);
+        out.z = word(in.z, c);
+        out.w = word(in.w, c);
+        return out;
+    }
+};
+
+/// `lut_dev` (device, C x 256 bytes, 4-byte aligned) when non-null, the by-value tables otherwise.
+template <int C>
+__global__ void lut_kernel(Span2D s, const std::uint8_t* __restrict__ lut_dev, const __grid_constant__ LutParam p) {
+    extern __shared__ std::uint32_t tab[];
+    const int words = C * 64 * 32;
+    for (int i = threadIdx.x; i < words; i += blockDim.x) {
+        const int group = i >> 5;  // entries 4*group .. 4*group+3
+        const std::uint8_t* e = lut_dev ? lut_dev + 4 * group : &p.v[(4 * group) >> 8][(4 * group) & 255];
+        tab[i] = static_cast<std::uint32_t>(e[0]) | (static_cast<std::uint32_t>(e[1]) << 8) |
+                 (static_cast<std::uint32_t>(e[2]) << 16) | (static_cast<std::uint32_t>(e[3]) << 24);
+    }
+    __syncthreads();
+    LutOp<C> op{tab, threadIdx.x & 31u};
+    for_each_segment(s, op);
+}
+
+// ---- 8-bit threshold -------------------------------------------------------------------------------------------
+// x > t on four bytes at once (__vcmpgtu4 gives 0xFF per byte where true); t outside [0, 254] makes the
+// comparison constant, which is exactly OpenCV's special-casing of such thresholds.
+struct ThresholdU8Op {
+    int t;
+    std::uint32_t t4, m4;
+    int op;
+    std::uint8_t maxval;
+    __device__ __forceinline__ std::uint32_t word(std::uint32_t x) const {
+        const std::uint32_t mask = t < 0 ? 0xFFFFFFFFu : (t >= 255 ? 0u : __vcmpgtu4(x, t4));
+        switch (op) {
+            case fmath::kBinary: return mask & m4;
+            case fmath::kBinaryInv: return ~mask & m4;
+            case fmath::kTrunc: return t < 0 ? 0u : __vminu4(x, t4);
+            case fmath::kToZero: return x & mask;
+            default: return x & ~mask;
+        }
+    }
+    __device__ __forceinline__ std::uint8_t byte(std::uint8_t in, std::size_t) const {
+        return fmath::threshold_value<std::uint8_t>(in, t, maxval, op, 255);
+    }
+    __device__ __forceinline__ uint4 vec(uint4 in, std::size_t) const {
+        return make_uint4(word(in.x), word(in.y), word(in.z), word(in.w));
+    }
+};
+
+/// Threshold from `t_dev` when non-null (computed on the device), else `t_host`.
+__global__ void threshold_u8_kernel(Span2D s, const int* __restrict__ t_dev, int t_host, int maxval, int op) {
+    ThresholdU8Op o;
+    o.t = t_dev ? *t_dev : t_host;
+    const int tc = o.t < 0 ? 0 : (o.t > 255 ? 255 : o.t);
+    o.t4 = static_cast<std::uint32_t>(tc) * 0x01010101u;
+    o.maxval = static_cast<std::uint8_t>(maxval);
+    o.m4 = static_cast<std::uint32_t>(maxval) * 0x01010101u;
+    o.op = op;
+    for_each_segment(s, o);
+}
+
+/// u16 and f32 samples (any channel count), one sample per thread and iteration.
+template <class T>
+__global__ void threshold_elem_kernel(Span2D s, const int* __restrict__ t_dev, int t_host, int imaxval, float fthresh,
+                                      float fmaxval, int op) {
+    const int t = t_dev ? *t_dev : t_host;
+    const std::size_t n = s.row_bytes / sizeof(T);
+    for (int y = blockIdx.y; y < s.rows; y += gridDim.y) {
+        const T* sr = reinterpret_cast<const T*>(s.src + static_cast<std::size_t>(y) * s.src_pitch);
+        T* dr = reinterpret_cast<T*>(s.dst + static_cast<std::size_t>(y) * s.dst_pitch);
+        for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+             i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+            if constexpr (sizeof(T) == 4) {
+                dr[i] = fmath::threshold_value_f32(sr[i], fthresh, fmaxval, op);
+            } else {
+                dr[i] = fmath::threshold_value<T>(sr[i], t, static_cast<T>(imaxval), op, 65535);
+            }
+        }
+    }
+}
+
+// ---- block-wide helpers -----------------------------------------------------------------------------------
+template <class T>
+__device__ __forceinline__ T block_sum(T v, T* scratch /* >= 32 */) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        const int nw = (blockDim.x + 31) >> 5;
+        v = lane < nw ? scratch[lane] : T(0);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+        if (lane == 0) scratch[0] = v;
+    }
+    __syncthreads();
+    const T r = scratch[0];
+    __syncthreads();
+    return r;
+}
+
+/// Exclusive prefix sum over the block (blockDim.x <= 1024, a multiple of 32); returns the block total too.
+__device__ __forceinline__ unsigned long long block_exclusive_scan(unsigned long long v, unsigned long long* scratch,
+                                                                   unsigned long long& total) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    unsigned long long incl = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned long long u = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (lane >= o) incl += u;
+    }
+    __syncthreads();
+    if (lane == 31) scratch[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        const int nw = blockDim.x >> 5;
+        unsigned long long w = lane < nw ? scratch[lane] : 0ull;
+        unsigned long long wi = w;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned long long u = __shfl_up_sync(0xFFFFFFFFu, wi, o);
+            if (lane >= o) wi += u;
+        }
+        if (lane < nw) scratch[lane] = wi - w;  // exclusive offset of each warp
+        if (lane == nw - 1) scratch[32] = wi;
+    }
+    __syncthreads();
+    const unsigned long long r = scratch[warp] + incl - v;
+    total = scratch[32];
+    __syncthreads();
+    return r;
+}
+
+// ---- tables from device histograms ------------------------------------------------------------------------
+/// One block of 256 threads per channel: cv::equalizeHist's table for channel blockIdx.x.
+template <class Count>
+__global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uint8_t* __restrict__ luts) {
+    __shared__ unsigned long long scratch[33];
+    __shared__ int first;
+    const int t = threadIdx.x;
+    const unsigned long long h = counts[blockIdx.x * 256 + t];
+    if (t == 0) first = 256;
+    __syncthreads();
+    if (h != 0) atomicMin(&first, t);
+    unsigned long long total;
+    const unsigned long long excl = block_exclusive_scan(h, scratch, total);  // synchronises
+    const int i0 = first;
+    std::uint8_t out = 0;
+    if (total != 0) {
+        // Bins before i0 are empty, so the inclusive sum at i0 is h[i0]; broadcast it.
+        __shared__ unsigned long long h0s;
+        if (t == i0) h0s = h;
+        __syncthreads();
+        const unsigned long long h0 = h0s;
+        if (h0 == total) {
+            out = static_cast<std::uint8_t>(i0);
+        } else if (t > i0) {
+            const float scale = fmath::equalize_scale(total, h0);
+            out = fmath::equalize_entry(excl + h - h0, scale);
+        }
+    }
+    luts[blockIdx.x * 256 + t] = out;
+}
+
+/// Otsu on 256 bins, one block of 256 threads. The q1 / mu1 recurrence is inherently sequential (its
+/// rounding must be reproduced step by step), so one thread runs it and stores every step; the class
+/// variances and the first-maximum search then run on all threads.
+template <class Count>
+__global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
+    __shared__ unsigned long long h[256];
+    __shared__ unsigned long long scratch[33];
+    __shared__ double q1s[256], mu1s[256];
+    __shared__ unsigned char valid[256];
+    __shared__ double best_sigma[8];
+    __shared__ int best_idx[8];
+    const int t = threadIdx.x;
+    h[t] = counts[t];
+    const unsigned long long total = block_sum<unsigned long long>(h[t], scratch);
+    const unsigned long long moment = block_sum<unsigned long long>(h[t] * static_cast<unsigned long long>(t), scratch);
+    if (total == 0) {
+        if (t == 0) {
+            *out = 0;
+            if (out2) *out2 = 0;
+        }
+        return;
+    }
+    const double scale = 1.0 / static_cast<double>(total);
+    const double mu = static_cast<double>(moment) * scale;
+    if (t == 0) {
+        fmath::OtsuState s;
+        for (int i = 0; i < 256; ++i) {
+            valid[i] = fmath::otsu_step(s, i, h[i], scale) ? 1 : 0;
+            q1s[i] = s.q1;
+            mu1s[i] = s.mu1;
+        }
+    }
+    __syncthreads();
+    double sigma = valid[t] ? fmath::otsu_sigma(q1s[t], mu1s[t], mu) : 0.0;
+    if (!(sigma > 0.0)) sigma = 0.0;  // never selected: the sequential loop needs sigma > max_sigma >= 0
+    int idx = t;
+    // Largest sigma; among equal values the smallest index (the sequential loop keeps the first maximum).
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const double s2 = __shfl_down_sync(0xFFFFFFFFu, sigma, o);
+        const int i2 = __shfl_down_sync(0xFFFFFFFFu, idx, o);
+        if (s2 > sigma || (s2 == sigma && i2 < idx)) {
+            sigma = s2;
+            idx = i2;
+        }
+    }
+    if ((t & 31) == 0) {
+        best_sigma[t >> 5] = sigma;
+        best_idx[t >> 5] = idx;
+    }
+    __syncthreads();
+    if (t == 0) {
+        double bs = best_sigma[0];
+        int bi = best_idx[0];
+        for (int w = 1; w < 8; ++w)
+            if (best_sigma[w] > bs || (best_sigma[w] == bs && best_idx[w] < bi)) {
+                bs = best_sigma[w];
+                bi = best_idx[w];
+            }
+        const int r = bs > 0.0 ? bi : 0;
+        *out = r;
+        if (out2) *out2 = r;
+    }
+}
+
+/// Otsu on any number of bins (65536 for u16): totals in parallel, the scan by one thread.
+template <class Count>
+__global__ void otsu_seq_kernel(const Count* __restrict__ counts, int bins, int* __restrict__ out,
+                                int* __restrict__ out2) {
+    __shared__ unsigned long long scratch[33];
+    unsigned long long tot = 0, mom = 0;
+    for (int i = threadIdx.x; i < bins; i += blockDim.x) {
+        tot += counts[i];
+        mom += static_cast<unsigned long long>(counts[i]) * static_cast<unsigned long long>(i);
+    }
+    const unsigned long long total = block_sum<unsigned long long>(tot, scratch);
+    const unsigned long long moment = block_sum<unsigned long long>(mom, scratch);
+    if (threadIdx.x != 0) return;
+    int r = 0;
+    if (total != 0) {
+        const double scale = 1.0 / static_cast<double>(total);
+        const double mu = static_cast<double>(moment) * scale;
+        fmath::OtsuState s;
+        double max_sigma = 0.0;
+        for (int i = 0; i < bins; ++i) {
+            if (!fmath::otsu_step(s, i, counts[i], scale)) continue;
+            const double sigma = fmath::otsu_sigma(s.q1, s.mu1, mu);
+            if (sigma > max_sigma) {
+                max_sigma = sigma;
+                r = i;
+            }
+        }
+    }
+    *out = r;
+    if (out2) *out2 = r;
+}
+
+template <class Count>
+__global__ void triangle_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
+    __shared__ long long h[256];
+    h[threadIdx.x] = static_cast<long long>(counts[threadIdx.x]);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const long long* hp = h;
+        const int r = fmath::triangle_from([hp](int i) { return hp[i]; });
+        *out = r;
+        if (out2) *out2 = r;
+    }
+}
+
+// ---- color (luma mode) --------------------------------------------------------------------------------------
+/// Y of YCrCb for every pixel of a BGR / BGRA image, into a packed plane.
+__global__ void luma_plane_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
+                                  int channels, std::uint8_t* __restrict__ plane) {
+    for (int y = blockIdx.y; y < height; y += gridDim.y) {
+        const std::uint8_t* row = src + static_cast<std::size_t>(y) * pitch;
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            const std::uint8_t* p = row + static_cast<std::size_t>(x) * channels;
+            int Y, cr, cb;
+            fmath::bgr_to_ycrcb(p[0], p[1], p[2], Y, cr, cb);
+            plane[static_cast<std::size_t>(y) * width + x] = static_cast<std::uint8_t>(Y);
+        }
+    }
+}
+
+/// Replaces Y by lut[Y] and converts back to BGR; alpha (4 channels) is copied.
+__global__ void luma_apply_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
+                                  std::size_t dpitch, int width, int height, int channels,
+                                  const std::uint8_t* __restrict__ lut) {
+    __shared__ std::uint8_t tab[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) tab[i] = lut[i];
+    __syncthreads();
+    for (int y = blockIdx.y; y < height; y += gridDim.y) {
+        const std::uint8_t* srow = src + static_cast<std::size_t>(y) * spitch;
+        std::uint8_t* drow = dst + static_cast<std::size_t>(y) * dpitch;
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            const std::uint8_t* p = srow + static_cast<std::size_t>(x) * channels;
+            std::uint8_t* q = drow + static_cast<std::size_t>(x) * channels;
+            int Y, cr, cb;
+            fmath::bgr_to_ycrcb(p[0], p[1], p[2], Y, cr, cb);
+            const std::uint8_t a = channels == 4 ? p[3] : 0;
+            std::uint8_t b, g, r;
+            fmath::ycrcb_to_bgr(tab[Y], cr, cb, b, g, r);
+            q[0] = b;
+            q[1] = g;
+            q[2] = r;
+            if (channels == 4) q[3] = a;
+        }
+    }
+}
+
+// ---- CLAHE ------------------------------------------------------------------------------------------------------
+struct ClaheArgs {
+    const std::uint8_t* src;
+    std::size_t pitch;
+    fmath::ClaheGeometry g;
+};
+
+/// 8-bit tile histograms: grid (tiles, splits); each block counts a band of rows of its tile in shared
+/// memory and adds the band's histogram to the tile's (zeroed beforehand).
+__global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+    __shared__ unsigned int h[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
+    __syncthreads();
+    const fmath::ClaheGeometry& g = a.g;
+    const int tile = blockIdx.x;
+    const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
+    const int r0 = static_cast<int>(static_cast<long long>(g.tile_h) * blockIdx.y / gridDim.y);
+    const int r1 = static_cast<int>(static_cast<long long>(g.tile_h) * (blockIdx.y + 1) / gridDim.y);
+    const long long n = static_cast<long long>(r1 - r0) * g.tile_w;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+        const int r = r0 + static_cast<int>(i / g.tile_w);
+        const int c = static_cast<int>(i % g.tile_w);
+        const int sy = fmath::reflect101(ty * g.tile_h + r, g.height);
+        const int sx = fmath::reflect101(tx * g.tile_w + c, g.width);
+        atomicAdd(&h[a.src[static_cast<std::size_t>(sy) * a.pitch + sx]], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += blockDim.x)
+        if (h[i]) atomicAdd(&hist[static_cast<std::size_t>(tile) * 256 + i], h[i]);
+}
+
+/// 16-bit tile histograms straight into global memory (65536 bins per tile do not fit in shared memory).
+__global__ void clahe_hist_u16_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+    const fmath::ClaheGeometry& g = a.g;
+    const int tile = blockIdx.x;
+    const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
+    const long long n = static_cast<long long>(g.tile_h) * g.tile_w;
+    unsigned int* th = hist + static_cast<std::size_t>(tile) * 65536;
+    for (long long i = static_cast<long long>(blockIdx.y) * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<long long>(gridDim.y) * blockDim.x) {
+        const int r = static_cast<int>(i / g.tile_w);
+        const int c = static_cast<int>(i % g.tile_w);
+        const int sy = fmath::reflect101(ty * g.tile_h + r, g.height);
+        const int sx = fmath::reflect101(tx * g.tile_w + c, g.width);
+        const std::uint16_t v =
+            reinterpret_cast<const std::uint16_t*>(a.src + static_cast<std::size_t>(sy) * a.pitch)[sx];
+        atomicAdd(&th[v], 1u);
+    }
+}
+
+/// One block per tile: clip, redistribute, cumulate, scale. Each thread owns hist_size / blockDim.x
+/// consecutive bins.
+template <class T>
+__global__ void clahe_lut_kernel(const unsigned int* __restrict__ hist, fmath::ClaheGeometry g, T* __restrict__ luts) {
+    __shared__ unsigned long long scratch[33];
+    const int bins = g.hist_size;
+    const int per = bins / blockDim.x;
+    const unsigned int* h = hist + static_cast<std::size_t>(blockIdx.x) * bins;
+    T* lut = luts + static_cast<std::size_t>(blockIdx.x) * bins;
+    const int b0 = threadIdx.x * per;
+    unsigned long long clipped = 0;
+    if (g.clip > 0)
+        for (int b = b0; b < b0 + per; ++b)
+            if (h[b] > static_cast<unsigned int>(g.clip)) clipped += h[b] - g.clip;
+    clipped = block_sum<unsigned long long>(clipped, scratch);
+    unsigned long long mine = 0;
+    for (int b = b0; b < b0 + per; ++b)
+        mine += fmath::clahe_redistributed(h[b], b, g.clip, bins, static_cast<long long>(clipped));
+    unsigned long long total;
+    unsigned long long sum = block_exclusive_scan(mine, scratch, total);
+    const int max_value = bins - 1;
+    for (int b = b0; b < b0 + per; ++b) {
+        sum += fmath::clahe_redistributed(h[b], b, g.clip, bins, static_cast<long long>(clipped));
+        lut[b] = static_cast<T>(fmath::clahe_lut_entry(static_cast<long long>(sum), g.lut_scale, max_value));
+    }
+}
+
+template <class T>
+__global__ void clahe_interp_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
+                                    std::size_t dpitch, fmath::ClaheGeometry g, const T* __restrict__ luts) {
+    const int bins = g.hist_size;
+    const int max_value = bins - 1;
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < g.height; y += gridDim.y * blockDim.y) {
+        const fmath::ClaheAxis ay = fmath::clahe_axis(y, g.inv_th, g.tiles_y);
+        const T* p1 = luts + static_cast<std::size_t>(ay.t1) * g.tiles_x * bins;
+        const T* p2 = luts + static_cast<std::size_t>(ay.t2) * g.tiles_x * bins;
+        const T* s = reinterpret_cast<const T*>(src + static_cast<std::size_t>(y) * spitch);
+        T* d = reinterpret_cast<T*>(dst + static_cast<std::size_t>(y) * dpitch);
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < g.width; x += gridDim.x * blockDim.x) {
+            const fmath::ClaheAxis ax = fmath::clahe_axis(x, g.inv_tw, g.tiles_x);
+            const int v = s[x];
+            const std::size_t i1 = static_cast<std::size_t>(ax.t1) * bins + v;
+            const std::size_t i2 = static_cast<std::size_t>(ax.t2) * bins + v;
+            d[x] = static_cast<T>(fmath::clahe_blend(__ldg(p1 + i1), __ldg(p1 + i2), __ldg(p2 + i1), __ldg(p2 + i2),
+                                                     ax, ay, max_value));
+        }
+    }
+}
+
+}  // namespace imghist::detail::kernels

@@ -1,0 +1,211 @@
+// imghist filters — validation and backend choice for every operation; the arithmetic lives in
+// filter_math.hpp, the loops in cpu_filters.cpp and cuda/filters_cuda.cu.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "internal.hpp"
+
+namespace imghist {
+namespace {
+
+using detail::check_same_shape;
+using detail::check_view;
+
+// Host views: the requested backend, Auto resolved. Device views: CUDA, always.
+Backend resolve(const ImageView& src, const FilterOptions& o) {
+    if (src.location == Location::Device) {
+        if (o.backend == Backend::Cpu)
+            throw Error(ErrorCode::InvalidArgument, "the CPU backend cannot read device views");
+        if (!detail::cuda_filters_available())
+            throw Error(ErrorCode::NoDevice, "device views need a CUDA device, and none is available");
+        return Backend::Cuda;
+    }
+    switch (o.backend) {
+        case Backend::Cpu: return Backend::Cpu;
+        case Backend::Cuda:
+            if (!detail::cuda_filters_available())
+                throw Error(ErrorCode::NoDevice, "the CUDA backend was requested but no CUDA device is available");
+            return Backend::Cuda;
+        default: return detail::cuda_filters_available() ? Backend::Cuda : Backend::Cpu;
+    }
+}
+
+void check_pair(const ImageView& src, const ImageView& dst, const char* op) {
+    check_view(src, (std::string(op) + ": source").c_str());
+    check_view(dst, (std::string(op) + ": destination").c_str());
+    check_same_shape(src, dst);
+}
+
+void require(bool ok, ErrorCode code, const std::string& msg) {
+    if (!ok) throw Error(code, msg);
+}
+
+std::uint64_t* channel_ptr(Histogram& h, int c) { return h.channel(c); }
+
+}  // namespace
+
+void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptions& o) {
+    check_pair(src, dst, "equalize_hist");
+    require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist: 8-bit images only");
+    require(src.channels == 1, ErrorCode::Unsupported,
+            "equalize_hist: 1-channel images only (use equalize_hist_color for 3 or 4 channels)");
+    if (resolve(src, o) == Backend::Cpu) {
+        Options ho;
+        ho.backend = Backend::Cpu;
+        ho.cpu_threads = o.cpu_threads;
+        Histogram h = calcHist(src, BinSpec::u8(), ho);
+        const Lut8 lut = equalize_table(h.channel(0));
+        detail::cpu_apply_lut(src, dst, &lut, o.cpu_threads);
+        return;
+    }
+    if (src.location == Location::Device) {
+        detail::cuda_equalize(src, dst, o.device, o.stream);
+        return;
+    }
+    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+        detail::cuda_equalize(s, d, -1, st);
+    });
+}
+
+void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, const FilterOptions& o) {
+    check_pair(src, dst, "equalize_hist_color");
+    require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist_color: 8-bit images only");
+    require(src.channels == 3 || src.channels == 4, ErrorCode::Unsupported,
+            "equalize_hist_color: 3- or 4-channel images only");
+    if (resolve(src, o) == Backend::Cpu) {
+        if (mode == ColorEqualize::Luma) {
+            detail::cpu_equalize_luma(src, dst, o.cpu_threads);
+            return;
+        }
+        Options ho;
+        ho.backend = Backend::Cpu;
+        ho.cpu_threads = o.cpu_threads;
+        Histogram h = calcHist(src, BinSpec::u8(), ho);
+        Lut8 luts[4];
+        for (int c = 0; c < src.channels; ++c) luts[c] = equalize_table(channel_ptr(h, c));
+        detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
+        return;
+    }
+    if (src.location == Location::Device) {
+        detail::cuda_equalize_color(src, dst, mode, o.device, o.stream);
+        return;
+    }
+    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+        detail::cuda_equalize_color(s, d, mode, -1, st);
+    });
+}
+
+void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, const FilterOptions& o) {
+    check_pair(src, dst, "apply_lut");
+    require(luts != nullptr, ErrorCode::InvalidArgument, "apply_lut: no tables");
+    require(src.type == SampleType::U8, ErrorCode::Unsupported, "apply_lut: 8-bit images only");
+    if (resolve(src, o) == Backend::Cpu) {
+        detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
+        return;
+    }
+    if (src.location == Location::Device) {
+        detail::cuda_apply_lut(src, dst, luts, o.device, o.stream);
+        return;
+    }
+    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+        detail::cuda_apply_lut(s, d, luts, -1, st);
+    });
+}
+
+double threshold(const ImageView& src, const ImageView& dst, double thresh, double maxval, ThresholdType type,
+                 AutoThreshold automatic, const FilterOptions& o, int* computed) {
+    check_pair(src, dst, "threshold");
+    require(static_cast<int>(type) <= 4, ErrorCode::InvalidArgument,
+            "threshold: unknown threshold type");
+    if (automatic == AutoThreshold::Otsu)
+        require(src.channels == 1 && (src.type == SampleType::U8 || src.type == SampleType::U16),
+                ErrorCode::Unsupported, "threshold: Otsu needs a 1-channel u8 or u16 image");
+    if (automatic == AutoThreshold::Triangle)
+        require(src.channels == 1 && src.type == SampleType::U8, ErrorCode::Unsupported,
+                "threshold: Triangle needs a 1-channel u8 image");
+    // Validates the type (u8, u16, f32) and normalises the parameters; for automatic modes the threshold
+    // is replaced below (on the host) or inside the kernels (on the device).
+    detail::ThresholdParams p = detail::threshold_params(src.type, thresh, maxval, type);
+
+    if (resolve(src, o) == Backend::Cpu) {
+        if (automatic != AutoThreshold::None) {
+            Options ho;
+            ho.backend = Backend::Cpu;
+            ho.cpu_threads = o.cpu_threads;
+            const BinSpec spec = src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
+            Histogram h = calcHist(src, spec, ho);
+            const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
+                                                           : triangle_threshold(h.channel(0));
+            p = detail::threshold_params(src.type, t, maxval, type);
+            if (computed) *computed = t;
+        }
+        detail::cpu_threshold(src, dst, p, o.cpu_threads);
+        return p.used;
+    }
+    if (src.location == Location::Device) {
+        const bool wait = automatic != AutoThreshold::None && computed == nullptr;
+        const double r = detail::cuda_threshold(src, dst, p, automatic, computed, wait, o.device, o.stream);
+        return automatic == AutoThreshold::None ? p.used : r;
+    }
+    if (automatic == AutoThreshold::None) {
+        detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+            detail::cuda_threshold(s, d, p, automatic, nullptr, false, -1, st);
+        });
+        return p.used;
+    }
+    // The staged run synchronises its stream before returning, so the pinned value is final afterwards.
+    int* value = detail::cuda_pinned_int(o.device, o.stream);
+    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+        detail::cuda_threshold(s, d, p, automatic, value, false, -1, st);
+    });
+    if (computed) *computed = *value;
+    return static_cast<double>(*value);
+}
+
+Clahe::Clahe(double clip_limit, int tiles_x, int tiles_y) : clip_limit_(clip_limit), tiles_x_(1), tiles_y_(1) {
+    set_tiles(tiles_x, tiles_y);
+}
+Clahe::~Clahe() = default;
+Clahe::Clahe(Clahe&&) noexcept = default;
+Clahe& Clahe::operator=(Clahe&&) noexcept = default;
+
+void Clahe::set_tiles(int tiles_x, int tiles_y) {
+    if (tiles_x <= 0 || tiles_y <= 0)
+        throw Error(ErrorCode::InvalidArgument, "CLAHE: the tile grid must be at least 1x1, got " +
+                                                    std::to_string(tiles_x) + "x" + std::to_string(tiles_y));
+    tiles_x_ = tiles_x;
+    tiles_y_ = tiles_y;
+}
+
+void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOptions& o) const {
+    check_pair(src, dst, "CLAHE");
+    require(src.channels == 1 && (src.type == SampleType::U8 || src.type == SampleType::U16), ErrorCode::Unsupported,
+            "CLAHE: 1-channel u8 or u16 images only");
+    const auto* sb = static_cast<const std::uint8_t*>(src.data);
+    const auto* db = static_cast<const std::uint8_t*>(dst.data);
+    const std::size_t span_s = src.pitch * static_cast<std::size_t>(src.height - 1) + src.row_bytes();
+    const std::size_t span_d = dst.pitch * static_cast<std::size_t>(dst.height - 1) + dst.row_bytes();
+    // Exact aliasing is fine (every table is complete before any pixel is written, and each output pixel
+    // reads only the source pixel at its own position); partial overlap is not.
+    const bool same = sb == db && src.pitch == dst.pitch;
+    require(same || db + span_d <= sb || sb + span_s <= db, ErrorCode::InvalidArgument,
+            "CLAHE: source and destination overlap without being the same image");
+    const int bins = src.type == SampleType::U8 ? 256 : 65536;
+    const fmath::ClaheGeometry g = fmath::clahe_geometry(src.width, src.height, tiles_x_, tiles_y_, bins, clip_limit_);
+    if (resolve(src, o) == Backend::Cpu) {
+        detail::cpu_clahe(src, dst, g, o.cpu_threads);
+        return;
+    }
+    if (src.location == Location::Device) {
+        detail::cuda_clahe(src, dst, g, o.device, o.stream);
+        return;
+    }
+    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+        detail::cuda_clahe(s, d, g, -1, st);
+    });
+}
+
+void release_filter_workspaces() { detail::cuda_release_workspaces(); }
+
+}  // namespace imghist

@@ -1,0 +1,332 @@
+// gpuhist — the OpenCV-compatible layer: checks arguments the way OpenCV users expect, maps cv::Mat /
+// GpuMat to imghist views, and translates imghist::Error into cv::Exception at a single point.
+#include "gpuhist/gpuhist.hpp"
+
+#include <atomic>
+#include <string>
+
+#include "internal.hpp"
+
+namespace gpuhist {
+namespace {
+
+std::atomic<Backend> g_backend{Backend::Auto};
+
+// ---- the one translation point from imghist::Error to cv::Exception ----------------------------------------
+int cv_code(imghist::ErrorCode c) {
+    switch (c) {
+        case imghist::ErrorCode::InvalidArgument: return cv::Error::StsBadArg;
+        case imghist::ErrorCode::Unsupported: return cv::Error::StsUnsupportedFormat;
+        case imghist::ErrorCode::OutOfMemory: return cv::Error::StsNoMem;
+        case imghist::ErrorCode::NoDevice: return cv::Error::GpuNotSupported;
+        case imghist::ErrorCode::Cuda: return cv::Error::GpuApiCallError;
+        case imghist::ErrorCode::Overflow: return cv::Error::StsOutOfRange;
+        case imghist::ErrorCode::Io: return cv::Error::StsError;
+    }
+    return cv::Error::StsError;
+}
+
+template <class F>
+auto guarded(const char* func, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const imghist::Error& e) {
+        throw cv::Exception(cv_code(e.code()), e.what(), func, __FILE__, __LINE__);
+    }
+}
+
+[[noreturn]] void fail(int code, const std::string& msg, const char* func) {
+    throw cv::Exception(code, msg, func, __FILE__, __LINE__);
+}
+
+// ---- argument checks with OpenCV's codes ---------------------------------------------------------------------
+template <class M>
+void check_input(const M& m, const char* func) {
+    if (m.empty()) fail(cv::Error::StsBadArg, "empty input image", func);
+}
+
+template <class M>
+void check_depth(const M& m, std::initializer_list<int> depths, const char* func) {
+    for (int d : depths)
+        if (m.depth() == d) return;
+    fail(cv::Error::StsUnsupportedFormat, "unsupported depth " + std::to_string(m.depth()) + " (" +
+                                              cv::typeToString(m.type()) + ")", func);
+}
+
+template <class M>
+void check_channels(const M& m, std::initializer_list<int> counts, const char* func) {
+    for (int c : counts)
+        if (m.channels() == c) return;
+    fail(cv::Error::BadNumChannels, "unsupported channel count " + std::to_string(m.channels()), func);
+}
+
+template <class M>
+void check_mask(const M& mask, const M& src, const char* func) {
+    if (mask.empty()) return;
+    if (mask.type() != CV_8UC1) fail(cv::Error::StsUnsupportedFormat, "the mask must be CV_8UC1", func);
+    if (mask.size() != src.size()) fail(cv::Error::StsUnmatchedSizes, "the mask and the image differ in size", func);
+}
+
+/// GpuMat output of the given shape: kept when it already fits, created where OpenCV has CUDA.
+void ensure_output(cv::cuda::GpuMat& dst, int rows, int cols, int type, const char* func) {
+    if (!dst.empty() && dst.rows == rows && dst.cols == cols && dst.type() == type) return;
+    if (cv::cuda::getCudaEnabledDeviceCount() > 0) {
+        dst.create(rows, cols, type);
+        return;
+    }
+    fail(cv::Error::GpuNotSupported,
+         "the output GpuMat must already be " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+             cv::typeToString(type) +
+             ": this OpenCV build cannot allocate device memory; view a gpuhist::DeviceImage as the output "
+             "(gpuhist::createDeviceMat / gpuhist::asGpuMat)",
+         func);
+}
+
+void require_device(const char* func) {
+    if (!imghist::cuda_available())
+        fail(cv::Error::GpuNotSupported, "GpuMat operations need a CUDA device, and none is available", func);
+}
+
+imghist::FilterOptions mat_options(const StreamArg& s) {
+    imghist::FilterOptions o;
+    o.backend = g_backend.load();
+    o.stream = s.get();
+    return o;
+}
+
+imghist::FilterOptions gpu_options(const StreamArg& s) {
+    imghist::FilterOptions o;
+    o.backend = Backend::Cuda;
+    o.stream = s.get();
+    return o;
+}
+
+struct ThresholdKind {
+    imghist::ThresholdType type;
+    imghist::AutoThreshold automatic;
+};
+
+ThresholdKind parse_threshold_type(int type, const char* func) {
+    const int base = type & cv::THRESH_MASK;
+    const int flags = type & ~cv::THRESH_MASK;
+    if (base > cv::THRESH_TOZERO_INV) fail(cv::Error::StsBadArg, "unknown threshold type " + std::to_string(type), func);
+    ThresholdKind k{static_cast<imghist::ThresholdType>(base), imghist::AutoThreshold::None};
+    if (flags == cv::THRESH_OTSU) k.automatic = imghist::AutoThreshold::Otsu;
+    else if (flags == cv::THRESH_TRIANGLE) k.automatic = imghist::AutoThreshold::Triangle;
+    else if (flags != 0) fail(cv::Error::StsBadArg, "unsupported threshold flags " + std::to_string(type), func);
+    return k;
+}
+
+template <class M>
+void check_threshold_input(const M& src, const ThresholdKind& k, const char* func) {
+    check_input(src, func);
+    if (k.automatic == imghist::AutoThreshold::None) {
+        check_depth(src, {CV_8U, CV_16U, CV_32F}, func);
+        check_channels(src, {1, 2, 3, 4}, func);
+    } else {
+        if (k.automatic == imghist::AutoThreshold::Otsu) check_depth(src, {CV_8U, CV_16U}, func);
+        else check_depth(src, {CV_8U}, func);
+        check_channels(src, {1}, func);
+    }
+}
+
+}  // namespace
+
+StreamArg::StreamArg(cv::cuda::Stream& stream)
+    : stream_(static_cast<imghist::Stream>(stream.cudaPtr())), given_(true) {}
+
+void setBackend(Backend backend) { g_backend.store(backend); }
+Backend getBackend() { return g_backend.load(); }
+
+cv::cuda::GpuMat createDeviceMat(DeviceImage& storage, int rows, int cols, int type) {
+    return guarded("gpuhist::createDeviceMat", [&] {
+        storage.create(cols, rows, imghist::sample_type_from_cv_depth(CV_MAT_DEPTH(type)), CV_MAT_CN(type));
+        return asGpuMat(storage);
+    });
+}
+
+// ---- calcHist ----------------------------------------------------------------------------------------------------
+void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, int histSize, float lowerLevel, float upperLevel,
+              const cv::cuda::GpuMat& mask, StreamArg stream) {
+    const char* func = "gpuhist::calcHist";
+    check_input(src, func);
+    check_depth(src, {CV_8U}, func);
+    check_channels(src, {1, 3, 4}, func);
+    check_mask(mask, src, func);
+    if (histSize < 1 || histSize > 256) fail(cv::Error::StsBadArg, "histSize must be in [1, 256] for 8-bit images", func);
+    if (!(lowerLevel < upperLevel)) fail(cv::Error::StsBadArg, "lowerLevel must be below upperLevel", func);
+    require_device(func);
+    ensure_output(hist, src.channels(), histSize, CV_32SC1, func);
+    guarded(func, [&] {
+        const imghist::ImageView m = imghist::view_of(mask);
+        imghist::detail::cuda_histogram_into(imghist::view_of(src), mask.empty() ? nullptr : &m,
+                                             imghist::BinSpec::even(histSize, lowerLevel, upperLevel), hist.data,
+                                             hist.step / sizeof(int), stream.get());
+    });
+}
+
+void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, StreamArg stream) {
+    calcHist(src, hist, 256, 0.f, 256.f, cv::cuda::GpuMat(), stream);
+}
+
+void calcHist(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& mask, cv::cuda::GpuMat& hist, StreamArg stream) {
+    calcHist(src, hist, 256, 0.f, 256.f, mask, stream);
+}
+
+void calcHist(const cv::Mat& src, cv::Mat& hist, int histSize, float lowerLevel, float upperLevel, const cv::Mat& mask,
+              StreamArg stream) {
+    const char* func = "gpuhist::calcHist";
+    check_input(src, func);
+    check_depth(src, {CV_8U, CV_16U, CV_32F}, func);
+    check_channels(src, {1, 3, 4}, func);
+    check_mask(mask, src, func);
+    if (histSize < 1) fail(cv::Error::StsBadArg, "histSize must be positive", func);
+    if (!(lowerLevel < upperLevel)) fail(cv::Error::StsBadArg, "lowerLevel must be below upperLevel", func);
+    guarded(func, [&] {
+        imghist::Options o;
+        o.backend = g_backend.load();
+        o.stream = stream.get();
+        if (!mask.empty()) o.mask = imghist::view_of(mask);
+        const imghist::Histogram h = imghist::calcHist(
+            imghist::view_of(src), imghist::BinSpec::even(histSize, lowerLevel, upperLevel), o);
+        hist.create(histSize, src.channels(), CV_32F);
+        for (int c = 0; c < src.channels(); ++c)
+            for (int b = 0; b < histSize; ++b) hist.at<float>(b, c) = static_cast<float>(h.at(c, b));
+    });
+}
+
+// ---- equalizeHist --------------------------------------------------------------------------------------------
+void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream) {
+    const char* func = "gpuhist::equalizeHist";
+    check_input(src, func);
+    check_depth(src, {CV_8U}, func);
+    check_channels(src, {1, 3, 4}, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    guarded(func, [&] {
+        if (src.channels() == 1)
+            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), gpu_options(stream));
+        else
+            imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
+                                         mode == EQUALIZE_PER_CHANNEL ? imghist::ColorEqualize::PerChannel
+                                                                      : imghist::ColorEqualize::Luma,
+                                         gpu_options(stream));
+    });
+}
+
+void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream) {
+    equalizeHist(src, dst, EQUALIZE_LUMA, stream);
+}
+
+void equalizeHist(const cv::Mat& src, cv::Mat& dst, EqualizeMode mode, StreamArg stream) {
+    const char* func = "gpuhist::equalizeHist";
+    check_input(src, func);
+    check_depth(src, {CV_8U}, func);
+    check_channels(src, {1, 3, 4}, func);
+    dst.create(src.size(), src.type());
+    guarded(func, [&] {
+        if (src.channels() == 1)
+            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), mat_options(stream));
+        else
+            imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
+                                         mode == EQUALIZE_PER_CHANNEL ? imghist::ColorEqualize::PerChannel
+                                                                      : imghist::ColorEqualize::Luma,
+                                         mat_options(stream));
+    });
+}
+
+void equalizeHist(const cv::Mat& src, cv::Mat& dst, StreamArg stream) { equalizeHist(src, dst, EQUALIZE_LUMA, stream); }
+
+// ---- threshold -------------------------------------------------------------------------------------------------
+double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
+                 StreamArg stream) {
+    const char* func = "gpuhist::threshold";
+    const ThresholdKind k = parse_threshold_type(type, func);
+    check_threshold_input(src, k, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    return guarded(func, [&] {
+        return imghist::threshold(imghist::view_of(src), imghist::view_of(dst), thresh, maxval, k.type, k.automatic,
+                                  gpu_options(stream), nullptr);
+    });
+}
+
+void thresholdAsync(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
+                    int* computedThreshold, StreamArg stream) {
+    const char* func = "gpuhist::thresholdAsync";
+    const ThresholdKind k = parse_threshold_type(type, func);
+    check_threshold_input(src, k, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    guarded(func, [&] {
+        // Without a caller location for the value, the workspace's device int receives it (no waiting).
+        int* out = computedThreshold;
+        imghist::threshold(imghist::view_of(src), imghist::view_of(dst), thresh, maxval, k.type, k.automatic,
+                           gpu_options(stream), out ? out : imghist::detail::cuda_pinned_int(-1, stream.get()));
+    });
+}
+
+double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval, int type, StreamArg stream) {
+    const char* func = "gpuhist::threshold";
+    const ThresholdKind k = parse_threshold_type(type, func);
+    check_threshold_input(src, k, func);
+    dst.create(src.size(), src.type());
+    return guarded(func, [&] {
+        return imghist::threshold(imghist::view_of(src), imghist::view_of(dst), thresh, maxval, k.type, k.automatic,
+                                  mat_options(stream), nullptr);
+    });
+}
+
+// ---- CLAHE -----------------------------------------------------------------------------------------------------
+CLAHE::CLAHE(double clipLimit, cv::Size tileGridSize) : impl_(clipLimit, 8, 8) {
+    guarded("gpuhist::createCLAHE", [&] { impl_.set_tiles(tileGridSize.width, tileGridSize.height); });
+}
+
+void CLAHE::apply(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream) {
+    const char* func = "gpuhist::CLAHE::apply";
+    check_input(src, func);
+    check_depth(src, {CV_8U, CV_16U}, func);
+    check_channels(src, {1}, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    guarded(func, [&] { impl_.apply(imghist::view_of(src), imghist::view_of(dst), gpu_options(stream)); });
+}
+
+void CLAHE::apply(const cv::Mat& src, cv::Mat& dst, StreamArg stream) {
+    const char* func = "gpuhist::CLAHE::apply";
+    check_input(src, func);
+    check_depth(src, {CV_8U, CV_16U}, func);
+    check_channels(src, {1}, func);
+    dst.create(src.size(), src.type());
+    guarded(func, [&] { impl_.apply(imghist::view_of(src), imghist::view_of(dst), mat_options(stream)); });
+}
+
+void CLAHE::apply(cv::InputArray src, cv::OutputArray dst) {
+    if (src.isGpuMat()) {
+        const cv::cuda::GpuMat s = src.getGpuMat();
+        if (dst.isGpuMat()) {
+            cv::cuda::GpuMat& d = dst.getGpuMatRef();
+            apply(s, d);
+            return;
+        }
+        fail(cv::Error::StsBadArg, "a GpuMat source needs a GpuMat destination", "gpuhist::CLAHE::apply");
+    }
+    const cv::Mat s = src.getMat();
+    dst.create(s.size(), s.type());
+    cv::Mat d = dst.getMat();
+    apply(s, d);
+}
+
+void CLAHE::setClipLimit(double clipLimit) { impl_.set_clip_limit(clipLimit); }
+double CLAHE::getClipLimit() const { return impl_.clip_limit(); }
+void CLAHE::setTilesGridSize(cv::Size tileGridSize) {
+    guarded("gpuhist::CLAHE::setTilesGridSize", [&] { impl_.set_tiles(tileGridSize.width, tileGridSize.height); });
+}
+cv::Size CLAHE::getTilesGridSize() const { return cv::Size(impl_.tiles_x(), impl_.tiles_y()); }
+void CLAHE::collectGarbage() { imghist::release_filter_workspaces(); }
+
+cv::Ptr<CLAHE> createCLAHE(double clipLimit, cv::Size tileGridSize) {
+    return cv::makePtr<CLAHE>(clipLimit, tileGridSize);
+}
+
+}  // namespace gpuhist

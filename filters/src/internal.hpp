@@ -1,0 +1,71 @@
+// imghist filters — internal interfaces between the dispatch layer and the two backends.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "filter_math.hpp"
+#include "imghist/error.hpp"
+#include "imghist/filters.hpp"
+
+namespace imghist::detail {
+
+/// cv::threshold's parameters after its normalisation for one sample type.
+struct ThresholdParams {
+    int op = fmath::kBinary;
+    int ithresh = 0;      ///< u8 / u16: floor(thresh) (may lie outside the type's range)
+    int imaxval = 0;      ///< u8 / u16: round(maxval) saturated to the type
+    float fthresh = 0;    ///< f32
+    float fmaxval = 0;    ///< f32
+    double used = 0;      ///< what cv::threshold returns
+};
+/// Normalises (thresh, maxval) as cv::threshold does for `type` (u8, u16 or f32).
+ThresholdParams threshold_params(SampleType type, double thresh, double maxval, ThresholdType op);
+
+/// Validation helpers (throw Error(InvalidArgument / Unsupported) with precise messages).
+void check_view(const ImageView& v, const char* what);
+void check_same_shape(const ImageView& src, const ImageView& dst);
+
+// ---- CPU backend -------------------------------------------------------------------------------------------
+/// Runs fn(begin, end) over [0, n) split into contiguous ranges on up to `threads` workers (0 = all).
+void parallel_for(int n, int threads, const std::function<void(int, int)>& fn);
+
+void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int threads);
+void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, int threads);
+void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads);
+void cpu_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int threads);
+
+// ---- CUDA backend (device views; asynchronous on `stream`) -------------------------------------------------
+/// True when this build has the CUDA filters compiled in and a device exists.
+bool cuda_filters_available() noexcept;
+
+void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Stream stream);
+void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, int device,
+                         Stream stream);
+void cuda_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int device, Stream stream);
+/// automatic == None: uses p as given. Otherwise computes the threshold on the device, writes it to
+/// `computed` when non-null, and applies with p.op / p.imaxval. Returns the value when `wait` (waiting on
+/// the stream), NaN otherwise.
+double cuda_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, AutoThreshold automatic,
+                      int* computed, bool wait, int device, Stream stream);
+/// Histogram of a device image (optional device mask) written as 32-bit counts into caller device memory
+/// (`channel_stride` counters between channels), enqueued on `stream`.
+void cuda_histogram_into(const ImageView& img, const ImageView* mask, const BinSpec& spec, void* counts,
+                         std::size_t channel_stride, Stream stream);
+void cuda_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int device,
+                Stream stream);
+
+/// Host views on the CUDA backend: src is streamed to the device through pinned staging buffers, `op`
+/// runs on device views (src, dst) on the given stream, and the result is streamed back into dst.
+/// Returns when dst is written. `dst_type` / `dst_channels` describe the device output image.
+using DeviceOp = std::function<void(const ImageView& dsrc, const ImageView& ddst, Stream stream)>;
+void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream stream, const DeviceOp& op);
+
+/// A pinned host int the device can write, private to the calling thread's workspace for (device, stream).
+int* cuda_pinned_int(int device, Stream stream);
+void cuda_stream_wait(Stream stream);
+
+void cuda_release_workspaces() noexcept;
+
+}  // namespace imghist::detail
