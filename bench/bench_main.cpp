@@ -579,7 +579,8 @@ void json_header(Json& j, const Context& cx) {
         .kv("driver", version_string(cx.dev.driver))
         .kv("runtime", version_string(cx.dev.runtime))
         .end_object();
-    j.kv("npp", cx.npp.available() ? cx.npp.description() : std::string("not found: ") + cx.npp.why());
+    j.kv("npp", cx.npp.available() ? cx.npp.description() : std::string("n/a: ") + cx.npp.why());
+    if (!cx.npp.disabled().empty()) j.kv("npp_disabled", cx.npp.disabled());
     j.kv("photo", cx.photo.ok() ? cx.photo.path : cx.photo_note);
     j.begin_object("options")
         .kv("reps", cx.opt.timing.reps)
@@ -609,6 +610,7 @@ void print_device(const Context& cx) {
                 version_string(d.runtime).c_str(),
                 cx.npp.available() ? cx.npp.description().c_str() : ("n/a (" + cx.npp.why() + ")").c_str(),
                 cx.photo.ok() ? cx.photo.path.c_str() : cx.photo_note.c_str());
+    if (!cx.npp.disabled().empty()) std::printf("NPP entry points disabled: %s\n", cx.npp.disabled().c_str());
     std::printf("timing: CUDA events around each call, %d warm-up + median of %d runs%s\n", cx.opt.timing.warmup,
                 cx.opt.timing.reps, cx.opt.timing.flush_l2 ? ", L2 flushed before each run" : "");
 }
@@ -933,6 +935,9 @@ int main(int argc, char** argv) {
     using namespace bench;
     Context cx;
     cx.opt = parse(argc, argv);
+    // NPP is probed first: its self-test runs in a forked child, which must happen before this process
+    // initialises CUDA.
+    if (cx.opt.npp && !cx.opt.sweep) cx.npp.load_checked(cx.opt.npp_lib, cx.opt.device);
 
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
@@ -958,7 +963,6 @@ int main(int argc, char** argv) {
         }
         if (!cx.photo.ok()) cx.photo_note = "not found (" + why + "); use --image";
 
-        if (cx.opt.npp) cx.npp.load(cx.opt.npp_lib);
 
         imghist::CudaHistogrammer hg(cx.opt.device);
         cx.hg = &hg;

@@ -6,6 +6,13 @@
 #include "npp_dyn.hpp"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
 
 #include <cstdint>
 #include <cstdlib>
@@ -220,6 +227,124 @@ void NppHistogram::run(const Workload& w, const void* data, int width, int heigh
             static_cast<const std::uint8_t*>(data), static_cast<int>(pitch), roi, h, nl, l, u, buf, ctx);
     }
     status_check(s, "nppiHistogramEven");
+}
+
+}  // namespace bench
+
+namespace bench {
+
+// Variants checked by the self-test, in bit order.
+namespace {
+struct Variant {
+    const char* name;
+    imghist::SampleType type;
+    int channels, bins;
+    double high;
+    int fns[2];  // buffer-size and histogram entry points
+};
+const Variant kVariants[4] = {
+    {"8u_C1R", imghist::SampleType::U8, 1, 256, 256, {kBuf8u1, kHist8u1}},
+    {"8u_C3R", imghist::SampleType::U8, 3, 256, 256, {kBuf8u3, kHist8u3}},
+    {"8u_C4R", imghist::SampleType::U8, 4, 256, 256, {kBuf8u4, kHist8u4}},
+    {"16u_C1R", imghist::SampleType::U16, 1, 1024, 65536, {kBuf16u1, kHist16u1}},
+};
+Workload as_workload(const Variant& v) {
+    return Workload{v.name, v.type, v.channels, v.bins, 0, v.high, false, v.name, 0, false, true, false};
+}
+}  // namespace
+
+int NppHistogram::self_test(int device) {
+    if (cudaSetDevice(device) != cudaSuccess) return 0;
+    int mask = 0;
+    const int width = 67, height = 13;  // odd sizes: partial vectors and rows
+    for (int vi = 0; vi < 4; ++vi) {
+        const Variant& v = kVariants[vi];
+        const Workload w = as_workload(v);
+        if (!supports(w)) continue;
+        try {
+            const std::size_t ss = imghist::sample_size(v.type), pitch = width * ss * v.channels;
+            std::vector<unsigned char> host(pitch * height);
+            std::vector<int> expect(static_cast<std::size_t>(v.channels) * v.bins, 0);
+            for (int y = 0; y < height; ++y)
+                for (int x = 0; x < width; ++x)
+                    for (int c = 0; c < v.channels; ++c) {
+                        const std::size_t i = (static_cast<std::size_t>(y) * width + x) * v.channels + c;
+                        unsigned value;
+                        if (ss == 1) {
+                            value = (x * 7 + y * 13 + c * 5) & 0xff;
+                            host[i] = static_cast<unsigned char>(value);
+                        } else {
+                            value = (x * 977u + y * 131u + c * 7u) & 0xffff;
+                            reinterpret_cast<std::uint16_t*>(host.data())[i] = static_cast<std::uint16_t>(value);
+                        }
+                        ++expect[static_cast<std::size_t>(c) * v.bins + static_cast<std::size_t>(value * v.bins / v.high)];
+                    }
+            DevMem img(host.size()), hist(expect.size() * sizeof(int));
+            BENCH_CUDA(cudaMemcpy(img.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+            BENCH_CUDA(cudaMemset(hist.get(), 0xff, hist.size()));
+            DevMem buf(std::max<std::size_t>(1, buffer_size(w, width, height, nullptr)));
+            run(w, img.get(), width, height, pitch, hist.as<int>(), buf.get(), nullptr);
+            BENCH_CUDA(cudaDeviceSynchronize());
+            std::vector<int> got(expect.size());
+            BENCH_CUDA(cudaMemcpy(got.data(), hist.get(), hist.size(), cudaMemcpyDeviceToHost));
+            if (got == expect) mask |= 1 << vi;
+        } catch (...) {
+        }
+    }
+    return mask;
+}
+
+bool NppHistogram::load_checked(const std::string& hint, int device) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        int code = 0x40;
+        if (load(hint)) code |= self_test(device);
+        std::_Exit(code);
+    }
+    int mask = -1;
+    std::string failure;
+    if (pid < 0) {
+        failure = "self-test not run (fork failed)";
+    } else {
+        int status = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+        for (;;) {
+            const pid_t r = waitpid(pid, &status, WNOHANG);
+            if (r == pid) break;
+            if (r < 0 || std::chrono::steady_clock::now() > deadline) {
+                kill(pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                failure = "self-test timed out";
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (failure.empty()) {
+            if (WIFSIGNALED(status)) failure = "self-test crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
+            else if (WIFEXITED(status) && (WEXITSTATUS(status) & 0x40)) mask = WEXITSTATUS(status) & 0x0f;
+            else failure = "self-test failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+        }
+    }
+    if (!load(hint)) return false;
+    if (mask < 0) {  // nothing known to work: disable everything
+        mask = 0;
+        disabled_ = failure;
+    }
+    for (int vi = 0; vi < 4; ++vi) {
+        if (mask & (1 << vi)) continue;
+        const bool present = fn_[kVariants[vi].fns[0]] && fn_[kVariants[vi].fns[1]];
+        if (present && failure.empty())
+            disabled_ += std::string(disabled_.empty() ? "" : ", ") + kVariants[vi].name + " (self-test: wrong counts or error)";
+        fn_[kVariants[vi].fns[1]] = nullptr;  // supports() now says no
+    }
+    if (mask == 0) {
+        why_ = "no NPP histogram passed the self-test: " + (disabled_.empty() ? failure : disabled_);
+        ist_ = nullptr;  // available() == false; the library stays loaded
+        return false;
+    }
+    return true;
 }
 
 }  // namespace bench
