@@ -953,7 +953,8 @@ int main(int argc, char** argv) {
     try {
         BENCH_CUDA(cudaSetDevice(cx.opt.device));
         cx.dev = query_device(cx.opt.device);
-        BENCH_CUDA(cudaStreamCreateWithFlags(&cx.stream, cudaStreamNonBlocking));
+        // A blocking stream: ordered after any legacy-default-stream work a library call may issue.
+        BENCH_CUDA(cudaStreamCreate(&cx.stream));
         cx.sink.reserve(64);
         BENCH_CUDA(cudaMemset(cx.sink.get(), 0, 64));
 
