@@ -766,6 +766,12 @@ Why one shape beats another (read the columns "KiB/SM in flight" and "smem/SM" n
 
 int run_sweep(Context& cx) {
     const DeviceInfo& d = cx.dev;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto over_time = [&] {
+        return cx.opt.time_limit_s > 0 &&
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > cx.opt.time_limit_s;
+    };
+    int skipped_for_time = 0;
     // Rough bytes each SM must keep in flight: peak bandwidth x ~700 ns DRAM latency under load / SMs.
     const double need_kib = d.peak_gbps * 1e9 * 700e-9 / d.sms / 1024.0;
     Json j;
@@ -782,6 +788,10 @@ int run_sweep(Context& cx) {
             for (Data dset : cx.opt.data) {
                 if (dset == Data::Photo && !cx.photo.ok()) {
                     std::printf("sweep %s photo: skipped, %s\n", w->name, cx.photo_note.c_str());
+                    continue;
+                }
+                if (over_time()) {
+                    std::printf("sweep %s %s: skipped, time limit reached\n", w->name, to_string(dset));
                     continue;
                 }
                 const Geometry g = geometry_for(*w, size);
@@ -843,6 +853,10 @@ int run_sweep(Context& cx) {
                         if (static_cast<long long>(th) * bpsm > d.max_threads_per_sm) continue;
                         for (int vec : cx.opt.sw_vectors)
                             for (int cp : cx.opt.sw_copies) {
+                                if (over_time()) {
+                                    ++skipped_for_time;
+                                    continue;
+                                }
                                 Entry e;
                                 e.req = {th, vec, bpsm, cp};
                                 cx.hg->set_shape(e.req);
@@ -870,6 +884,7 @@ int run_sweep(Context& cx) {
                             }
                     }
                 cx.hg->set_shape({});
+                if (skipped_for_time) std::printf("(time limit reached: %d shapes not run)\n", skipped_for_time);
 
                 std::vector<const Entry*> ok;
                 for (const auto& e : entries)

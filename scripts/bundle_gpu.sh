@@ -27,7 +27,7 @@ SOURCE_DIR=$(cd "$SCRIPT_DIR/.." && pwd)
 
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
-rm -rf "$OUT_DIR/bin" "$OUT_DIR/tests" "$OUT_DIR/lib" "$OUT_DIR/samples"
+rm -rf "${OUT_DIR:?}/bin" "${OUT_DIR:?}/tests" "${OUT_DIR:?}/lib" "${OUT_DIR:?}/samples"
 mkdir -p "$OUT_DIR/bin" "$OUT_DIR/tests" "$OUT_DIR/lib" "$OUT_DIR/samples/images"
 
 is_elf_exe() { [[ -f "$1" && -x "$1" ]] && head -c 4 "$1" | grep -q $'\x7fELF'; }
@@ -103,7 +103,7 @@ for exe in "${EXES[@]}"; do
     done < <(LD_LIBRARY_PATH="$OUT_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$exe" 2>/dev/null || true)
 done
 # the libraries' own dependencies that only became visible once they were copied
-for pass in 1 2; do
+for _ in 1 2; do
     for so in "$OUT_DIR"/lib/*; do
         [[ -f "$so" ]] || continue
         while IFS= read -r line; do
@@ -162,7 +162,7 @@ chmod +x "$OUT_DIR/run_tests.sh"
     echo "commit:  $(git -C "$SOURCE_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$SOURCE_DIR" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
     echo
     echo "executables:"
-    for exe in "${EXES[@]}"; do echo "  ${exe#$OUT_DIR/}"; done
+    for exe in "${EXES[@]}"; do echo "  ${exe#"$OUT_DIR"/}"; done
     echo
     echo "libraries (from):"
     for lib in $(printf '%s\n' "${!COPIED[@]}" | sort); do echo "  $lib  <=  ${COPIED[$lib]}"; done
@@ -173,7 +173,7 @@ unresolved=0
 for exe in "${EXES[@]}" "$OUT_DIR"/lib/*; do
     [[ -f "$exe" ]] || continue
     if LD_LIBRARY_PATH="$OUT_DIR/lib" ldd "$exe" 2>/dev/null | grep -v -E 'libcuda\.so|libnvidia' | grep -q 'not found'; then
-        echo "warning: unresolved libraries for ${exe#$OUT_DIR/}:" >&2
+        echo "warning: unresolved libraries for ${exe#"$OUT_DIR"/}:" >&2
         LD_LIBRARY_PATH="$OUT_DIR/lib" ldd "$exe" | grep 'not found' >&2
         unresolved=1
     fi

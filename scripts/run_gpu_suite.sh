@@ -124,8 +124,10 @@ for step in $STEPS; do
             ;;
         sweep)
             if [[ -x "$BUNDLE/bin/imghist-bench" ]]; then
+                limit=${SUITE_T_SWEEP:-50}
                 # shellcheck disable=SC2086
-                run_step sweep "${SUITE_T_SWEEP:-50}" "$BUNDLE/bin/imghist-bench" --sweep --json "$OUT/sweep.json" \
+                run_step sweep "$limit" "$BUNDLE/bin/imghist-bench" --sweep --json "$OUT/sweep.json" \
+                    --time-limit $(( limit > 30 ? limit - 15 : limit / 2 )) \
                     ${SWEEP_ARGS:---workloads u8 --data uniform,photo --sizes 256M}
                 cp "$OUT/logs/sweep.log" "$OUT/sweep.txt" 2>/dev/null
             else
