@@ -1,0 +1,158 @@
+// imghist CLI — common options and the image-to-image driver shared by equalize, threshold and clahe.
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "codec_jpeg.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+
+namespace cli {
+
+void add_common(CLI::App& sub, Common& c) {
+    sub.add_option("--device", c.device, "Where to compute: auto, cpu, cuda, cuda:N, or all (every GPU)")
+        ->default_str("auto")
+        ->group("Common");
+    sub.add_option("--max-pixels", c.max_pixels, "Refuse images with more pixels than this (checked from the header)")
+        ->default_str(std::to_string(c.max_pixels))
+        ->group("Common");
+    sub.add_option("--threads", c.threads, "Decode/encode threads (0 = one per hardware thread)")
+        ->default_str("0")
+        ->group("Common");
+    sub.add_flag("-q,--quiet", c.quiet, "No progress bar, notes or summary; errors only")->group("Common");
+}
+
+void ImageJob::add_options(CLI::App& sub) {
+    sub.add_option("paths", paths, "IN... OUT: input files, folders or patterns ('-' = stdin), then the output file or folder ('-' = stdout)")
+        ->required()
+        ->type_name("PATH");
+    sub.add_flag("-r,--recursive", recursive, "Descend into sub-folders, mirroring them in the output folder");
+    sub.add_flag("--in-place", in_place, "Allow overwriting inputs (OUT may then be left out)");
+    sub.add_flag("--skip-existing", skip_existing, "Leave outputs that already exist alone (resumes a stopped run)");
+    sub.add_option("--shard", shard, "Process only part K of N of the inputs (stable per file name), e.g. 3/8")->type_name("K/N");
+    sub.add_option("--to", to, "Output format by extension (png, jpg, bmp, tga, pgm, ppm); default: the output's or input's")
+        ->type_name("EXT");
+    sub.add_option("--quality", encode.jpeg_quality, "JPEG quality 1-100")->default_str("90")->check(CLI::Range(1, 100));
+    sub.add_option("--png-level", encode.png_level, "PNG zlib level 0-9")->default_str("1")->check(CLI::Range(0, 9));
+    add_common(sub, common);
+}
+
+namespace {
+
+std::string replace_extension(const std::string& path, const std::string& ext) {
+    auto slash = path.find_last_of('/');
+    auto dot = path.find_last_of('.');
+    std::string stem = (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? path : path.substr(0, dot);
+    return stem + "." + ext;
+}
+
+}  // namespace
+
+int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
+                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok) {
+    std::vector<std::string> ins = job.paths;
+    std::string out;
+    if (job.in_place && ins.size() == 1) {
+        out = "";  // outputs are the inputs
+    } else {
+        if (ins.size() < 2) fail_usage("expected IN... OUT (or --in-place with inputs only)");
+        out = ins.back();
+        ins.pop_back();
+    }
+    const std::vector<Device> devices = job.common.devices();
+    const Shard shard = parse_shard(job.shard);
+    const bool batch = is_batch(ins) || (!out.empty() && is_directory(out) && ins.size() > 1);
+    std::string to = job.to;
+    if (!to.empty() && to[0] == '.') to = to.substr(1);
+    if (!to.empty() && format_from_extension(to) == Format::Unknown) fail_usage("--to: unknown image format '" + to + "'");
+
+    std::vector<Item> items;
+    std::vector<InputFile> inputs = collect_inputs(ins, job.recursive);
+    if (batch) {
+        if (!out.empty() && out != "-") {
+            if (path_exists(out) && !is_directory(out)) fail_io(out, "the output of several inputs must be a folder");
+        } else if (out == "-") {
+            fail_usage("several inputs cannot go to standard output");
+        }
+        if (inputs.empty() && !job.common.quiet) std::fprintf(stderr, "imghist: no image files found\n");
+    }
+    Summary pre;
+    for (const InputFile& in : inputs) {
+        if (!in_shard(in.rel, shard)) continue;
+        Item it;
+        it.input = in;
+        if (out.empty()) {
+            it.output = in.path;
+        } else if (out == "-") {
+            it.output = "-";
+        } else if (batch || is_directory(out)) {
+            it.output = out + "/" + in.rel;
+        } else {
+            it.output = out;
+        }
+        if (!to.empty() && it.output != "-") it.output = replace_extension(it.output, to);
+        if (job.skip_existing && it.output != "-" && path_exists(it.output) && !same_file(it.input.path, it.output)) {
+            ++pre.skipped;
+            continue;
+        }
+        it.index = items.size();
+        items.push_back(std::move(it));
+    }
+
+    const DecodeOptions dopt = job.common.decode();
+    EncodeOptions eopt = job.encode;
+    eopt.threads = job.common.threads;
+    std::mutex dir_mutex;
+
+    Stages st;
+    st.load = [&](Item& it) {
+        const std::string in_name = display_name(it.input.path);
+        if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
+            fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
+                                                          " is the input file; refusing to overwrite it (use --in-place)");
+        Bytes data = read_file(it.input.path);
+        if (planar_ok && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
+            sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
+            it.planes = decode_jpeg_planes(data, in_name, dopt);
+            it.planar = true;
+            return;
+        }
+        it.image = decode_image(data, in_name, dopt);
+    };
+    st.process = process;
+    st.store = [&](Item& it) {
+        Format f = Format::Unknown;
+        if (it.output == "-")
+            f = !to.empty() ? format_from_extension(to) : format_from_extension(extension_of(it.input.path));
+        else
+            f = format_from_extension(extension_of(it.output));
+        if (f == Format::Unknown && it.output == "-") f = Format::Png;
+        const std::string out_name = display_name(it.output, true);
+        if (it.output != "-") {
+            std::lock_guard<std::mutex> l(dir_mutex);
+            if (batch) make_dirs(parent_dir(it.output));
+        }
+        if (it.planar) {
+            Bytes b = encode_jpeg_planes(it.planes, eopt, out_name);
+            write_file_atomic(it.output, b.data(), b.size());
+        } else {
+            Bytes b = encode_image(it.image, f, eopt, out_name);
+            write_file_atomic(it.output, b.data(), b.size());
+        }
+    };
+    // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
+    RunOptions ro;
+    ro.threads = batch ? job.common.threads : 1;
+    ro.quiet = job.common.quiet;
+    ro.progress = batch;
+    ro.prefix_notes = batch;
+    ro.devices = devices;
+    Summary s = run_pipeline(items, st, ro);
+    s.skipped = pre.skipped;
+    if (batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
+    return s.failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace cli

@@ -1,0 +1,258 @@
+// imghist hist IN... [--bins N] [--range LO:HI] [--mode gray|channels] [--format text|csv|json] [-o FILE]
+//              [--plot FILE.png] [--log]
+// imghist hist --raw FILE --dtype u8|u16|i32|f32 --bins N --range LO:HI
+// imghist hist --merge a.json b.json ...
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "codec.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+#include "ops.hpp"
+#include "plot.hpp"
+#include "raw.hpp"
+
+namespace cli {
+namespace {
+
+struct HistArgs {
+    Common common;
+    std::vector<std::string> paths;
+    int bins = 256;
+    std::string range, mode = "channels", format = "text", output, plot, raw, dtype, plot_size = "960x540", shard = "1/1";
+    bool log = false, merge = false, recursive = false;
+};
+
+void parse_range(const std::string& s, double& lo, double& hi) {
+    auto colon = s.find(':');
+    try {
+        if (colon == std::string::npos) throw std::invalid_argument(s);
+        std::size_t u1 = 0, u2 = 0;
+        lo = std::stod(s.substr(0, colon), &u1);
+        hi = std::stod(s.substr(colon + 1), &u2);
+        if (u1 != colon || u2 != s.size() - colon - 1) throw std::invalid_argument(s);
+    } catch (const std::exception&) {
+        fail_usage("--range: expected LO:HI such as 0:256, got '" + s + "'");
+    }
+    if (!(hi > lo)) fail_usage("--range " + s + ": HI must be greater than LO");
+}
+
+/// Writes text to -o FILE (atomically) or stdout.
+void emit(const std::string& text, const std::string& output) {
+    if (output.empty() || output == "-") {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+    } else {
+        write_file_atomic(output, text.data(), text.size());
+    }
+}
+
+std::string format_one(const HistResult& r, const std::string& format) {
+    if (format == "json") return to_json(r).dump() + "\n";
+    if (format == "csv") return format_csv(r);
+    return format_text(r);
+}
+
+std::string format_batch(const std::vector<Item>& items, const HistResult& total, const std::string& format) {
+    if (format == "json") {
+        nlohmann::ordered_json j;
+        j["files"] = nlohmann::ordered_json::array();
+        j["failed"] = nlohmann::ordered_json::array();
+        for (auto& it : items) {
+            if (it.error.empty())
+                j["files"].push_back(to_json(it.hist));
+            else
+                j["failed"].push_back({{"file", it.input.path}, {"error", it.error}});
+        }
+        j["total"] = to_json(total);
+        return j.dump() + "\n";
+    }
+    if (format == "csv") {
+        // One table: a file column, then the union of the channel names.
+        std::vector<std::string> names;
+        for (auto& c : total.channels) names.push_back(c.name);
+        std::string s = "file,bin,low,high";
+        for (auto& n : names) s += "," + n;
+        s += "\n";
+        auto rows = [&](const HistResult& r, const std::string& label) {
+            std::string csv = format_csv(r);
+            std::istringstream in(csv);
+            std::string line;
+            std::getline(in, line);  // header
+            while (std::getline(in, line)) {
+                // bin,low,high,<r's channels> -> file,bin,low,high,<all channels>
+                std::vector<std::string> f;
+                std::stringstream ls(line);
+                std::string cell;
+                while (std::getline(ls, cell, ',')) f.push_back(cell);
+                s += "\"" + label + "\"," + f[0] + "," + f[1] + "," + f[2];
+                for (auto& n : names) {
+                    std::string v;
+                    for (std::size_t c = 0; c < r.channels.size(); ++c)
+                        if (r.channels[c].name == n) v = f[3 + c];
+                    s += "," + v;
+                }
+                s += "\n";
+            }
+        };
+        for (auto& it : items)
+            if (it.error.empty()) rows(it.hist, it.input.path);
+        rows(total, "TOTAL");
+        return s;
+    }
+    std::string s;
+    for (auto& it : items)
+        if (it.error.empty()) s += format_text(it.hist) + "\n";
+    return s + format_text(total);
+}
+
+int run_hist(HistArgs& a, CLI::Option* bins_opt) {
+    if (a.format != "text" && a.format != "csv" && a.format != "json")
+        fail_usage("--format: expected text, csv or json");
+    HistParams p;
+    p.bins = a.bins;
+    if (!a.range.empty()) {
+        parse_range(a.range, p.low, p.high);
+        p.range_set = true;
+    }
+    p.mode = a.mode == "gray" ? HistMode::Gray : HistMode::Channels;
+    int w = 960, h = 540;
+    if (std::sscanf(a.plot_size.c_str(), "%dx%d", &w, &h) != 2 || w < 320 || h < 200)
+        fail_usage("--plot-size: expected WxH of at least 320x200");
+    auto plot = [&](const HistResult& r) {
+        if (a.plot.empty()) return;
+        PlotOptions po;
+        po.width = w;
+        po.height = h;
+        po.log = a.log;
+        Image img = render_plot(r, po);
+        Format f = format_from_extension(extension_of(a.plot));
+        if (f == Format::Unknown) f = Format::Png;
+        write_image(a.plot, img, f, EncodeOptions{});
+    };
+
+    if (a.merge) {
+        if (a.paths.empty()) fail_usage("--merge needs JSON files to sum");
+        std::optional<HistResult> total;
+        for (auto& path : a.paths) {
+            Bytes data = read_file(path);
+            nlohmann::ordered_json j;
+            try {
+                j = nlohmann::ordered_json::parse(data.begin(), data.end());
+            } catch (const nlohmann::ordered_json::exception& e) {
+                fail(ErrorCode::InvalidArgument, display_name(path), std::string("not valid JSON (") + e.what() + ")");
+            }
+            HistResult r = hist_from_json(j, display_name(path));
+            if (!total) total = r.empty_total();
+            total->add(r, display_name(path));
+        }
+        emit(format_one(*total, a.format), a.output);
+        plot(*total);
+        return kExitOk;
+    }
+
+    const std::vector<Device> devices = a.common.devices();
+    if (!a.raw.empty()) {
+        if (!a.paths.empty()) fail_usage("--raw FILE takes no other inputs");
+        if (a.dtype.empty()) fail_usage("--raw needs --dtype u8|u16|i32|f32");
+        imghist::SampleType t = parse_dtype(a.dtype);
+        imghist::BinSpec spec;
+        if (p.range_set) {
+            spec = imghist::BinSpec::even(p.bins, p.low, p.high);
+        } else if (t == imghist::SampleType::U8 || t == imghist::SampleType::U16) {
+            spec = imghist::BinSpec::even(p.bins, 0, t == imghist::SampleType::U8 ? 256.0 : 65536.0);
+        } else {
+            fail_usage("--raw with --dtype " + a.dtype + " needs --range LO:HI");
+        }
+        HistResult r = raw_histogram(a.raw, t, spec, devices.front());
+        emit(format_one(r, a.format), a.output);
+        plot(r);
+        return kExitOk;
+    }
+    (void)bins_opt;
+    if (a.paths.empty()) fail_usage("hist needs an image, a folder, --raw FILE or --merge");
+
+    const bool batch = is_batch(a.paths);
+    const Shard shard = parse_shard(a.shard);
+    std::vector<Item> items;
+    for (auto& in : collect_inputs(a.paths, a.recursive)) {
+        if (!in_shard(in.rel, shard)) continue;
+        Item it;
+        it.index = items.size();
+        it.input = in;
+        items.push_back(std::move(it));
+    }
+    const DecodeOptions dopt = a.common.decode();
+    Stages st;
+    st.load = [&](Item& it) { it.image = decode_image(read_file(it.input.path), display_name(it.input.path), dopt); };
+    st.process = [&](Item& it, const Device& d) {
+        it.hist = image_histogram(it.image, p, d);
+        it.hist.file = batch ? it.input.rel : display_name(it.input.path);
+    };
+    RunOptions ro;
+    ro.threads = batch ? a.common.threads : 1;
+    ro.quiet = a.common.quiet;
+    ro.progress = batch;
+    ro.devices = devices;
+    Summary s = run_pipeline(items, st, ro);
+    if (!batch) {
+        if (items.empty() || !items[0].error.empty()) return kExitFailure;
+        emit(format_one(items[0].hist, a.format), a.output);
+        plot(items[0].hist);
+        return kExitOk;
+    }
+    std::optional<HistResult> total;
+    for (auto& it : items)
+        if (it.error.empty()) {
+            if (!total) total = it.hist.empty_total();
+            total->add(it.hist, it.input.path);
+        }
+    if (!total) {
+        HistResult empty;
+        empty.bins = p.bins;
+        empty.low = p.range_set ? p.low : 0;
+        empty.high = p.range_set ? p.high : 256;
+        total = empty;
+    }
+    emit(format_batch(items, *total, a.format), a.output);
+    plot(*total);
+    if (!a.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
+    return s.failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+Command add_hist(CLI::App& app) {
+    auto* sub = app.add_subcommand("hist", "Histograms of images, folders or raw sample files");
+    auto a = std::make_shared<HistArgs>();
+    sub->add_option("paths", a->paths, "Images, folders or patterns ('-' = stdin); JSON files with --merge")->type_name("PATH");
+    auto* bins = sub->add_option("--bins", a->bins, "Number of bins")->default_str("256")->check(CLI::Range(1, 65536));
+    sub->add_option("--range", a->range, "Value range [LO, HI) (default: the sample type's range)")->type_name("LO:HI");
+    sub->add_option("--mode", a->mode, "gray: one histogram of the gray image; channels: one per channel")
+        ->check(CLI::IsMember({"gray", "channels"}))
+        ->default_str("channels");
+    sub->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "csv", "json"}))->default_str("text");
+    sub->add_option("-o,--output", a->output, "Write the result to FILE instead of stdout")->type_name("FILE");
+    sub->add_option("--plot", a->plot, "Draw the histogram as a PNG picture")->type_name("FILE.png");
+    sub->add_option("--plot-size", a->plot_size, "Picture size")->default_str("960x540")->type_name("WxH");
+    sub->add_flag("--log", a->log, "Logarithmic count axis in the plot");
+    sub->add_option("--raw", a->raw, "A raw sample file (no header) instead of images")->type_name("FILE");
+    sub->add_option("--dtype", a->dtype, "Sample type of --raw: u8, u16, i32, f32")
+        ->check(CLI::IsMember({"u8", "u16", "i32", "f32"}));
+    sub->add_flag("--merge", a->merge, "Sum histogram JSON files (single results or folder results)");
+    sub->add_flag("-r,--recursive", a->recursive, "Descend into sub-folders");
+    sub->add_option("--shard", a->shard, "Process only part K of N of the inputs (stable per file name)")->type_name("K/N");
+    add_common(*sub, a->common);
+    sub->footer(
+        "Examples:\n"
+        "  imghist hist photo.png --format json\n"
+        "  imghist hist photo.jpg --mode gray --plot hist.png --log\n"
+        "  imghist hist --raw data.bin --dtype i32 --bins 1024 --range 0:1024\n"
+        "  imghist hist shots/ --recursive --format json -o shots.json\n"
+        "  imghist hist --merge part1.json part2.json --format json");
+    return Command{sub, [a, bins] { return run_hist(*a, bins); }};
+}
+
+}  // namespace cli

@@ -1,0 +1,52 @@
+// imghist threshold IN... OUT --method otsu|triangle|value [--value T] [--invert]
+#include <cmath>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "errors.hpp"
+#include "ops.hpp"
+
+namespace cli {
+
+namespace {
+std::string fmt_threshold(double t) {
+    char buf[64];
+    if (t == std::floor(t))
+        std::snprintf(buf, sizeof buf, "%.0f", t);
+    else
+        std::snprintf(buf, sizeof buf, "%.6g", t);
+    return buf;
+}
+}  // namespace
+
+Command add_threshold(CLI::App& app) {
+    auto* sub = app.add_subcommand("threshold", "Binary threshold of the gray image (pixel > T); prints 'threshold: T'");
+    auto job = std::make_shared<ImageJob>();
+    auto method = std::make_shared<std::string>("otsu");
+    auto params = std::make_shared<ThresholdParams>();
+    job->add_options(*sub);
+    sub->add_option("--method", *method, "otsu, triangle (both as OpenCV's THRESH_OTSU / THRESH_TRIANGLE), or value")
+        ->check(CLI::IsMember({"otsu", "triangle", "value"}))
+        ->default_str("otsu");
+    auto* value_opt = sub->add_option("--value", params->value, "The threshold T for --method value");
+    sub->add_flag("--invert", params->invert, "Pixels > T become 0, the others the maximum value");
+    sub->footer("Examples:\n  imghist threshold scan.png scan-bw.png --method otsu\n"
+                "  imghist threshold in.png out.png --method value --value 100 --invert");
+    return Command{sub, [job, method, params, value_opt] {
+        ThresholdParams p = *params;
+        p.method = *method == "otsu" ? ThresholdMethod::Otsu
+                   : *method == "triangle" ? ThresholdMethod::Triangle
+                                           : ThresholdMethod::Value;
+        if (p.method == ThresholdMethod::Value && value_opt->count() == 0) fail_usage("--method value needs --value T");
+        if (p.method != ThresholdMethod::Value && value_opt->count() != 0)
+            fail_usage("--value is only used with --method value");
+        return run_image_job(*job, [p](Item& it, const Device& d) {
+            Image out;
+            double t = threshold(it.image, p, d, out);
+            it.image = std::move(out);
+            it.note = "threshold: " + fmt_threshold(t);
+        });
+    }};
+}
+
+}  // namespace cli

@@ -1,0 +1,35 @@
+// imghist CLI — JPEG in its own colour space: the planes of a JPEG at their stored sampling (Y, Cb, Cr),
+// read and written without colour conversion or resampling. Luma equalization of a JPEG into a JPEG
+// changes only the Y plane, so this path skips the decoder's upsampling and colour conversion and the
+// encoder's conversion and downsampling.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec.hpp"
+
+namespace cli {
+
+struct JpegPlane {
+    int width = 0, height = 0;          ///< visible samples of this component
+    int stride = 0, rows = 0;           ///< allocated: whole blocks and whole iMCU rows
+    int h_samp = 1, v_samp = 1;
+    std::vector<std::uint8_t> data;     ///< rows x stride
+};
+
+struct JpegPlanes {
+    int width = 0, height = 0;
+    int max_v_samp = 1;
+    bool ycbcr = false;                 ///< 3 components in YCbCr (false: 1 gray component)
+    std::vector<JpegPlane> planes;
+};
+
+/// Decodes to planes; Error(Unsupported) for colour spaces other than gray and YCbCr.
+JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt);
+Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
+/// True when the file is a JPEG that decode_jpeg_planes accepts (gray or YCbCr, 8-bit).
+bool jpeg_planar_ok(const Bytes& data);
+
+}  // namespace cli

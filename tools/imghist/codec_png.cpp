@@ -1,0 +1,251 @@
+// PNG: libspng reads; writing is our own because throughput decides there. The writer filters and
+// deflates horizontal bands of rows on parallel threads, pigz-style: each band is a raw deflate stream
+// primed with the previous band's last 32 KiB (so compression barely suffers) and closed with a sync flush,
+// the bands concatenate into one zlib stream, and their Adler-32 checksums combine with adler32_combine.
+#include <spng.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <memory>
+
+#include "codec.hpp"
+#include "errors.hpp"
+#include "parallel.hpp"
+
+namespace cli {
+namespace {
+
+struct SpngCtx {
+    spng_ctx* ctx = spng_ctx_new(0);
+    ~SpngCtx() { spng_ctx_free(ctx); }
+};
+
+void swap16(std::uint8_t* p, std::size_t bytes) {
+    for (std::size_t i = 0; i + 1 < bytes; i += 2) std::swap(p[i], p[i + 1]);
+}
+
+// ---- writer ------------------------------------------------------------------------------------------------
+
+void put_u32(Bytes& out, std::uint32_t v) {
+    out.push_back(static_cast<std::uint8_t>(v >> 24));
+    out.push_back(static_cast<std::uint8_t>(v >> 16));
+    out.push_back(static_cast<std::uint8_t>(v >> 8));
+    out.push_back(static_cast<std::uint8_t>(v));
+}
+
+void put_chunk(Bytes& out, const char type[4], const std::uint8_t* data, std::size_t len) {
+    put_u32(out, static_cast<std::uint32_t>(len));
+    std::size_t start = out.size();
+    out.insert(out.end(), type, type + 4);
+    if (len) out.insert(out.end(), data, data + len);
+    uLong crc = crc32(0L, out.data() + start, static_cast<uInt>(4));
+    if (len) crc = crc32_z(crc, data, len);
+    put_u32(out, static_cast<std::uint32_t>(crc));
+}
+
+inline std::uint8_t paeth(int a, int b, int c) {
+    int p = a + b - c;
+    int pa = p > a ? p - a : a - p;
+    int pb = p > b ? p - b : b - p;
+    int pc = p > c ? p - c : c - p;
+    if (pa <= pb && pa <= pc) return static_cast<std::uint8_t>(a);
+    if (pb <= pc) return static_cast<std::uint8_t>(b);
+    return static_cast<std::uint8_t>(c);
+}
+
+// Filters one row with PNG filter `type` (1 Sub, 2 Up, 4 Paeth) into out (row bytes, without the type byte).
+void filter_row(int type, const std::uint8_t* cur, const std::uint8_t* prev, std::size_t n, std::size_t bpp,
+                std::uint8_t* out) {
+    switch (type) {
+        case 0: std::memcpy(out, cur, n); return;
+        case 1:
+            for (std::size_t i = 0; i < bpp && i < n; ++i) out[i] = cur[i];
+            for (std::size_t i = bpp; i < n; ++i) out[i] = static_cast<std::uint8_t>(cur[i] - cur[i - bpp]);
+            return;
+        case 2:
+            for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(cur[i] - prev[i]);
+            return;
+        default:
+            for (std::size_t i = 0; i < bpp && i < n; ++i) out[i] = static_cast<std::uint8_t>(cur[i] - prev[i]);
+            for (std::size_t i = bpp; i < n; ++i)
+                out[i] = static_cast<std::uint8_t>(cur[i] - paeth(cur[i - bpp], prev[i], prev[i - bpp]));
+            return;
+    }
+}
+
+struct Band {
+    Bytes compressed;
+    uLong adler = 1;
+    std::size_t raw_len = 0;
+};
+
+}  // namespace
+
+Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    SpngCtx s;
+    if (!s.ctx) fail(ErrorCode::OutOfMemory, name, "cannot create a PNG decoder");
+    spng_set_png_buffer(s.ctx, data.data(), data.size());
+    // Our own limit is checked below; libspng's own dimension limit must not get in first.
+    spng_set_image_limits(s.ctx, 0x7fffffffu, 0x7fffffffu);
+    spng_set_chunk_limits(s.ctx, 1u << 30, 1u << 30);
+    spng_ihdr ihdr{};
+    int rc = spng_get_ihdr(s.ctx, &ihdr);
+    if (rc) fail(ErrorCode::InvalidArgument, name, std::string("corrupt PNG header (") + spng_strerror(rc) + ")");
+    check_pixel_limit(ihdr.width, ihdr.height, opt, name);
+
+    int channels = 0, fmt = SPNG_FMT_PNG, flags = 0, depth = ihdr.bit_depth == 16 ? 16 : 8;
+    switch (ihdr.color_type) {
+        case SPNG_COLOR_TYPE_GRAYSCALE:
+            channels = 1;
+            if (ihdr.bit_depth < 8) fmt = SPNG_FMT_G8;
+            break;
+        case SPNG_COLOR_TYPE_TRUECOLOR: channels = 3; break;
+        case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA: channels = 2; break;
+        case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA: channels = 4; break;
+        case SPNG_COLOR_TYPE_INDEXED: {
+            spng_trns trns{};
+            bool has_trns = spng_get_trns(s.ctx, &trns) == 0;
+            channels = has_trns ? 4 : 3;
+            fmt = has_trns ? SPNG_FMT_RGBA8 : SPNG_FMT_RGB8;
+            flags = has_trns ? SPNG_DECODE_TRNS : 0;
+            break;
+        }
+        default: fail(ErrorCode::Unsupported, name, "unsupported PNG colour type " + std::to_string(ihdr.color_type));
+    }
+    std::size_t len = 0;
+    rc = spng_decoded_image_size(s.ctx, fmt, &len);
+    if (rc) fail(ErrorCode::Unsupported, name, std::string("unsupported PNG (") + spng_strerror(rc) + ")");
+    Image img(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), channels, depth);
+    if (len != img.bytes()) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
+    rc = spng_decode_image(s.ctx, img.data(), len, fmt, flags);
+    if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
+    if (depth == 16) swap16(img.data(), img.bytes());  // PNG stores 16-bit samples big-endian
+    if (fmt == SPNG_FMT_G8 && ihdr.bit_depth < 8) {
+        // 1/2/4-bit gray arrives unscaled (0..2^bits-1); stretch to the 8-bit range as PNG readers do.
+        const unsigned maxv = (1u << ihdr.bit_depth) - 1u;
+        std::uint8_t* p = img.data();
+        for (std::size_t i = 0; i < img.bytes(); ++i) p[i] = static_cast<std::uint8_t>(p[i] * 255u / maxv);
+    }
+    return img;
+}
+
+Bytes encode_png(const Image& img, const EncodeOptions& opt) {
+    const std::size_t row = img.row_bytes();
+    const std::size_t bpp = static_cast<std::size_t>(img.channels()) * img.sample_bytes();
+    const int height = img.height();
+    const int level = opt.png_level < 0 ? 1 : (opt.png_level > 9 ? 9 : opt.png_level);
+    // Bands of at least ~1 MiB of raw rows, several per thread so uneven content still balances.
+    const int threads = opt.threads > 0 ? opt.threads : hardware_threads();
+    std::size_t rows_per_band = std::max<std::size_t>(1, (std::size_t(1) << 20) / (row + 1));
+    std::size_t want = static_cast<std::size_t>(threads) * 3;
+    if (static_cast<std::size_t>(height) / rows_per_band < want)
+        rows_per_band = std::max<std::size_t>(rows_per_band / 4 ? rows_per_band / 4 : 1,
+                                              (static_cast<std::size_t>(height) + want - 1) / want);
+    const std::size_t nbands = (static_cast<std::size_t>(height) + rows_per_band - 1) / rows_per_band;
+    std::vector<Band> bands(nbands);
+    // Photographs (and equalized photographs) compress best with Paeth at fast zlib levels; Up is a close
+    // second at a lower cost. 8-bit gray data takes Paeth; everything else Up (wider pixels, same effect).
+    const int filter = (img.depth() == 8) ? 4 : 2;
+
+    // Writes the filtered rows [y0, y1) (each with its filter-type byte) to dst.
+    auto filter_rows = [&](int y0, int y1, std::uint8_t* dst) {
+        Bytes prev_be, cur_be;
+        std::vector<std::uint8_t> zero(row, 0);
+        for (int y = y0; y < y1; ++y, dst += row + 1) {
+            const std::uint8_t* cur = img.row(y);
+            const std::uint8_t* prev = y > 0 ? img.row(y - 1) : zero.data();
+            if (img.depth() == 16) {  // the file holds big-endian samples
+                cur_be.assign(cur, cur + row);
+                swap16(cur_be.data(), row);
+                cur = cur_be.data();
+                if (y > 0) {
+                    prev_be.assign(prev, prev + row);
+                    swap16(prev_be.data(), row);
+                    prev = prev_be.data();
+                }
+            }
+            int type = filter;
+            if (y == 0) type = filter == 4 ? 1 : 0;  // no row above: Paeth reduces to Sub, Up to None
+            dst[0] = static_cast<std::uint8_t>(type);
+            filter_row(type, cur, prev, row, bpp, dst + 1);
+        }
+    };
+
+    parallel_for(nbands, threads, [&](std::size_t b) {
+        const int y0 = static_cast<int>(b * rows_per_band);
+        const int y1 = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(height), (b + 1) * rows_per_band));
+        Bytes raw(static_cast<std::size_t>(y1 - y0) * (row + 1));
+        filter_rows(y0, y1, raw.data());
+        Band& band = bands[b];
+        band.raw_len = raw.size();
+        band.adler = adler32_z(1L, raw.data(), raw.size());
+        z_stream zs{};
+        if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            throw Error(ErrorCode::OutOfMemory, "cannot initialise zlib");
+        std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, deflateEnd);
+        if (b > 0) {
+            // Prime with the last 32 KiB of the previous band's filtered rows (recomputed: cheap).
+            const std::size_t need = 32768;
+            int py0 = y0;
+            while (py0 > 0 && static_cast<std::size_t>(y0 - py0) * (row + 1) < need) --py0;
+            Bytes dict(static_cast<std::size_t>(y0 - py0) * (row + 1));
+            filter_rows(py0, y0, dict.data());
+            std::size_t off = dict.size() > need ? dict.size() - need : 0;
+            deflateSetDictionary(&zs, dict.data() + off, static_cast<uInt>(dict.size() - off));
+        }
+        band.compressed.resize(deflateBound(&zs, static_cast<uLong>(raw.size())) + 64);
+        zs.next_in = raw.data();
+        zs.avail_in = static_cast<uInt>(raw.size());
+        zs.next_out = band.compressed.data();
+        zs.avail_out = static_cast<uInt>(band.compressed.size());
+        int flush = (b + 1 == nbands) ? Z_FINISH : Z_SYNC_FLUSH;
+        int zr = deflate(&zs, flush);
+        if ((flush == Z_FINISH && zr != Z_STREAM_END) || (flush != Z_FINISH && zr != Z_OK))
+            throw Error(ErrorCode::Io, "zlib compression failed");
+        band.compressed.resize(zs.total_out);
+    });
+
+    std::size_t total = 0;
+    for (auto& b : bands) total += b.compressed.size();
+    Bytes out;
+    out.reserve(total + 128 + nbands * 12);
+    static const std::uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    out.insert(out.end(), sig, sig + 8);
+    std::uint8_t ihdr[13];
+    auto be32 = [](std::uint8_t* p, std::uint32_t v) {
+        p[0] = static_cast<std::uint8_t>(v >> 24);
+        p[1] = static_cast<std::uint8_t>(v >> 16);
+        p[2] = static_cast<std::uint8_t>(v >> 8);
+        p[3] = static_cast<std::uint8_t>(v);
+    };
+    be32(ihdr, static_cast<std::uint32_t>(img.width()));
+    be32(ihdr + 4, static_cast<std::uint32_t>(img.height()));
+    static const std::uint8_t color_type[5] = {0, 0, 4, 2, 6};
+    ihdr[8] = static_cast<std::uint8_t>(img.depth());
+    ihdr[9] = color_type[img.channels()];
+    ihdr[10] = ihdr[11] = ihdr[12] = 0;
+    put_chunk(out, "IHDR", ihdr, 13);
+    // zlib stream: 2-byte header, the bands, Adler-32 of all filtered bytes.
+    uLong adler = 1;
+    for (std::size_t b = 0; b < nbands; ++b) {
+        Bytes idat;
+        const Bytes& c = bands[b].compressed;
+        if (b == 0) {
+            idat.reserve(c.size() + 2);
+            idat.push_back(0x78);
+            idat.push_back(0x01);
+        }
+        idat.insert(idat.end(), c.begin(), c.end());
+        adler = b == 0 ? bands[b].adler : adler32_combine(adler, bands[b].adler, static_cast<z_off_t>(bands[b].raw_len));
+        if (b + 1 == nbands) {
+            std::uint8_t a[4];
+            be32(a, static_cast<std::uint32_t>(adler));
+            idat.insert(idat.end(), a, a + 4);
+        }
+        put_chunk(out, "IDAT", idat.data(), idat.size());
+    }
+    put_chunk(out, "IEND", nullptr, 0);
+    return out;
+}
+
+}  // namespace cli

@@ -1,0 +1,57 @@
+// imghist CLI — subcommands. Each cmd_*.cpp adds one subcommand to the application and returns the
+// function that runs it after parsing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "codec.hpp"
+#include "device.hpp"
+#include "pipeline.hpp"
+
+namespace cli {
+
+/// Options every command takes.
+struct Common {
+    std::string device = "auto";
+    std::uint64_t max_pixels = std::uint64_t(1) << 28;
+    int threads = 0;
+    bool quiet = false;
+    DecodeOptions decode() const { return DecodeOptions{max_pixels}; }
+    std::vector<Device> devices() const { return resolve_devices(device); }
+};
+void add_common(CLI::App& sub, Common& c);
+
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+};
+
+Command add_hist(CLI::App& app);
+Command add_equalize(CLI::App& app);
+Command add_threshold(CLI::App& app);
+Command add_clahe(CLI::App& app);
+Command add_gen(CLI::App& app);
+Command add_bench(CLI::App& app);
+
+/// Shared by equalize, threshold and clahe: IN... OUT with files, folders, patterns, stdin/stdout.
+struct ImageJob {
+    Common common;
+    std::vector<std::string> paths;  ///< inputs then the output (unless --in-place)
+    bool recursive = false, in_place = false, skip_existing = false;
+    std::string shard = "1/1";
+    std::string to;                  ///< output extension override
+    EncodeOptions encode;
+    void add_options(CLI::App& sub);
+};
+
+/// Runs an image-to-image command. `process` changes item.image (or item.planes when `planar_ok` says the
+/// item may take the JPEG planar path) and may set item.note; it runs on a device worker.
+int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
+                  const std::function<bool(const InputFile&, const std::string& output)>& planar_ok = {});
+
+}  // namespace cli

@@ -1,0 +1,45 @@
+#include "device.hpp"
+
+#include "errors.hpp"
+
+namespace cli {
+
+std::vector<Device> resolve_devices(const std::string& spec) {
+    const int count = imghist::cuda_device_count();
+    if (spec == "cpu") return {Device{imghist::Backend::Cpu, -1}};
+    if (spec == "auto") {
+        if (count > 0) return {Device{imghist::Backend::Cuda, 0}};
+        return {Device{imghist::Backend::Cpu, -1}};
+    }
+    if (spec == "all") {
+        if (count == 0) return {Device{imghist::Backend::Cpu, -1}};
+        std::vector<Device> out;
+        for (int i = 0; i < count; ++i) out.push_back(Device{imghist::Backend::Cuda, i});
+        return out;
+    }
+    if (spec.rfind("cuda", 0) == 0) {
+        int ordinal = 0;
+        if (spec.size() > 4) {
+            if (spec[4] != ':' || spec.size() == 5) fail_usage("--device: expected cuda or cuda:N, got '" + spec + "'");
+            try {
+                std::size_t used = 0;
+                ordinal = std::stoi(spec.substr(5), &used);
+                if (used != spec.size() - 5 || ordinal < 0) throw std::invalid_argument(spec);
+            } catch (const std::exception&) {
+                fail_usage("--device: expected cuda or cuda:N, got '" + spec + "'");
+            }
+        }
+        if (count == 0) throw Error(ErrorCode::NoDevice, "--device " + spec + ": no CUDA device is available here (use --device cpu or auto)");
+        if (ordinal >= count)
+            throw Error(ErrorCode::NoDevice, "--device " + spec + ": there are only " + std::to_string(count) + " CUDA device(s)");
+        return {Device{imghist::Backend::Cuda, ordinal}};
+    }
+    fail_usage("--device: expected auto, cpu, cuda, cuda:N or all, got '" + spec + "'");
+}
+
+std::string describe(const Device& d) {
+    if (!d.cuda()) return "cpu";
+    return "cuda:" + std::to_string(d.ordinal) + " (" + imghist::cuda_device_name(d.ordinal) + ")";
+}
+
+}  // namespace cli

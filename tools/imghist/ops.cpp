@@ -1,0 +1,212 @@
+#include "ops.hpp"
+
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "errors.hpp"
+#include "imghist/filters.hpp"
+#include "imghist/opencv.hpp"
+
+namespace cli {
+
+imghist::BinSpec HistParams::spec_for(int depth) const {
+    if (range_set) return imghist::BinSpec::even(bins, low, high);
+    return imghist::BinSpec::even(bins, 0.0, depth == 16 ? 65536.0 : 256.0);
+}
+
+namespace {
+cv::Mat mat_of(const Image& img) { return imghist::as_mat(img.view()); }
+}  // namespace
+
+Image to_gray(const Image& img) {
+    if (img.channels() == 1) {
+        Image out(img.width(), img.height(), 1, img.depth());
+        std::memcpy(out.data(), img.data(), img.bytes());
+        return out;
+    }
+    Image out(img.width(), img.height(), 1, img.depth());
+    cv::Mat dst = mat_of(out);
+    if (img.channels() == 2) {
+        cv::extractChannel(mat_of(img), dst, 0);
+    } else {
+        cv::cvtColor(mat_of(img), dst, img.channels() == 3 ? cv::COLOR_RGB2GRAY : cv::COLOR_RGBA2GRAY);
+    }
+    return out;
+}
+
+HistResult image_histogram(const Image& img, const HistParams& p, const Device& dev) {
+    const imghist::BinSpec spec = p.spec_for(img.depth());
+    HistResult r;
+    if (p.mode == HistMode::Gray && img.channels() > 1) {
+        Image g = to_gray(img);
+        r = HistResult::from(imghist::calcHist(g.view(), spec, dev.options()), {"gray"});
+    } else {
+        std::vector<std::string> names;
+        for (int c = 0; c < img.channels(); ++c) names.push_back(channel_name(img.channels(), c));
+        r = HistResult::from(imghist::calcHist(img.view(), spec, dev.options()), names);
+    }
+    r.width = img.width();
+    r.height = img.height();
+    r.dtype = img.depth() == 16 ? "u16" : "u8";
+    return r;
+}
+
+namespace {
+
+imghist::FilterOptions filter_options(const Device& dev) {
+    imghist::FilterOptions o;
+    o.backend = dev.backend;
+    o.device = dev.ordinal;
+    o.cpu_threads = dev.cpu_threads;
+    return o;
+}
+
+[[noreturn]] void unsupported_depth(const char* what) {
+    throw Error(ErrorCode::Unsupported, std::string("unsupported sample depth: ") + what);
+}
+
+// RGB(A) <-> BGR(A) in place: the filters library follows OpenCV's BGR order, our images are RGB.
+void swap_red_blue(Image& img) {
+    cv::Mat m = mat_of(img);
+    cv::cvtColor(m, m, img.channels() == 3 ? cv::COLOR_RGB2BGR : cv::COLOR_RGBA2BGRA);
+}
+
+// 16-bit equalization (OpenCV has none): cv::equalizeHist's rule with 65536 levels — the first non-empty
+// level maps to 0, the others to round(cumulative count after it * 65535 / (total - its count)).
+void equalize16(std::uint16_t* plane, std::size_t pixel_stride, const Image& img, int channel, const Device& dev) {
+    imghist::Options o = dev.options();
+    o.cpu_threads = dev.cpu_threads;
+    cv::Mat ch;
+    cv::extractChannel(mat_of(img), ch, channel);
+    imghist::Histogram h = imghist::calcHist(imghist::view_of(ch), imghist::BinSpec::even(65536, 0, 65536), o);
+    const std::uint64_t* c = h.channel(0);
+    std::uint64_t total = h.total(0);
+    int i0 = 0;
+    while (i0 < 65535 && c[i0] == 0) ++i0;
+    std::vector<std::uint16_t> lut(65536, static_cast<std::uint16_t>(i0));
+    if (c[i0] != total) {
+        const double scale = 65535.0 / static_cast<double>(total - c[i0]);
+        std::uint64_t sum = 0;
+        lut[static_cast<std::size_t>(i0)] = 0;
+        for (int i = i0 + 1; i < 65536; ++i) {
+            sum += c[i];
+            double v = std::nearbyint(static_cast<double>(sum) * scale);
+            lut[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(v > 65535 ? 65535 : v);
+        }
+    }
+    const std::size_t n = img.pixels();
+    for (std::size_t i = 0; i < n; ++i) plane[i * pixel_stride] = lut[plane[i * pixel_stride]];
+}
+
+// Y'CbCr round trip for luma operations on colour images (cv::COLOR_RGB2YCrCb; alpha kept aside).
+template <class Fn>
+void on_luma(Image& img, Fn&& fn) {
+    cv::Mat m = mat_of(img);
+    cv::Mat rgb = m, alpha;
+    if (img.channels() == 4) {
+        cv::extractChannel(m, alpha, 3);
+        cv::cvtColor(m, rgb, cv::COLOR_RGBA2RGB);
+    }
+    cv::Mat ycc;
+    cv::cvtColor(rgb, ycc, cv::COLOR_RGB2YCrCb);
+    cv::Mat y;
+    cv::extractChannel(ycc, y, 0);
+    fn(y);
+    cv::insertChannel(y, ycc, 0);
+    if (img.channels() == 4) {
+        cv::Mat out3;
+        cv::cvtColor(ycc, out3, cv::COLOR_YCrCb2RGB);
+        cv::Mat parts[] = {out3, alpha};
+        int from_to[] = {0, 0, 1, 1, 2, 2, 3, 3};
+        cv::mixChannels(parts, 2, &m, 1, from_to, 4);
+    } else {
+        cv::cvtColor(ycc, m, cv::COLOR_YCrCb2RGB);
+    }
+}
+
+}  // namespace
+
+void equalize(Image& img, EqualizeMode mode, const Device& dev) {
+    const imghist::FilterOptions fo = filter_options(dev);
+    if (img.depth() == 16) {
+        // gray, each colour channel (per-channel), or the luma of colour
+        if (img.channels() <= 2) {
+            equalize16(reinterpret_cast<std::uint16_t*>(img.data()), img.channels(), img, 0, dev);
+        } else if (mode == EqualizeMode::PerChannel) {
+            for (int c = 0; c < 3; ++c)
+                equalize16(reinterpret_cast<std::uint16_t*>(img.data()) + c, img.channels(), img, c, dev);
+        } else {
+            on_luma(img, [&](cv::Mat& y) {
+                Image yi(y.cols, y.rows, 1, 16);
+                std::memcpy(yi.data(), y.data, yi.bytes());
+                equalize16(reinterpret_cast<std::uint16_t*>(yi.data()), 1, yi, 0, dev);
+                std::memcpy(y.data, yi.data(), yi.bytes());
+            });
+        }
+        return;
+    }
+    switch (img.channels()) {
+        case 1: imghist::equalize_hist(img.view(), img.view(), fo); return;
+        case 2: {  // gray + alpha: the gray only
+            cv::Mat g;
+            cv::extractChannel(mat_of(img), g, 0);
+            imghist::equalize_hist(imghist::view_of(g), imghist::view_of(g), fo);
+            cv::Mat m = mat_of(img);
+            cv::insertChannel(g, m, 0);
+            return;
+        }
+        default:
+            swap_red_blue(img);
+            imghist::equalize_hist_color(img.view(), img.view(),
+                                         mode == EqualizeMode::Luma ? imghist::ColorEqualize::Luma
+                                                                    : imghist::ColorEqualize::PerChannel,
+                                         fo);
+            swap_red_blue(img);
+            return;
+    }
+}
+
+void equalize_luma_planes(JpegPlanes& planes, const Device& dev) {
+    JpegPlane& y = planes.planes.at(0);
+    imghist::ImageView full = imghist::ImageView::host(y.data.data(), y.stride, y.rows, imghist::SampleType::U8, 1,
+                                                       static_cast<std::size_t>(y.stride));
+    imghist::Options o = dev.options();
+    o.cpu_threads = dev.cpu_threads;
+    // The histogram covers the visible samples only; the table then applies to the whole padded plane.
+    imghist::Histogram h = imghist::calcHist(full.roi(0, 0, y.width, y.height), imghist::BinSpec::u8(), o);
+    imghist::Lut8 lut = imghist::equalize_table(h.channel(0));
+    imghist::apply_lut(full, full, &lut, filter_options(dev));
+}
+
+double threshold(const Image& img, const ThresholdParams& p, const Device& dev, Image& out) {
+    out = to_gray(img);
+    const double maxval = img.depth() == 16 ? 65535.0 : 255.0;
+    imghist::AutoThreshold a = p.method == ThresholdMethod::Otsu       ? imghist::AutoThreshold::Otsu
+                               : p.method == ThresholdMethod::Triangle ? imghist::AutoThreshold::Triangle
+                                                                       : imghist::AutoThreshold::None;
+    if (a == imghist::AutoThreshold::Triangle && img.depth() == 16)
+        unsupported_depth("the Triangle method takes 8-bit images (use --method otsu or value for 16-bit)");
+    return imghist::threshold(out.view(), out.view(), p.value, maxval,
+                              p.invert ? imghist::ThresholdType::BinaryInv : imghist::ThresholdType::Binary, a,
+                              filter_options(dev));
+}
+
+void clahe(Image& img, const ClaheParams& p, const Device& dev) {
+    imghist::Clahe c(p.clip, p.tiles_x, p.tiles_y);
+    const imghist::FilterOptions fo = filter_options(dev);
+    if (img.channels() == 1) {
+        c.apply(img.view(), img.view(), fo);
+    } else if (img.channels() == 2) {
+        cv::Mat g;
+        cv::extractChannel(mat_of(img), g, 0);
+        c.apply(imghist::view_of(g), imghist::view_of(g), fo);
+        cv::Mat m = mat_of(img);
+        cv::insertChannel(g, m, 0);
+    } else {
+        on_luma(img, [&](cv::Mat& y) { c.apply(imghist::view_of(y), imghist::view_of(y), fo); });
+    }
+}
+
+}  // namespace cli

@@ -1,0 +1,53 @@
+// imghist CLI — the image operations behind the commands, on a chosen device. Histograms come from the
+// core library (libimghist); equalization tables, thresholds, CLAHE and lookup tables from the filters
+// library; colour conversions from OpenCV (so luma and gray match cv::cvtColor exactly).
+#pragma once
+
+#include <string>
+
+#include "codec_jpeg.hpp"
+#include "device.hpp"
+#include "histio.hpp"
+#include "image.hpp"
+
+namespace cli {
+
+enum class HistMode { Auto, Gray, Channels };
+
+struct HistParams {
+    int bins = 256;
+    bool range_set = false;
+    double low = 0, high = 256;
+    HistMode mode = HistMode::Auto;
+    /// Bin spec for an image of this depth: the range defaults to the depth's value range.
+    imghist::BinSpec spec_for(int depth) const;
+};
+
+/// Gray (8- or 16-bit, 1 channel) of an image: cv::COLOR_RGB(A)2GRAY weights; gray+alpha drops alpha.
+Image to_gray(const Image& img);
+HistResult image_histogram(const Image& img, const HistParams& p, const Device& dev);
+
+enum class EqualizeMode { Luma, PerChannel };
+/// Gray: plain equalization (bit-exact with cv::equalizeHist for 8-bit). Colour: the Y of Y'CbCr
+/// (cv::COLOR_RGB2YCrCb) equalized, or each colour channel on its own. Alpha is kept as it is.
+void equalize(Image& img, EqualizeMode mode, const Device& dev);
+/// Luma equalization of a JPEG's planes: the Y plane only (its visible part decides the histogram).
+void equalize_luma_planes(JpegPlanes& planes, const Device& dev);
+
+enum class ThresholdMethod { Otsu, Triangle, Value };
+struct ThresholdParams {
+    ThresholdMethod method = ThresholdMethod::Otsu;
+    double value = 128;
+    bool invert = false;
+};
+/// Binary image (0 / max value) of the gray of `img`: pixel > T; returns T.
+double threshold(const Image& img, const ThresholdParams& p, const Device& dev, Image& out);
+
+struct ClaheParams {
+    double clip = 2.0;
+    int tiles_x = 8, tiles_y = 8;
+};
+/// CLAHE of gray images; colour images get it on their luma (as equalize's luma mode).
+void clahe(Image& img, const ClaheParams& p, const Device& dev);
+
+}  // namespace cli

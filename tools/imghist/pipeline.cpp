@@ -1,0 +1,322 @@
+#include "pipeline.hpp"
+
+#include <dirent.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "codec.hpp"
+#include "errors.hpp"
+#include "fileio.hpp"
+#include "parallel.hpp"
+
+namespace cli {
+
+Shard parse_shard(const std::string& s) {
+    Shard sh;
+    auto slash = s.find('/');
+    try {
+        if (slash == std::string::npos) throw std::invalid_argument(s);
+        std::size_t u1 = 0, u2 = 0;
+        sh.k = std::stoi(s.substr(0, slash), &u1);
+        sh.n = std::stoi(s.substr(slash + 1), &u2);
+        if (u1 != slash || u2 != s.size() - slash - 1) throw std::invalid_argument(s);
+    } catch (const std::exception&) {
+        fail_usage("--shard: expected K/N (e.g. 3/8), got '" + s + "'");
+    }
+    if (sh.n < 1 || sh.k < 1 || sh.k > sh.n) fail_usage("--shard " + s + ": need 1 <= K <= N");
+    return sh;
+}
+
+bool in_shard(const std::string& rel, const Shard& shard) {
+    if (shard.n <= 1) return true;
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : rel) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return static_cast<int>(h % static_cast<std::uint64_t>(shard.n)) == shard.k - 1;
+}
+
+namespace {
+
+bool is_image_name(const std::string& name) {
+    return format_from_extension(extension_of(name)) != Format::Unknown;
+}
+
+bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out) {
+    std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
+    DIR* d = opendir(dir.c_str());
+    if (!d) fail_io(dir, "cannot list folder");
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.empty() || n[0] == '.') continue;  // hidden files, and our own temporaries
+        names.push_back(n);
+    }
+    closedir(d);
+    std::sort(names.begin(), names.end());
+    for (auto& n : names) {
+        std::string rel = rel_dir.empty() ? n : rel_dir + "/" + n;
+        std::string full = root + "/" + rel;
+        if (is_directory(full)) {
+            if (recursive) walk(root, rel, recursive, out);
+        } else if (is_image_name(n)) {
+            out.push_back(InputFile{full, rel});
+        }
+    }
+}
+
+std::string base_name(const std::string& p) {
+    auto s = p.find_last_of('/');
+    return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string strip_slashes(std::string p) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    return p;
+}
+
+}  // namespace
+
+bool is_batch(const std::vector<std::string>& args) {
+    if (args.size() != 1) return true;
+    return is_directory(args[0]) || (has_wildcard(args[0]) && !path_exists(args[0]));
+}
+
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive) {
+    std::vector<InputFile> out;
+    for (const std::string& raw : args) {
+        std::string a = strip_slashes(raw);
+        if (is_directory(a)) {
+            walk(a, "", recursive, out);
+        } else if (path_exists(a) || a == "-") {
+            out.push_back(InputFile{a, base_name(a)});
+        } else if (has_wildcard(a)) {
+            glob_t g{};
+            int rc = glob(a.c_str(), 0, nullptr, &g);
+            if (rc == 0)
+                for (std::size_t i = 0; i < g.gl_pathc; ++i) {
+                    std::string p = g.gl_pathv[i];
+                    if (!is_directory(p)) out.push_back(InputFile{p, base_name(p)});
+                }
+            globfree(&g);
+            if (rc != 0) fail_io(a, "no file matches this pattern");
+        } else {
+            fail_io(a, "no such file or folder");
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const InputFile& x, const InputFile& y) { return x.rel < y.rel; });
+    std::set<std::string> seen;
+    std::vector<InputFile> unique;
+    for (auto& f : out)
+        if (seen.insert(f.path).second) unique.push_back(f);
+    return unique;
+}
+
+namespace {
+
+template <class T>
+class BoundedQueue {
+public:
+    explicit BoundedQueue(std::size_t cap) : cap_(cap) {}
+    void push(T v) {
+        std::unique_lock<std::mutex> l(m_);
+        not_full_.wait(l, [&] { return q_.size() < cap_; });
+        q_.push_back(std::move(v));
+        not_empty_.notify_one();
+    }
+    std::optional<T> pop() {
+        std::unique_lock<std::mutex> l(m_);
+        not_empty_.wait(l, [&] { return !q_.empty() || closed_; });
+        if (q_.empty()) return std::nullopt;
+        T v = std::move(q_.front());
+        q_.pop_front();
+        not_full_.notify_one();
+        return v;
+    }
+    void close() {
+        std::lock_guard<std::mutex> l(m_);
+        closed_ = true;
+        not_empty_.notify_all();
+    }
+
+private:
+    std::size_t cap_;
+    std::deque<T> q_;
+    bool closed_ = false;
+    std::mutex m_;
+    std::condition_variable not_empty_, not_full_;
+};
+
+class Progress {
+public:
+    Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(2)) {}
+    void draw(std::size_t done, std::size_t failed, double secs, bool final = false) {
+        if (!enabled_) return;
+        const int width = 30;
+        std::size_t n = done + failed;
+        int fill = total_ ? static_cast<int>(n * width / total_) : width;
+        std::string bar(static_cast<std::size_t>(fill), '=');
+        if (fill < width) bar += '>' + std::string(static_cast<std::size_t>(width - fill - 1), ' ');
+        double rate = secs > 0 ? n / secs : 0;
+        double eta = rate > 0 ? (total_ - n) / rate : 0;
+        std::fprintf(stderr, "\r[%s] %zu/%zu  %.1f img/s  ETA %.0fs%s\033[K", bar.c_str(), n, total_, rate, eta,
+                     failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "");
+        if (final) std::fputc('\n', stderr);
+        std::fflush(stderr);
+        drawn_ = true;
+    }
+    /// Clears the bar before another line is printed.
+    void clear() {
+        if (enabled_ && drawn_) std::fputs("\r\033[K", stderr);
+    }
+
+private:
+    std::size_t total_;
+    bool enabled_;
+    bool drawn_ = false;
+};
+
+}  // namespace
+
+Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    const int threads = opt.threads > 0 ? opt.threads : hardware_threads();
+    const std::vector<Device> devices = opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices;
+
+    std::mutex log_mutex;
+    std::atomic<std::size_t> done{0}, failed{0};
+    Progress progress(items.size(), opt.progress && !opt.quiet);
+
+    auto finish = [&](Item& it) {
+        std::lock_guard<std::mutex> l(log_mutex);
+        if (!it.error.empty()) {
+            ++failed;
+            progress.clear();
+            std::fprintf(stderr, "imghist: %s\n", it.error.c_str());
+        } else {
+            ++done;
+            if (!it.note.empty()) {
+                // Notes are results (e.g. the threshold): stdout, unless the image itself goes there.
+                progress.clear();
+                std::FILE* f = it.output == "-" ? stderr : stdout;
+                if (opt.prefix_notes)
+                    std::fprintf(f, "%s: %s\n", it.input.path.c_str(), it.note.c_str());
+                else
+                    std::fprintf(f, "%s\n", it.note.c_str());
+                std::fflush(f);
+            }
+        }
+        progress.draw(done, failed, std::chrono::duration<double>(clock::now() - t0).count());
+    };
+    // Every message names the file: library errors that do not are prefixed with the input's name.
+    auto guarded = [&](Item& it, auto&& fn) {
+        try {
+            fn();
+        } catch (const std::exception& e) {
+            std::string msg = e.what();
+            std::string name = display_name(it.input.path);
+            if (msg.rfind(name, 0) != 0 && (it.output.empty() || msg.rfind(display_name(it.output, true), 0) != 0))
+                msg = name + ": " + msg;
+            it.error = msg;
+        }
+    };
+
+    // Two small queues of item indices; the capacity bounds images in memory.
+    const std::size_t cap = static_cast<std::size_t>(threads) * 2 + 2;
+    BoundedQueue<std::size_t> to_process(cap), to_store(cap);
+    std::atomic<std::size_t> next_load{0};
+
+    std::vector<std::thread> loaders, processors, storers;
+    std::atomic<int> loaders_left{threads};
+    for (int t = 0; t < threads; ++t)
+        loaders.emplace_back([&] {
+            for (;;) {
+                std::size_t i = next_load.fetch_add(1);
+                if (i >= items.size()) break;
+                Item& it = items[i];
+                guarded(it, [&] { stages.load(it); });
+                if (!it.error.empty()) {
+                    finish(it);
+                    continue;
+                }
+                to_process.push(i);
+            }
+            if (--loaders_left == 0) to_process.close();
+        });
+    // One worker per GPU; the CPU backend gets as many workers as there are threads.
+    std::vector<Device> workers;
+    for (auto& d : devices) {
+        if (d.cuda()) {
+            workers.push_back(d);
+        } else {
+            Device one = d;
+            one.cpu_threads = threads > 1 ? 1 : 0;  // parallel over images, not within one
+            for (int t = 0; t < threads; ++t) workers.push_back(one);
+        }
+    }
+    std::atomic<int> processors_left{static_cast<int>(workers.size())};
+    for (const Device& d : workers)
+        processors.emplace_back([&, d] {
+            while (auto i = to_process.pop()) {
+                Item& it = items[*i];
+                guarded(it, [&] { stages.process(it, d); });
+                if (!it.error.empty() || !stages.store) {
+                    it.image = Image();
+                    finish(it);
+                    continue;
+                }
+                to_store.push(*i);
+            }
+            if (--processors_left == 0) to_store.close();
+        });
+    for (int t = 0; t < (stages.store ? threads : 0); ++t)
+        storers.emplace_back([&] {
+            while (auto i = to_store.pop()) {
+                Item& it = items[*i];
+                guarded(it, [&] { stages.store(it); });
+                it.image = Image();
+                it.planes = JpegPlanes();
+                finish(it);
+            }
+        });
+    if (!stages.store) to_store.close();
+    for (auto& th : loaders) th.join();
+    for (auto& th : processors) th.join();
+    for (auto& th : storers) th.join();
+
+    Summary s;
+    s.done = done;
+    s.failed = failed;
+    s.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    {
+        std::lock_guard<std::mutex> l(log_mutex);
+        progress.draw(done, failed, s.seconds, true);
+    }
+    return s;
+}
+
+std::string summary_line(const Summary& s) {
+    char buf[256];
+    std::size_t n = s.done + s.failed;
+    std::snprintf(buf, sizeof buf, "done %zu, failed %zu, skipped %zu in %.2f s (%.1f images/s)", s.done, s.failed,
+                  s.skipped, s.seconds, s.seconds > 0 ? n / s.seconds : 0.0);
+    return buf;
+}
+
+}  // namespace cli

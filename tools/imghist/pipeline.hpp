@@ -1,0 +1,80 @@
+// imghist CLI — batch runs over many files: input collection, sharding, and the threaded pipeline.
+//
+//   read+decode (N threads) --bounded queue--> process (one thread per GPU, or N on the CPU)
+//                           --bounded queue--> encode+write (N threads)
+//
+// A failure in any stage is reported with the file's name and the run goes on; the summary counts it and
+// the exit status says that something failed. Queues are bounded, so memory stays at a few images per
+// thread whatever the folder's size. A progress bar is drawn on stderr only when stderr is a terminal.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codec_jpeg.hpp"
+#include "device.hpp"
+#include "histio.hpp"
+#include "image.hpp"
+
+namespace cli {
+
+struct InputFile {
+    std::string path;  ///< as given or found
+    std::string rel;   ///< path relative to the folder it was found in (the file name when given directly)
+};
+
+struct Shard {
+    int k = 1, n = 1;  ///< this run takes part k of n (1 <= k <= n)
+    bool active() const noexcept { return n > 1; }
+};
+Shard parse_shard(const std::string& s);
+/// Stable across machines and runs: FNV-1a of the relative path, modulo n.
+bool in_shard(const std::string& rel, const Shard& shard);
+
+/// Expands files, folders (their image files; sub-folders too when recursive) and glob patterns; hidden
+/// files are skipped; sorted by relative path; duplicates removed. Missing inputs are an error.
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive);
+/// True when the argument list means a batch run (a folder, a pattern, or several inputs).
+bool is_batch(const std::vector<std::string>& args);
+
+/// One file's trip through the pipeline.
+struct Item {
+    std::size_t index = 0;
+    InputFile input;
+    std::string output;  ///< empty for commands without output files
+    Image image;
+    JpegPlanes planes;
+    bool planar = false;
+    HistResult hist;
+    std::string note;    ///< per-file line for the log (e.g. "threshold: 117")
+    std::string error;
+};
+
+struct Stages {
+    std::function<void(Item&)> load;                      ///< read and decode (worker threads)
+    std::function<void(Item&, const Device&)> process;    ///< on a device worker
+    std::function<void(Item&)> store;                     ///< encode and write (worker threads); may be empty
+};
+
+struct RunOptions {
+    int threads = 0;          ///< decode/encode threads; 0 = hardware threads
+    bool quiet = false;
+    bool progress = true;     ///< only drawn when stderr is a terminal
+    bool prefix_notes = true; ///< notes as "<file>: <note>" (batch) or "<note>" (one file)
+    std::vector<Device> devices;
+};
+
+struct Summary {
+    std::size_t done = 0, failed = 0, skipped = 0;
+    double seconds = 0;
+};
+
+/// Runs every item through the stages; items come back in input order (with error set when they failed).
+Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt);
+/// "done 119, failed 1, skipped 0 in 3.21 s (37.1 images/s)".
+std::string summary_line(const Summary& s);
+
+}  // namespace cli
