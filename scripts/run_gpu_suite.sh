@@ -13,7 +13,8 @@
 #
 # Environment: SUITE_STEPS (default "gpu tests memcheck racecheck bench sweep"), SUITE_T_<STEP> (seconds),
 # BENCH_ARGS (extra arguments for the table, e.g. "--quick"), SWEEP_ARGS (replace the sweep's selection),
-# SANITIZER (path to compute-sanitizer). Logs: OUT_DIR/logs/<step>.log; summary: OUT_DIR/summary.txt.
+# SANITIZER (path to compute-sanitizer), SANITIZE_FILTER (Catch2 test spec for the sanitizer steps, default
+# "[cuda]", e.g. "[cuda]~[slow]"). Logs: OUT_DIR/logs/<step>.log; summary: OUT_DIR/summary.txt.
 # Exit status: 0 when every step passed, 1 otherwise.
 set -uo pipefail
 
@@ -31,12 +32,13 @@ if [[ "${1:-}" == "__tests" || "${1:-}" == "__sanitize" ]]; then
             rc=$?
         else
             # only executables that have [cuda] cases
-            n=$("$t" --list-test-names-only "[cuda]" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
-            if [[ "${n:-0}" -eq 0 ]]; then echo "=== $name: no [cuda] cases"; continue; fi
-            echo "=== $name: compute-sanitizer --tool $tool, $n [cuda] cases"
+            filter=${SANITIZE_FILTER:-[cuda]}
+            n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
+            if [[ "${n:-0}" -eq 0 ]]; then echo "=== $name: no $filter cases"; continue; fi
+            echo "=== $name: compute-sanitizer --tool $tool, $n cases matching $filter"
             extra=()
             [[ "$tool" == "memcheck" ]] && extra=(--leak-check no)
-            "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "[cuda]"
+            "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "$filter"
             rc=$?
         fi
         if [[ $rc -eq 0 ]]; then echo "--- $name: PASS"; else echo "--- $name: FAIL (exit $rc)"; status=1; fi
@@ -161,7 +163,7 @@ done
         [[ -f "$OUT/logs/$s.log" ]] || continue
         echo
         echo "$s:"
-        grep -E '^--- |ERROR SUMMARY|RACECHECK SUMMARY|no \[cuda\] cases' "$OUT/logs/$s.log" | sed 's/^/  /'
+        grep -E '^--- |ERROR SUMMARY|RACECHECK SUMMARY|: no .* cases$' "$OUT/logs/$s.log" | sed 's/^/  /'
     done
     if [[ -f "$OUT/logs/bench.log" ]]; then
         echo
