@@ -395,6 +395,7 @@ void set_goal(Row& r) {
 
 struct Context {
     Options opt;
+    std::string command;  // the command line, for the record
     DeviceInfo dev;
     cudaStream_t stream = nullptr;
     imghist::CudaHistogrammer* hg = nullptr;
@@ -566,6 +567,7 @@ void json_timing(Json& j, const char* key, const Timing& t, double bytes) {
 
 void json_header(Json& j, const Context& cx) {
     j.kv("tool", "imghist-bench").kv("library_version", imghist::version()).kv("date_utc", now_utc());
+    j.kv("command", cx.command);
     j.begin_object("device")
         .kv("ordinal", cx.dev.ordinal)
         .kv("name", cx.dev.name)
@@ -601,7 +603,7 @@ void write_file(const std::string& path, const std::string& text) {
 
 void print_device(const Context& cx) {
     const DeviceInfo& d = cx.dev;
-    std::printf("imghist-bench %s — %s\n", imghist::version(), now_utc().c_str());
+    std::printf("imghist-bench %s — %s — %s\n", imghist::version(), now_utc().c_str(), cx.command.c_str());
     std::printf("device %d: %s, compute %d.%d, %d SMs, SM clock %d MHz, memory clock %d MHz x %d bit "
                 "(peak %.0f GB/s), L2 %.0f MiB\n",
                 d.ordinal, d.name.c_str(), d.cc_major, d.cc_minor, d.sms, d.sm_clock_mhz, d.mem_clock_mhz, d.bus_bits,
@@ -950,6 +952,8 @@ int main(int argc, char** argv) {
     using namespace bench;
     Context cx;
     cx.opt = parse(argc, argv);
+    cx.command = "imghist-bench";
+    for (int i = 1; i < argc; ++i) cx.command += std::string(" ") + argv[i];
     // NPP is probed first: its self-test runs in a forked child, which must happen before this process
     // initialises CUDA.
     if (cx.opt.npp && !cx.opt.sweep) cx.npp.load_checked(cx.opt.npp_lib, cx.opt.device);
