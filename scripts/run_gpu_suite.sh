@@ -2,7 +2,8 @@
 # run_gpu_suite.sh BUNDLE_DIR OUT_DIR
 #
 # The GPU suite, run on a GPU host from a bundle made by scripts/bundle_gpu.sh (no compiler or OpenCV
-# needed there). Steps, each under its own time limit so the whole suite ends within about 8.5 minutes:
+# needed there). Steps, each under its own time limit, and all within SUITE_BUDGET (default 510 s), so the
+# suite ends within about 8.5 minutes even when steps hang:
 #
 #   gpu        nvidia-smi -L (and clocks, driver)                                      15 s
 #   tests      every test executable, all cases (Catch2 summary per executable)       SUITE_T_TESTS=75
@@ -72,14 +73,25 @@ declare -a RESULTS=()
 overall=0
 suite_start=$(date +%s)
 
+# The whole suite stops starting work after SUITE_BUDGET seconds (default 510): a step's limit is its own
+# or what is left of the budget, whichever is smaller.
+SUITE_BUDGET=${SUITE_BUDGET:-510}
+left() { echo $(( SUITE_BUDGET - ($(date +%s) - suite_start) )); }
+step_limit() { local cap=$1 l; l=$(left); (( l < cap )) && echo "$l" || echo "$cap"; }
+
 # run_step NAME SECONDS CMD... : runs CMD under a time limit, output to logs/NAME.log and the console
 run_step() {
     local name=$1 limit=$2; shift 2
     local log="$OUT/logs/$name.log" t0 rc status
+    if (( limit < 5 )); then
+        skip_step "$name" "suite time budget (SUITE_BUDGET=${SUITE_BUDGET}s) spent"
+        overall=1
+        return
+    fi
     echo
     echo "################ $name (limit ${limit}s): $*"
     t0=$(date +%s)
-    timeout --signal=TERM --kill-after=15 "$limit" "$@" 2>&1 | tee "$log"
+    timeout --signal=TERM --kill-after=5 "$limit" "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     case $rc in
         0) status=PASS ;;
@@ -97,10 +109,10 @@ skip_step() {
 for step in $STEPS; do
     case $step in
         gpu)
-            run_step gpu 15 bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
+            run_step gpu "$(step_limit 15)" bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
             ;;
         tests)
-            run_step tests "${SUITE_T_TESTS:-75}" bash "$SELF" __tests "$BUNDLE"
+            run_step tests "$(step_limit "${SUITE_T_TESTS:-75}")" bash "$SELF" __tests "$BUNDLE"
             ;;
         memcheck|racecheck)
             if [[ -z "$SANITIZER" ]]; then
@@ -108,12 +120,12 @@ for step in $STEPS; do
                 overall=1
             else
                 t=SUITE_T_${step^^}
-                run_step "$step" "${!t:-100}" bash "$SELF" __sanitize "$BUNDLE" "$step"
+                run_step "$step" "$(step_limit "${!t:-100}")" bash "$SELF" __sanitize "$BUNDLE" "$step"
             fi
             ;;
         bench)
             if [[ -x "$BUNDLE/bin/imghist-bench" ]]; then
-                limit=${SUITE_T_BENCH:-180}
+                limit=$(step_limit "${SUITE_T_BENCH:-180}")
                 # the benchmark stops starting new cases 30 s before the step's limit, and still writes its JSON
                 # shellcheck disable=SC2086
                 run_step bench "$limit" "$BUNDLE/bin/imghist-bench" --json "$OUT/bench.json" \
@@ -126,7 +138,7 @@ for step in $STEPS; do
             ;;
         sweep)
             if [[ -x "$BUNDLE/bin/imghist-bench" ]]; then
-                limit=${SUITE_T_SWEEP:-50}
+                limit=$(step_limit "${SUITE_T_SWEEP:-50}")
                 # shellcheck disable=SC2086
                 run_step sweep "$limit" "$BUNDLE/bin/imghist-bench" --sweep --json "$OUT/sweep.json" \
                     --time-limit $(( limit > 30 ? limit - 15 : limit / 2 )) \
@@ -168,13 +180,15 @@ done
     if [[ -f "$OUT/logs/bench.log" ]]; then
         echo
         echo "bench:"
-        grep -E '^device |^goals:|^  [a-z0-9-]+ .*: goal|^check:|time limit reached' "$OUT/logs/bench.log" | sed 's/^/  /'
+        grep -E '^device |^goals:|^  [a-z0-9-]+ .*: goal|^check:|time limit reached' "$OUT/logs/bench.log" | sed 's/^/  /' ||
+            tail -n 3 "$OUT/logs/bench.log" | sed 's/^/  /'
         [[ -f "$OUT/bench.json" ]] && echo "  JSON: bench.json"
     fi
     if [[ -f "$OUT/logs/sweep.log" ]]; then
         echo
         echo "sweep:"
-        grep -E '^shape sweep:|^default shape|^  [0-9]\. |reaches' "$OUT/logs/sweep.log" | sed 's/^/  /'
+        grep -E '^shape sweep:|^default shape|^  [0-9]\. |reaches' "$OUT/logs/sweep.log" | sed 's/^/  /' ||
+            tail -n 3 "$OUT/logs/sweep.log" | sed 's/^/  /'
     fi
     echo
     [[ $overall -eq 0 ]] && echo "SUITE: PASS" || echo "SUITE: FAIL"
