@@ -152,9 +152,9 @@ void clahe_impl(const ImageView& src, const ImageView& dst, const fmath::ClaheGe
         for (int t = tb; t < te; ++t) {
             const int tx = t % g.tiles_x, ty = t / g.tiles_x;
             std::fill(hist.begin(), hist.end(), 0u);
-            for (int i = 0; i < g.tile_w; ++i) xs[i] = fmath::reflect101(tx * g.tile_w + i, g.width);
+            for (int i = 0; i < g.tile_w; ++i) xs[i] = fmath::reflect101(tx * g.tile_w + i, g.ext_w);
             for (int j = 0; j < g.tile_h; ++j) {
-                const int sy = fmath::reflect101(ty * g.tile_h + j, g.height);
+                const int sy = fmath::reflect101(ty * g.tile_h + j, g.ext_h);
                 const T* row = reinterpret_cast<const T*>(src.row(sy));
                 for (int i = 0; i < g.tile_w; ++i) ++hist[row[xs[i]]];
             }

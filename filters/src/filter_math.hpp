@@ -187,6 +187,7 @@ IMGHIST_HD void ycrcb_to_bgr(int y, int cr, int cb, std::uint8_t& b, std::uint8_
 
 struct ClaheGeometry {
     int width = 0, height = 0;     ///< source image
+    int ext_w = 0, ext_h = 0;      ///< readable extent for tile histograms (>= width / height; see below)
     int tiles_x = 8, tiles_y = 8;
     int tile_w = 0, tile_h = 0;    ///< tile size in the (possibly padded) image
     int hist_size = 256;
@@ -195,8 +196,11 @@ struct ClaheGeometry {
     float inv_tw = 0.0f, inv_th = 0.0f;
 };
 
+/// extra_right / extra_bottom: pixels of a larger image that lie beyond the source's right and bottom edges.
+/// cv::copyMakeBorder (without BORDER_ISOLATED) takes as much of the padding as it can from them, and
+/// reflects about the edge of that extended region for the rest; cv::CLAHE on a ROI inherits this.
 inline ClaheGeometry clahe_geometry(int width, int height, int tiles_x, int tiles_y, int hist_size,
-                                    double clip_limit) {
+                                    double clip_limit, int extra_right = 0, int extra_bottom = 0) {
     ClaheGeometry g;
     g.width = width;
     g.height = height;
@@ -210,6 +214,8 @@ inline ClaheGeometry clahe_geometry(int width, int height, int tiles_x, int tile
     }
     g.tile_w = pw / tiles_x;
     g.tile_h = ph / tiles_y;
+    g.ext_w = width + (extra_right < pw - width ? extra_right : pw - width);
+    g.ext_h = height + (extra_bottom < ph - height ? extra_bottom : ph - height);
     const int total = g.tile_w * g.tile_h;
     g.lut_scale = static_cast<float>(hist_size - 1) / static_cast<float>(total);
     if (clip_limit > 0.0) {

@@ -178,7 +178,8 @@ void Clahe::set_tiles(int tiles_x, int tiles_y) {
     tiles_y_ = tiles_y;
 }
 
-void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOptions& o) const {
+void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOptions& o, int extra_right,
+                  int extra_bottom) const {
     check_pair(src, dst, "CLAHE");
     require(src.channels == 1 && (src.type == SampleType::U8 || src.type == SampleType::U16), ErrorCode::Unsupported,
             "CLAHE: 1-channel u8 or u16 images only");
@@ -192,7 +193,9 @@ void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOption
     require(same || db + span_d <= sb || sb + span_s <= db, ErrorCode::InvalidArgument,
             "CLAHE: source and destination overlap without being the same image");
     const int bins = src.type == SampleType::U8 ? 256 : 65536;
-    const fmath::ClaheGeometry g = fmath::clahe_geometry(src.width, src.height, tiles_x_, tiles_y_, bins, clip_limit_);
+    require(extra_right >= 0 && extra_bottom >= 0, ErrorCode::InvalidArgument, "CLAHE: negative extra border");
+    const fmath::ClaheGeometry g = fmath::clahe_geometry(src.width, src.height, tiles_x_, tiles_y_, bins, clip_limit_,
+                                                         extra_right, extra_bottom);
     if (resolve(src, o) == Backend::Cpu) {
         detail::cpu_clahe(src, dst, g, o.cpu_threads);
         return;
@@ -201,8 +204,13 @@ void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOption
         detail::cuda_clahe(src, dst, g, o.device, o.stream);
         return;
     }
-    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-        detail::cuda_clahe(s, d, g, -1, st);
+    // The readable extension travels with the image; the op sees it as a wider device image and works on
+    // the ROI of the original size inside it.
+    ImageView ext = src;
+    ext.width = g.ext_w;
+    ext.height = g.ext_h;
+    detail::cuda_staged(ext, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+        detail::cuda_clahe(s.roi(0, 0, src.width, src.height), d, g, -1, st);
     });
 }
 

@@ -2,6 +2,7 @@
 // GpuMat to imghist views, and translates imghist::Error into cv::Exception at a single point.
 #include "gpuhist/gpuhist.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -128,6 +129,15 @@ void check_threshold_input(const M& src, const ThresholdKind& k, const char* fun
         else check_depth(src, {CV_8U}, func);
         check_channels(src, {1}, func);
     }
+}
+
+/// Pixels of the parent image beyond a ROI's right and bottom edges (cv::CLAHE pads tiles with them).
+template <class M>
+cv::Size beyond_roi(const M& m) {
+    cv::Size whole;
+    cv::Point ofs;
+    m.locateROI(whole, ofs);
+    return cv::Size(std::max(0, whole.width - m.cols - ofs.x), std::max(0, whole.height - m.rows - ofs.y));
 }
 
 }  // namespace
@@ -289,7 +299,10 @@ void CLAHE::apply(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg 
     check_channels(src, {1}, func);
     require_device(func);
     ensure_output(dst, src.rows, src.cols, src.type(), func);
-    guarded(func, [&] { impl_.apply(imghist::view_of(src), imghist::view_of(dst), gpu_options(stream)); });
+    const cv::Size extra = beyond_roi(src);
+    guarded(func, [&] {
+        impl_.apply(imghist::view_of(src), imghist::view_of(dst), gpu_options(stream), extra.width, extra.height);
+    });
 }
 
 void CLAHE::apply(const cv::Mat& src, cv::Mat& dst, StreamArg stream) {
@@ -297,8 +310,11 @@ void CLAHE::apply(const cv::Mat& src, cv::Mat& dst, StreamArg stream) {
     check_input(src, func);
     check_depth(src, {CV_8U, CV_16U}, func);
     check_channels(src, {1}, func);
+    const cv::Size extra = beyond_roi(src);
     dst.create(src.size(), src.type());
-    guarded(func, [&] { impl_.apply(imghist::view_of(src), imghist::view_of(dst), mat_options(stream)); });
+    guarded(func, [&] {
+        impl_.apply(imghist::view_of(src), imghist::view_of(dst), mat_options(stream), extra.width, extra.height);
+    });
 }
 
 void CLAHE::apply(cv::InputArray src, cv::OutputArray dst) {

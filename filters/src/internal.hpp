@@ -57,8 +57,9 @@ void cuda_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGe
                 Stream stream);
 
 /// Host views on the CUDA backend: src is streamed to the device through pinned staging buffers, `op`
-/// runs on device views (src, dst) on the given stream, and the result is streamed back into dst.
-/// Returns when dst is written. `dst_type` / `dst_channels` describe the device output image.
+/// runs on device views (src, dst: packed copies of the same shapes) on the given stream, and the result is
+/// streamed back into dst. Returns when dst is written. src may be larger than dst (it then carries pixels
+/// the op reads beyond dst's extent).
 using DeviceOp = std::function<void(const ImageView& dsrc, const ImageView& ddst, Stream stream)>;
 void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream stream, const DeviceOp& op);
 

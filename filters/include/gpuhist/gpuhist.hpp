@@ -125,7 +125,9 @@ double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval,
 
 // ---- CLAHE -----------------------------------------------------------------------------------------------
 /// cv::CLAHE with GPU overloads. apply(InputArray, OutputArray) accepts cv::Mat or GpuMat (default stream).
-/// In-place use (src and dst the same image) is allowed, as with cv::CLAHE.
+/// In-place use (src and dst the same image) is allowed, as with cv::CLAHE. Like cv::CLAHE, a ROI source
+/// whose size is not a multiple of the grid takes its padding from the parent image's pixels beyond the
+/// ROI where there are any (then reflects), for cv::Mat and GpuMat sources alike.
 class CLAHE : public cv::CLAHE {
 public:
     CLAHE(double clipLimit, cv::Size tileGridSize);

@@ -116,7 +116,12 @@ public:
     int tiles_y() const noexcept { return tiles_y_; }
 
     /// src and dst: same size, u8 or u16, 1 channel; dst may be src itself but must not partially overlap it.
-    void apply(const ImageView& src, const ImageView& dst, const FilterOptions& options = {}) const;
+    /// When src is a ROI of a larger image, `extra_right` / `extra_bottom` say how many pixels of that image
+    /// lie beyond its right / bottom edges (readable at src's pitch). cv::CLAHE on a cv::Mat ROI pads the
+    /// tile grid with those pixels before reflecting (cv::copyMakeBorder without BORDER_ISOLATED); passing
+    /// them reproduces that. With 0 (the default) the ROI is treated as an isolated image.
+    void apply(const ImageView& src, const ImageView& dst, const FilterOptions& options = {}, int extra_right = 0,
+               int extra_bottom = 0) const;
 
 private:
     double clip_limit_;

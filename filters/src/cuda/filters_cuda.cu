@@ -380,12 +380,13 @@ void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream 
     if (!stream && !ws.own) FILTERS_CUDA(cudaStreamCreateWithFlags(&ws.own, cudaStreamNonBlocking));
     const Stream s = stream ? stream : reinterpret_cast<Stream>(ws.own);
 
-    const std::size_t row = src.row_bytes();
-    const std::size_t bytes = row * static_cast<std::size_t>(src.height);
-    ws.stage_src.reserve(bytes);
-    ws.stage_dst.reserve(bytes);
-    const int rows_per_chunk = static_cast<int>(std::max<std::size_t>(1, kChunkBytes / row));
-    const std::size_t slot_bytes = static_cast<std::size_t>(rows_per_chunk) * row;
+    const std::size_t srow = src.row_bytes(), drow = dst.row_bytes();
+    ws.stage_src.reserve(srow * static_cast<std::size_t>(src.height));
+    ws.stage_dst.reserve(drow * static_cast<std::size_t>(dst.height));
+    const int up_rows = static_cast<int>(std::max<std::size_t>(1, kChunkBytes / srow));
+    const int down_rows = static_cast<int>(std::max<std::size_t>(1, kChunkBytes / drow));
+    const std::size_t slot_bytes = std::max(static_cast<std::size_t>(up_rows) * srow,
+                                            static_cast<std::size_t>(down_rows) * drow);
     for (int i = 0; i < kSlots; ++i) {
         if (ws.slots[i].size() < slot_bytes) {
             if (ws.events[i]) FILTERS_CUDA(cudaEventSynchronize(ws.events[i]));
@@ -393,33 +394,34 @@ void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream 
         }
         if (!ws.events[i]) FILTERS_CUDA(cudaEventCreateWithFlags(&ws.events[i], cudaEventDisableTiming));
     }
-    const int chunks = (src.height + rows_per_chunk - 1) / rows_per_chunk;
     auto* dev_src = ws.stage_src.as<std::uint8_t>();
     auto* dev_dst = ws.stage_dst.as<std::uint8_t>();
 
     // Upload: the host fills slot k % kSlots while the copy engine drains the previous slots.
-    for (int k = 0; k < chunks; ++k) {
+    const int up_chunks = (src.height + up_rows - 1) / up_rows;
+    for (int k = 0; k < up_chunks; ++k) {
         const int slot = k % kSlots;
         if (ws.in_flight[slot]) FILTERS_CUDA(cudaEventSynchronize(ws.events[slot]));
-        const int r0 = k * rows_per_chunk, r1 = std::min(src.height, r0 + rows_per_chunk);
+        const int r0 = k * up_rows, r1 = std::min(src.height, r0 + up_rows);
         auto* pinned = ws.slots[slot].as<std::uint8_t>();
         copy_rows(src, pinned, r0, r1, true);
-        FILTERS_CUDA(cudaMemcpyAsync(dev_src + static_cast<std::size_t>(r0) * row, pinned,
-                                     static_cast<std::size_t>(r1 - r0) * row, cudaMemcpyHostToDevice, cu(s)));
+        FILTERS_CUDA(cudaMemcpyAsync(dev_src + static_cast<std::size_t>(r0) * srow, pinned,
+                                     static_cast<std::size_t>(r1 - r0) * srow, cudaMemcpyHostToDevice, cu(s)));
         FILTERS_CUDA(cudaEventRecord(ws.events[slot], cu(s)));
         ws.in_flight[slot] = true;
     }
 
-    const ImageView dsrc = ImageView::device(dev_src, src.width, src.height, src.type, src.channels, row);
-    const ImageView ddst = ImageView::device(dev_dst, dst.width, dst.height, dst.type, dst.channels, row);
+    const ImageView dsrc = ImageView::device(dev_src, src.width, src.height, src.type, src.channels, srow);
+    const ImageView ddst = ImageView::device(dev_dst, dst.width, dst.height, dst.type, dst.channels, drow);
     op(dsrc, ddst, s);
 
     // Download: keep up to kSlots chunks in flight; the host empties slot k while later chunks arrive.
+    const int chunks = (dst.height + down_rows - 1) / down_rows;
     auto issue = [&](int k) {
         const int slot = k % kSlots;
-        const int r0 = k * rows_per_chunk, r1 = std::min(dst.height, r0 + rows_per_chunk);
-        FILTERS_CUDA(cudaMemcpyAsync(ws.slots[slot].data(), dev_dst + static_cast<std::size_t>(r0) * row,
-                                     static_cast<std::size_t>(r1 - r0) * row, cudaMemcpyDeviceToHost, cu(s)));
+        const int r0 = k * down_rows, r1 = std::min(dst.height, r0 + down_rows);
+        FILTERS_CUDA(cudaMemcpyAsync(ws.slots[slot].data(), dev_dst + static_cast<std::size_t>(r0) * drow,
+                                     static_cast<std::size_t>(r1 - r0) * drow, cudaMemcpyDeviceToHost, cu(s)));
         FILTERS_CUDA(cudaEventRecord(ws.events[slot], cu(s)));
         ws.in_flight[slot] = true;
     };
@@ -428,7 +430,7 @@ void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream 
         const int slot = k % kSlots;
         FILTERS_CUDA(cudaEventSynchronize(ws.events[slot]));
         ws.in_flight[slot] = false;
-        const int r0 = k * rows_per_chunk, r1 = std::min(dst.height, r0 + rows_per_chunk);
+        const int r0 = k * down_rows, r1 = std::min(dst.height, r0 + down_rows);
         copy_rows(dst, ws.slots[slot].as<std::uint8_t>(), r0, r1, false);
         if (k + kSlots < chunks) issue(k + kSlots);
     }

@@ -441,8 +441,8 @@ __global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ his
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
         const int r = r0 + static_cast<int>(i / g.tile_w);
         const int c = static_cast<int>(i % g.tile_w);
-        const int sy = fmath::reflect101(ty * g.tile_h + r, g.height);
-        const int sx = fmath::reflect101(tx * g.tile_w + c, g.width);
+        const int sy = fmath::reflect101(ty * g.tile_h + r, g.ext_h);
+        const int sx = fmath::reflect101(tx * g.tile_w + c, g.ext_w);
         atomicAdd(&h[a.src[static_cast<std::size_t>(sy) * a.pitch + sx]], 1u);
     }
     __syncthreads();
@@ -461,8 +461,8 @@ __global__ void clahe_hist_u16_kernel(ClaheArgs a, unsigned int* __restrict__ hi
          i += static_cast<long long>(gridDim.y) * blockDim.x) {
         const int r = static_cast<int>(i / g.tile_w);
         const int c = static_cast<int>(i % g.tile_w);
-        const int sy = fmath::reflect101(ty * g.tile_h + r, g.height);
-        const int sx = fmath::reflect101(tx * g.tile_w + c, g.width);
+        const int sy = fmath::reflect101(ty * g.tile_h + r, g.ext_h);
+        const int sx = fmath::reflect101(tx * g.tile_w + c, g.ext_w);
         const std::uint16_t v =
             reinterpret_cast<const std::uint16_t*>(a.src + static_cast<std::size_t>(sy) * a.pitch)[sx];
         atomicAdd(&th[v], 1u);

@@ -1,0 +1,234 @@
+// Test helpers for the filters: generated images (size classes, ROI offsets, five distributions), device
+// copies that keep the host ROI's misalignment, and exact comparisons. References always come from
+// OpenCV (or from a plain loop written here), never from the code under test.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#ifdef IMGHIST_TEST_HAVE_IMGCODECS
+#include <opencv2/imgcodecs.hpp>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpuhist/gpuhist.hpp"
+#include "support.hpp"
+
+namespace filters_test {
+
+using imghist::Backend;
+
+/// The five data distributions of the test plan.
+enum class Dist { Uniform, Constant, Gauss4, Gauss32, Photo };
+inline const char* name(Dist d) {
+    switch (d) {
+        case Dist::Uniform: return "uniform";
+        case Dist::Constant: return "constant";
+        case Dist::Gauss4: return "gauss4";
+        case Dist::Gauss32: return "gauss32";
+        case Dist::Photo: return "photo";
+    }
+    return "?";
+}
+inline const std::vector<Dist>& all_dists() {
+    static const std::vector<Dist> d{Dist::Uniform, Dist::Constant, Dist::Gauss4, Dist::Gauss32, Dist::Photo};
+    return d;
+}
+
+/// Size classes: single pixel, tiny odd, one row, one column, small, odd medium, VGA.
+struct Size2 {
+    int w, h;
+};
+inline const std::vector<Size2>& size_classes() {
+    static const std::vector<Size2> s{{1, 1}, {7, 3}, {257, 1}, {1, 131}, {64, 64}, {333, 127}, {640, 480}};
+    return s;
+}
+/// ROI x-offsets in elements: -1 means a fresh continuous image; others cut a ROI from a wider parent.
+inline const std::vector<int>& roi_offsets() {
+    static const std::vector<int> o{-1, 0, 1, 3, 13};
+    return o;
+}
+
+/// A photograph (camera.png, or a synthetic smooth scene where imgcodecs is missing) of the given channels.
+inline cv::Mat photo(int channels) {
+    static cv::Mat gray, color;
+    if (gray.empty()) {
+#ifdef IMGHIST_TEST_HAVE_IMGCODECS
+        gray = cv::imread(std::string(IMGHIST_SOURCE_DIR) + "/samples/images/camera.png", cv::IMREAD_GRAYSCALE);
+        color = cv::imread(std::string(IMGHIST_SOURCE_DIR) + "/samples/images/coffee.png", cv::IMREAD_COLOR);
+#endif
+        if (gray.empty() || color.empty()) {
+            gray.create(512, 512, CV_8UC1);
+            color.create(512, 512, CV_8UC3);
+            for (int y = 0; y < 512; ++y)
+                for (int x = 0; x < 512; ++x) {
+                    const double v = 128 + 90 * std::sin(x / 37.0) * std::cos(y / 23.0) + 20 * std::sin((x + y) / 5.0);
+                    gray.at<std::uint8_t>(y, x) = cv::saturate_cast<std::uint8_t>(v);
+                    color.at<cv::Vec3b>(y, x) = cv::Vec3b(cv::saturate_cast<std::uint8_t>(v), cv::saturate_cast<std::uint8_t>(255 - v),
+                                                          cv::saturate_cast<std::uint8_t>(x / 2));
+                }
+        }
+    }
+    if (channels == 1) return gray;
+    if (channels == 3) return color;
+    cv::Mat bgra;
+    cv::cvtColor(color, bgra, cv::COLOR_BGR2BGRA);
+    // Give alpha some content so that copying it is checked.
+    for (int y = 0; y < bgra.rows; ++y)
+        for (int x = 0; x < bgra.cols; ++x) bgra.at<cv::Vec4b>(y, x)[3] = static_cast<std::uint8_t>((x * 7 + y * 3) & 255);
+    return bgra;
+}
+
+/// Fills `m` (any depth of 8U / 16U / 32F) with a distribution; values cover the depth's range.
+inline void fill(cv::Mat& m, Dist d, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const int depth = m.depth();
+    const double scale = depth == CV_16U ? 257.0 : 1.0;
+    const double top = depth == CV_16U ? 65535.0 : 255.0;
+    if (d == Dist::Photo) {
+        cv::Mat p = photo(m.channels());
+        cv::Mat tiled(m.rows, m.cols, p.type());
+        for (int y = 0; y < m.rows; ++y)
+            for (int x = 0; x < m.cols; ++x)
+                std::memcpy(tiled.ptr(y) + x * p.elemSize(), p.ptr(y % p.rows) + (x % p.cols) * p.elemSize(), p.elemSize());
+        if (depth == CV_8U) tiled.copyTo(m);
+        else if (depth == CV_16U) tiled.convertTo(m, CV_16U, 257.0, 0.0);  // full 16-bit range, still smooth
+        else tiled.convertTo(m, CV_32F, 1.0, 0.25);
+        return;
+    }
+    std::uniform_real_distribution<double> uni(0.0, top + 1.0);
+    std::normal_distribution<double> g4(top * 0.45, 4.0 * scale), g32(top * 0.55, 32.0 * scale);
+    const double constant = std::floor(top * 0.37);
+    const int n = m.cols * m.channels();
+    for (int y = 0; y < m.rows; ++y)
+        for (int i = 0; i < n; ++i) {
+            double v = 0;
+            switch (d) {
+                case Dist::Uniform: v = uni(rng); break;
+                case Dist::Constant: v = constant; break;
+                case Dist::Gauss4: v = g4(rng); break;
+                case Dist::Gauss32: v = g32(rng); break;
+                default: break;
+            }
+            if (depth == CV_32F) {
+                m.ptr<float>(y)[i] = static_cast<float>(std::clamp(v, 0.0, 256.0));
+            } else {
+                v = std::clamp(std::floor(v), 0.0, top);
+                if (depth == CV_8U) m.ptr<std::uint8_t>(y)[i] = static_cast<std::uint8_t>(v);
+                else m.ptr<std::uint16_t>(y)[i] = static_cast<std::uint16_t>(v);
+            }
+        }
+}
+
+/// An image of the given size; with x_offset >= 0 a ROI starting x_offset elements into a wider parent
+/// (so rows are padded and the first byte is unaligned), with -1 a continuous image.
+inline cv::Mat make_image(int w, int h, int type, Dist d, std::uint64_t seed, int x_offset = -1) {
+    if (x_offset < 0) {
+        cv::Mat m(h, w, type);
+        fill(m, d, seed);
+        return m;
+    }
+    cv::Mat parent(h, w + x_offset + 5, type);
+    fill(parent, d, seed);
+    return parent(cv::Rect(x_offset, 0, w, h));
+}
+
+/// Two well-separated modes plus noise (Otsu's home ground); `depth` 8U or 16U.
+inline cv::Mat bimodal(int w, int h, int depth, std::uint64_t seed, double m1 = 60, double m2 = 180, double sd = 15) {
+    cv::Mat m(h, w, CV_MAKETYPE(depth, 1));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> a(m1, sd), b(m2, sd);
+    std::bernoulli_distribution pick(0.35);
+    const double s = depth == CV_16U ? 257.0 : 1.0, top = depth == CV_16U ? 65535.0 : 255.0;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            const double v = std::clamp(std::floor((pick(rng) ? a(rng) : b(rng)) * s), 0.0, top);
+            if (depth == CV_8U) m.at<std::uint8_t>(y, x) = static_cast<std::uint8_t>(v);
+            else m.at<std::uint16_t>(y, x) = static_cast<std::uint16_t>(v);
+        }
+    return m;
+}
+
+/// Exact equality of two images of the same type, bit for bit (floats compared as bytes).
+inline bool identical(const cv::Mat& a, const cv::Mat& b, std::string* where = nullptr) {
+    if (a.size() != b.size() || a.type() != b.type()) {
+        if (where) *where = "shape/type differ";
+        return false;
+    }
+    const std::size_t row = a.cols * a.elemSize();
+    for (int y = 0; y < a.rows; ++y)
+        if (std::memcmp(a.ptr(y), b.ptr(y), row) != 0) {
+            if (where) {
+                for (std::size_t i = 0; i < row; ++i)
+                    if (a.ptr(y)[i] != b.ptr(y)[i]) {
+                        *where = "first difference at row " + std::to_string(y) + ", byte " + std::to_string(i) + ": " +
+                                 std::to_string(a.ptr(y)[i]) + " vs " + std::to_string(b.ptr(y)[i]);
+                        break;
+                    }
+            }
+            return false;
+        }
+    return true;
+}
+
+#define FILTERS_REQUIRE_IDENTICAL(a, b)              \
+    do {                                             \
+        std::string where_;                          \
+        const bool same_ = filters_test::identical((a), (b), &where_); \
+        INFO(where_);                                \
+        REQUIRE(same_);                              \
+    } while (0)
+
+/// Selects the backend for cv::Mat inputs for the scope.
+struct BackendScope {
+    explicit BackendScope(Backend b) { gpuhist::setBackend(b); }
+    ~BackendScope() { gpuhist::setBackend(Backend::Auto); }
+};
+
+/// A device copy of a host image that keeps its ROI placement (so the device view is misaligned the same
+/// way), viewed as a GpuMat; or an output of a given shape.
+struct DeviceMat {
+    imghist::DeviceImage store;
+    cv::cuda::GpuMat mat;
+
+    DeviceMat() = default;
+    /// Uploads the whole parent of `host` (a ROI or a whole image) and views the ROI at the same place, so
+    /// the device view has the same misalignment and the same surroundings as the host one.
+    explicit DeviceMat(const cv::Mat& host) {
+        cv::Size whole;
+        cv::Point ofs;
+        host.locateROI(whole, ofs);
+        cv::Mat parent = host;
+        parent.adjustROI(ofs.y, whole.height - host.rows - ofs.y, ofs.x, whole.width - host.cols - ofs.x);
+        const auto type = imghist::sample_type_from_cv_depth(host.depth());
+        store.create(parent.cols, parent.rows, type, host.channels());
+        store.upload(imghist::view_of(parent));
+        mat = gpuhist::asGpuMat(store)(cv::Rect(ofs.x, ofs.y, host.cols, host.rows));
+    }
+    /// An uninitialised device image of rows x cols x type, viewed at x-offset `xo`.
+    DeviceMat(int rows, int cols, int type, int xo) {
+        store.create(cols + xo, rows, imghist::sample_type_from_cv_depth(CV_MAT_DEPTH(type)), CV_MAT_CN(type));
+        cudaMemset2D(store.data(), store.pitch(), 0xCD, (cols + xo) * CV_ELEM_SIZE(type), rows);
+        mat = gpuhist::asGpuMat(store)(cv::Rect(xo, 0, cols, rows));
+    }
+};
+
+inline cv::Mat download(const cv::cuda::GpuMat& g) {
+    cv::Mat m(g.rows, g.cols, g.type());
+    const cudaError_t e = cudaMemcpy2D(m.data, m.step, g.data, g.step, g.cols * g.elemSize(), g.rows, cudaMemcpyDeviceToHost);
+    REQUIRE(e == cudaSuccess);
+    return m;
+}
+
+/// A size's area is small enough for the exhaustive loops of the test plan.
+inline bool small_enough(const Size2& s) { return static_cast<long long>(s.w) * s.h <= 640 * 480; }
+
+}  // namespace filters_test
