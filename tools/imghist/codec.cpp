@@ -1,5 +1,6 @@
 #include "codec.hpp"
 
+#include <cctype>
 #include <cstring>
 
 #include "errors.hpp"
@@ -54,9 +55,9 @@ Image decode_image(const Bytes& data, const std::string& name, const DecodeOptio
     switch (f) {
         case Format::Png: return decode_png(data, name, opt);
         case Format::Jpeg: return decode_jpeg(data, name, opt);
+        case Format::Pnm: return decode_pnm(data, name, opt);
         case Format::Bmp:
-        case Format::Tga:
-        case Format::Pnm: return decode_stb(data, f, name, opt);
+        case Format::Tga: return decode_stb(data, f, name, opt);
         default: break;
     }
     std::string ext = extension_of(name);
@@ -107,6 +108,97 @@ Bytes encode_image(const Image& img, Format format, const EncodeOptions& opt, co
 void write_image(const std::string& path, const Image& img, Format format, const EncodeOptions& opt) {
     Bytes bytes = encode_image(img, format, opt, display_name(path, true));
     write_file_atomic(path, bytes.data(), bytes.size());
+}
+
+namespace {
+
+// PNM header fields: whitespace-separated decimal numbers, '#' comments up to the end of the line.
+struct PnmReader {
+    const Bytes& d;
+    std::size_t pos = 2;
+    const std::string& name;
+    void skip_space() {
+        while (pos < d.size()) {
+            if (d[pos] == '#') {
+                while (pos < d.size() && d[pos] != '\n') ++pos;
+            } else if (std::isspace(d[pos])) {
+                ++pos;
+            } else {
+                break;
+            }
+        }
+    }
+    std::uint64_t number(const char* what) {
+        skip_space();
+        if (pos >= d.size() || !std::isdigit(d[pos]))
+            fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNM file (expected the ") + what + ")");
+        std::uint64_t v = 0;
+        while (pos < d.size() && std::isdigit(d[pos])) {
+            v = v * 10 + static_cast<std::uint64_t>(d[pos++] - '0');
+            if (v > 0xffffffffull) fail(ErrorCode::InvalidArgument, name, std::string("corrupt PNM file (") + what + " too large)");
+        }
+        return v;
+    }
+};
+
+}  // namespace
+
+Image decode_pnm(const Bytes& d, const std::string& name, const DecodeOptions& opt) {
+    const char kind = static_cast<char>(d[1]);
+    const bool bitmap = kind == '1' || kind == '4', ascii = kind <= '3';
+    const int channels = (kind == '3' || kind == '6') ? 3 : 1;
+    PnmReader r{d, 2, name};
+    const std::uint64_t w = r.number("width"), h = r.number("height");
+    const std::uint64_t maxval = bitmap ? 1 : r.number("maximum value");
+    check_pixel_limit(w, h, opt, name);
+    if (maxval == 0 || maxval > 65535)
+        fail(ErrorCode::Unsupported, name, "unsupported sample depth (PNM maximum value " + std::to_string(maxval) + ")");
+    const int depth = maxval > 255 ? 16 : 8;
+    Image img(static_cast<int>(w), static_cast<int>(h), channels, depth);
+    const std::size_t samples = img.pixels() * static_cast<std::size_t>(channels);
+    auto truncated = [&] { fail(ErrorCode::InvalidArgument, name, "truncated or corrupt PNM file (fewer samples than the header promises)"); };
+    if (ascii) {
+        for (std::size_t i = 0; i < samples; ++i) {
+            std::uint64_t v = 0;
+            if (bitmap) {  // P1: '0'/'1' characters, possibly without spaces; 1 is black
+                r.skip_space();
+                if (r.pos >= d.size()) truncated();
+                v = d[r.pos++] == '1' ? 0 : 255;
+            } else {
+                r.skip_space();
+                if (r.pos >= d.size()) truncated();
+                v = r.number("sample");
+                if (v > maxval) fail(ErrorCode::InvalidArgument, name, "corrupt PNM file (a sample above the maximum value)");
+            }
+            if (depth == 16) reinterpret_cast<std::uint16_t*>(img.data())[i] = static_cast<std::uint16_t>(v);
+            else img.data()[i] = static_cast<std::uint8_t>(v);
+        }
+        return img;
+    }
+    // Binary: exactly one whitespace byte after the header.
+    if (r.pos >= d.size() || !std::isspace(d[r.pos])) truncated();
+    ++r.pos;
+    const std::uint8_t* src = d.data() + r.pos;
+    const std::size_t avail = d.size() - r.pos;
+    if (bitmap) {  // P4: rows of packed bits, most significant first, 1 is black
+        const std::size_t row = (w + 7) / 8;
+        if (avail < row * h) truncated();
+        for (std::size_t y = 0; y < h; ++y)
+            for (std::size_t x = 0; x < w; ++x)
+                img.row(static_cast<int>(y))[x] = (src[y * row + x / 8] >> (7 - x % 8)) & 1 ? 0 : 255;
+        return img;
+    }
+    if (avail < img.bytes()) truncated();
+    if (depth == 8) {
+        std::memcpy(img.data(), src, img.bytes());
+    } else {  // big-endian in the file
+        std::uint8_t* dst = img.data();
+        for (std::size_t i = 0; i < img.bytes(); i += 2) {
+            dst[i] = src[i + 1];
+            dst[i + 1] = src[i];
+        }
+    }
+    return img;
 }
 
 Bytes encode_pnm(const Image& img) {

@@ -7,8 +7,9 @@
 //   JPEG   | 8-bit gray, YCbCr/RGB                  | 8-bit gray, RGB (alpha refused)| libjpeg-turbo
 //   BMP    | 8-bit, 1-4 channels                    | 8-bit gray, RGB, RGBA          | stb_image(_write)
 //   TGA    | 8-bit, 1-4 channels                    | 8-bit, 1-4 channels            | stb_image(_write)
-//   PNM    | P2/P3/P5/P6, 8 and 16-bit              | P5/P6, 8 and 16-bit            | stb_image / own writer
+//   PNM    | P1-P6, 8 and 16-bit                    | P5/P6, 8 and 16-bit            | own (codec.cpp)
 //
+// (stb_image 2.27's PNM reader returns 16-bit samples big-endian and accepts truncated files, hence our own.)
 // The format is read from the content (magic bytes), never from the name; the output format comes from
 // the output's extension. The pixel limit is checked against the header before any pixel memory is
 // allocated. Every error names the file.
@@ -58,6 +59,7 @@ Image decode_jpeg(const Bytes& data, const std::string& name, const DecodeOption
 Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string& name);
 Image decode_stb(const Bytes& data, Format format, const std::string& name, const DecodeOptions& opt);
 Bytes encode_stb(const Image& img, Format format, const std::string& name);
+Image decode_pnm(const Bytes& data, const std::string& name, const DecodeOptions& opt);
 Bytes encode_pnm(const Image& img);
 
 }  // namespace cli

@@ -70,7 +70,7 @@ void read_header(Decompress& d, const Bytes& data, const std::string& name, cons
     jpeg_read_header(&d.info, TRUE);
     check_pixel_limit(d.info.image_width, d.info.image_height, opt, name);
     if (d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK)
-        fail(ErrorCode::Unsupported, name, "unsupported colour model: 4-channel CMYK/YCCK JPEG");
+        fail(ErrorCode::Unsupported, name, "unsupported channel count: a 4-channel CMYK/YCCK JPEG (imghist reads gray and colour JPEG)");
     if (d.info.num_components != 1 && d.info.num_components != 3)
         fail(ErrorCode::Unsupported, name, "unsupported channel count " + std::to_string(d.info.num_components));
 }

@@ -119,7 +119,7 @@ Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions
     if (len != img.bytes()) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
     rc = spng_decode_image(s.ctx, img.data(), len, fmt, flags);
     if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
-    if (depth == 16) swap16(img.data(), img.bytes());  // PNG stores 16-bit samples big-endian
+    // SPNG_FMT_PNG delivers 16-bit samples host-endian already (only SPNG_FMT_RAW keeps the file's order).
     if (fmt == SPNG_FMT_G8 && ihdr.bit_depth < 8) {
         // 1/2/4-bit gray arrives unscaled (0..2^bits-1); stretch to the 8-bit range as PNG readers do.
         const unsigned maxv = (1u << ihdr.bit_depth) - 1u;

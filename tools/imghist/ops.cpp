@@ -158,11 +158,23 @@ void equalize(Image& img, EqualizeMode mode, const Device& dev) {
             return;
         }
         default:
+            if (mode == EqualizeMode::PerChannel) {
+                // One table per colour channel, the identity for alpha: one histogram pass, one apply pass.
+                imghist::Options o = dev.options();
+                imghist::Histogram h = imghist::calcHist(img.view(), imghist::BinSpec::u8(), o);
+                imghist::Lut8 luts[4];
+                for (int c = 0; c < img.channels(); ++c) {
+                    if (c < 3) {
+                        luts[c] = imghist::equalize_table(h.channel(c));
+                    } else {
+                        for (int v = 0; v < 256; ++v) luts[c][static_cast<std::size_t>(v)] = static_cast<std::uint8_t>(v);
+                    }
+                }
+                imghist::apply_lut(img.view(), img.view(), luts, fo);
+                return;
+            }
             swap_red_blue(img);
-            imghist::equalize_hist_color(img.view(), img.view(),
-                                         mode == EqualizeMode::Luma ? imghist::ColorEqualize::Luma
-                                                                    : imghist::ColorEqualize::PerChannel,
-                                         fo);
+            imghist::equalize_hist_color(img.view(), img.view(), imghist::ColorEqualize::Luma, fo);
             swap_red_blue(img);
             return;
     }
