@@ -22,6 +22,7 @@ void add_common(CLI::App& sub, Common& c) {
         ->default_str("0")
         ->group("Common");
     sub.add_flag("-q,--quiet", c.quiet, "No progress bar, notes or summary; errors only")->group("Common");
+    sub.add_flag("-v,--verbose", c.verbose, "One line per file: the device and the time of each stage")->group("Common");
 }
 
 void ImageJob::add_options(CLI::App& sub) {
@@ -148,6 +149,8 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
     ro.quiet = job.common.quiet;
     ro.progress = batch;
     ro.prefix_notes = batch;
+    ro.verbose = job.common.verbose;
+    for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
     ro.devices = devices;
     Summary s = run_pipeline(items, st, ro);
     s.skipped = pre.skipped;

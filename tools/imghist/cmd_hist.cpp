@@ -196,6 +196,8 @@ int run_hist(HistArgs& a, CLI::Option* bins_opt) {
     ro.quiet = a.common.quiet;
     ro.progress = batch;
     ro.devices = devices;
+    ro.verbose = a.common.verbose;
+    for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
     Summary s = run_pipeline(items, st, ro);
     if (!batch) {
         if (items.empty() || !items[0].error.empty()) return kExitFailure;

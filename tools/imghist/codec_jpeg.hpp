@@ -16,7 +16,7 @@ struct JpegPlane {
     int width = 0, height = 0;          ///< visible samples of this component
     int stride = 0, rows = 0;           ///< allocated: whole blocks and whole iMCU rows
     int h_samp = 1, v_samp = 1;
-    std::vector<std::uint8_t> data;     ///< rows x stride
+    Bytes data;                         ///< rows x stride
 };
 
 struct JpegPlanes {

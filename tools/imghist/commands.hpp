@@ -21,6 +21,7 @@ struct Common {
     std::uint64_t max_pixels = std::uint64_t(1) << 28;
     int threads = 0;
     bool quiet = false;
+    bool verbose = false;
     DecodeOptions decode() const { return DecodeOptions{max_pixels}; }
     std::vector<Device> devices() const { return resolve_devices(device); }
 };

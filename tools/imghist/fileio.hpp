@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "memory.hpp"
+
 namespace cli {
 
-using Bytes = std::vector<std::uint8_t>;
+/// File contents and encoded images: huge-page friendly, not zero-filled on resize.
+using Bytes = std::vector<std::uint8_t, BigAllocator<std::uint8_t>>;
 
 /// Whole file ("-" = standard input). Errors name the file: missing, unreadable, a folder.
 Bytes read_file(const std::string& path);

@@ -1,6 +1,7 @@
 #include "image.hpp"
 
 #include "errors.hpp"
+#include "memory.hpp"
 
 namespace cli {
 
@@ -9,7 +10,7 @@ Image::Image(int width, int height, int channels, int depth)
     if (width <= 0 || height <= 0 || channels < 1 || channels > 4 || (depth != 8 && depth != 16))
         throw imghist::Error(imghist::ErrorCode::InvalidArgument, "invalid image shape");
     std::size_t n = bytes();
-    data_.reset(static_cast<std::uint8_t*>(std::malloc(n)));
+    data_.reset(static_cast<std::uint8_t*>(big_malloc(n)));
     if (!data_) throw imghist::Error(imghist::ErrorCode::OutOfMemory, "out of memory allocating " +
                                                                           std::to_string(n) + " bytes");
 }

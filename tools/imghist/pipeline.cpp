@@ -211,6 +211,14 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             std::fprintf(stderr, "imghist: %s\n", it.error.c_str());
         } else {
             ++done;
+            if (opt.verbose) {
+                progress.clear();
+                std::string t;
+                const char* names[] = {"read+decode", "process", "encode+write"};
+                for (std::size_t k = 0; k < it.stage_ms.size() && k < 3; ++k)
+                    t += std::string(k ? ", " : "") + names[k] + " " + std::to_string(static_cast<int>(it.stage_ms[k] + 0.5)) + " ms";
+                std::fprintf(stderr, "imghist: %s: %s (%s)\n", it.input.path.c_str(), t.c_str(), opt.verbose_device.c_str());
+            }
             if (!it.note.empty()) {
                 // Notes are results (e.g. the threshold): stdout, unless the image itself goes there.
                 progress.clear();
@@ -227,7 +235,9 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     // Every message names the file: library errors that do not are prefixed with the input's name.
     auto guarded = [&](Item& it, auto&& fn) {
         try {
+            const auto start = clock::now();
             fn();
+            it.stage_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - start).count());
         } catch (const std::exception& e) {
             std::string msg = e.what();
             std::string name = display_name(it.input.path);

@@ -51,6 +51,7 @@ struct Item {
     HistResult hist;
     std::string note;    ///< per-file line for the log (e.g. "threshold: 117")
     std::string error;
+    std::vector<double> stage_ms;  ///< time spent in each stage that ran (for --verbose)
 };
 
 struct Stages {
@@ -64,6 +65,8 @@ struct RunOptions {
     bool quiet = false;
     bool progress = true;     ///< only drawn when stderr is a terminal
     bool prefix_notes = true; ///< notes as "<file>: <note>" (batch) or "<note>" (one file)
+    bool verbose = false;     ///< one line per file with the time of each stage
+    std::string verbose_device;
     std::vector<Device> devices;
 };
 
