@@ -194,3 +194,31 @@ TEST_CASE("owning device buffers and images [cuda]", "[core][buffer][cuda]") {
     imghist::PinnedBuffer pinned(1 << 20);
     CHECK(pinned.size() == (1u << 20));
 }
+
+TEST_CASE("small grids: blocks that flush wide packed counters mid-image [cuda]", "[core][shapes][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // 6M samples over 2 blocks: each block passes the 2^21 samples a packed field may hold.
+    TestImage img(3000, 2000, SampleType::U16, 1);
+    std::mt19937_64 rng(44);
+    img.fill<std::uint16_t>([&](int x, int, int) { return x % 4 == 0 ? 12345 : static_cast<int>(rng() & 0xFFFF); });
+    DeviceCopy d(img.view);
+    imghist::CudaHistogrammer hg;
+    imghist::DeviceBuffer counts(65536 * 8);
+    imghist::DeviceHistogramView out;
+    out.counts = counts.data();
+    out.type = imghist::CountType::U64;
+    for (const BinSpec& s : {BinSpec::even(65536, 0, 65536), BinSpec::even(1024, 0, 65536)}) {
+        const Histogram ref = plain_reference(img.view, s);
+        for (int blocks : {1, 2, 3}) {
+            imghist::CudaHistogrammer::Shape shape;
+            shape.max_blocks = blocks;
+            hg.set_shape(shape);
+            hg.compute(d.view, s, out);
+            std::vector<std::uint64_t> host(s.bins);
+            counts.download(host.data(), host.size() * 8);
+            CAPTURE(blocks, s.bins, hg.last_kernel());
+            REQUIRE(hg.last_shape().max_blocks == blocks);
+            REQUIRE(host == ref.counts);
+        }
+    }
+}

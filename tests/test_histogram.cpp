@@ -1,6 +1,7 @@
 // The core's list of cases. Every IMGHIST_BACKEND_CASE runs once on the CPU backend and once on CUDA
 // (skipped where there is no device); expected values come from cv::calcHist and an independent loop.
 #include <climits>
+#include <cstdlib>
 
 #include "core_support.hpp"
 
@@ -321,7 +322,8 @@ struct Photo {
 };
 Photo load_photo(const std::string& name) {
     Photo p;
-    const std::string path = std::string(IMGHIST_SOURCE_DIR) + "/samples/images/" + name;
+    const char* root = std::getenv("IMGHIST_SOURCE_DIR");  // set when the tests run from a relocated bundle
+    const std::string path = std::string(root ? root : IMGHIST_SOURCE_DIR) + "/samples/images/" + name;
     unsigned char* data = stbi_load(path.c_str(), &p.w, &p.h, &p.c, 0);
     if (!data) FAIL("cannot load " << path << ": " << stbi_failure_reason());
     p.pixels.assign(data, data + static_cast<std::size_t>(p.w) * p.h * p.c);
@@ -345,5 +347,66 @@ IMGHIST_BACKEND_CASE("real photographs equal OpenCV (256, 64 bins, per channel)"
             check_against_references(backend, ImageView::host(gray.data, gray.cols, gray.rows, SampleType::U8, 1, gray.step),
                                      BinSpec::u8());
         }
+    }
+}
+
+// ---- wide histograms and exact float boundaries -------------------------------------------------------------
+
+IMGHIST_BACKEND_CASE("wide histograms: 65536 bins with masks, channels, accumulation and batches", "[core][bins][wide]") {
+    TestImage w(777, 45, SampleType::U16, 4);
+    fill_dist<std::uint16_t>(w, Dist::Uniform, 31, 65535);
+    check_against_references(backend, w.view, BinSpec::even(65536, 0, 65536));
+    check_against_references(backend, w.view, BinSpec::even(50000, 7, 65000));
+    TestImage g(3001, 17, SampleType::U16, 1);
+    fill_dist<std::uint16_t>(g, Dist::Normal, 32, 65535);
+    TestImage m(3001, 17, SampleType::U8, 1);
+    m.fill<std::uint8_t>([](int x, int y, int) { return (x ^ y) & 1; });
+    check_against_references(backend, g.view, BinSpec::even(65536, 0, 65536), &m.view);
+    TestImage i32(999, 21, SampleType::I32, 1);
+    std::mt19937_64 rng(33);
+    i32.fill<std::int32_t>([&](int, int, int) { return static_cast<int>(rng() % 70000) - 1000; });
+    check_against_references(backend, i32.view, BinSpec::even(65536, 0, 65536));
+    check_against_references(backend, i32.view, BinSpec::even(60000, -500, 68000));
+    TestImage f(1234, 11, SampleType::F32, 2);
+    f.fill<float>([&](int, int, int) { return std::uniform_real_distribution<float>(-1.f, 2.f)(rng); });
+    check_against_references(backend, f.view, BinSpec::even(65536, 0.0, 1.0));
+    check_against_references(backend, f.view, BinSpec::even(40000, -0.5, 1.5));
+
+    // Accumulate twice into 64-bit counts.
+    Histogram h = Histogram::zeros(BinSpec::even(65536, 0, 65536), 1);
+    imghist::Options opt;
+    opt.backend = backend;
+    std::optional<DeviceCopy> d;
+    if (backend == Backend::Cuda) d.emplace(g.view);
+    const ImageView v = backend == Backend::Cuda ? d->view : g.view;
+    imghist::accumulateHist(v, h, opt);
+    imghist::accumulateHist(v, h, opt);
+    const Histogram ref = plain_reference(g.view, BinSpec::even(65536, 0, 65536));
+    for (std::size_t i = 0; i < ref.counts.size(); ++i) REQUIRE(h.counts[i] == 2 * ref.counts[i]);
+
+    // A batch of wide histograms.
+    const auto hs = imghist::calcHistBatch({v, v}, BinSpec::even(65536, 0, 65536), opt);
+    REQUIRE(hs[0].counts == ref.counts);
+    REQUIRE(hs[1].counts == ref.counts);
+}
+
+IMGHIST_BACKEND_CASE("float samples at and next to every bin boundary", "[core][bins][f32]") {
+    for (BinSpec s : {BinSpec::even(256, 0.0, 1.0), BinSpec::even(100, 0.0, 3.0), BinSpec::even(64, 0.0, 0.25),
+                      BinSpec::even(1000, -2.0, 2.0), BinSpec::even(4096, 0.0, 4096.0)}) {
+        std::vector<float> vals;
+        for (int k = 0; k <= s.bins; ++k) {
+            const float t = static_cast<float>(s.low + (s.high - s.low) * k / s.bins);
+            vals.push_back(t);
+            vals.push_back(std::nextafter(t, -1e30f));
+            vals.push_back(std::nextafter(t, 1e30f));
+        }
+        for (float x : {0.0f, -0.0f, 1e-45f, 1e-38f, -1e-45f, std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(),
+                        std::nextafter(static_cast<float>(s.high), 0.0f), std::numeric_limits<float>::quiet_NaN(),
+                        std::numeric_limits<float>::infinity()})
+            vals.push_back(x);
+        const int n = static_cast<int>(vals.size());
+        TestImage img(n, 1, SampleType::F32, 1);
+        img.fill<float>([&](int x, int, int) { return vals[x]; });
+        check_against_references(backend, img.view, s, nullptr, /*with_opencv=*/false);
     }
 }

@@ -66,6 +66,17 @@ BinParams make_bin_params(const BinSpec& spec, SampleType type) {
             if (type == SampleType::I32 && k == 31) p.limit = 0x80000000u;
         }
     }
+    if (type == SampleType::F32 && spec.low == 0.0 && spec.bins <= (1 << 24)) {
+        // a = 2^j exactly (j may be negative), and high = bins / a representable in float.
+        int j = 0;
+        const double m = std::frexp(p.a, &j);  // a = m * 2^j, m in [0.5, 1)
+        const float hf = static_cast<float>(spec.high);
+        if (m == 0.5 && j - 1 >= -100 && j - 1 <= 100 && static_cast<double>(hf) == spec.high) {
+            p.mode = BinMode::ScaleF32;
+            p.scale = static_cast<float>(p.a);
+            p.high_f = hf;
+        }
+    }
     return p;
 }
 

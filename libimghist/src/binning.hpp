@@ -8,6 +8,9 @@
 //           0 <= v < 2^k. Here a = 2^(m-k) is exact, v * a is exact and floor(v * a) is the shift.
 //   Lut8  — 8-bit samples: the rule evaluated once per value into a 256-entry table (as OpenCV does).
 //   Arith — the rule itself, per sample, in double precision without FMA contraction.
+//   ScaleF32 — float samples, low = 0 and a = 2^j: v * a is exact in float (a power-of-two scaling), b is
+//           zero, so floorf(v * a) is the rule's floor; the range test is done on the float itself
+//           (high = bins / a is exactly representable).
 #pragma once
 
 #include <cmath>
@@ -23,7 +26,7 @@
 
 namespace imghist::detail {
 
-enum class BinMode : std::uint8_t { Shift, Lut8, Arith };
+enum class BinMode : std::uint8_t { Shift, Lut8, Arith, ScaleF32 };
 
 struct BinParams {
     int bins = 256;
@@ -32,6 +35,8 @@ struct BinParams {
     BinMode mode = BinMode::Arith;
     int shift = 0;             ///< Shift: v >> shift
     std::uint32_t limit = 0;   ///< Shift: counted when (unsigned)v < limit (2^k); 0 = no check needed
+    float scale = 1.0f;        ///< ScaleF32: a as a float (exact)
+    float high_f = 0.0f;       ///< ScaleF32: high as a float (exact)
 };
 
 /// Validates the spec for the sample type (throws Error) and picks the evaluation.

@@ -164,6 +164,7 @@ public:
         int vectors = 0;          ///< 16-byte loads in flight per thread
         int blocks_per_sm = 0;    ///< resident blocks per multiprocessor
         int copies = 0;           ///< privatized copies of each bin in shared memory (1..32)
+        int max_blocks = 0;       ///< cap on the grid size (0 = none): to study small grids, and for tests
     };
     void set_shape(const Shape& shape) noexcept;
     /// The shape the last compute/computeBatch call used, and the kernel family it picked.

@@ -28,50 +28,80 @@ namespace {
 using KernelFn = void (*)(Params);
 namespace {
 
+template <class T, int C, KMode M>
+KernelFn pick_storage(Storage st) {
+    switch (st) {
+        case Storage::Smem: return histogram_kernel<T, C, M, Storage::Smem>;
+        case Storage::Cluster: return histogram_kernel<T, C, M, Storage::Cluster>;
+        case Storage::Packed: return histogram_kernel<T, C, M, Storage::Packed>;
+        case Storage::Global: break;
+    }
+    // The global fallback evaluates the rule itself (correct for every mode, and the slow path anyway).
+    return histogram_kernel<T, C, KMode::Arith, Storage::Global>;
+}
+
 template <class T, int C>
-KernelFn pick_mode(BinMode m, bool global) {
+KernelFn pick_mode(KMode m, Storage st) {
     if constexpr (std::is_same_v<T, std::uint8_t>) {
-        // 8-bit histograms (<= 256 bins per channel) always fit shared memory.
-        (void)global;
-        if (m == BinMode::Shift) return histogram_kernel<T, C, BinMode::Shift, false>;
-        return histogram_kernel<T, C, BinMode::Lut8, false>;
+        // 8-bit histograms (<= 257 slots per channel) always fit shared memory.
+        (void)st;
+        if (m == KMode::ShiftFull) return histogram_kernel<T, C, KMode::ShiftFull, Storage::Smem>;
+        if (m == KMode::Shift) return histogram_kernel<T, C, KMode::Shift, Storage::Smem>;
+        return histogram_kernel<T, C, KMode::Lut8, Storage::Smem>;
     } else if constexpr (std::is_same_v<T, float>) {
-        (void)m;
-        return global ? histogram_kernel<T, C, BinMode::Arith, true> : histogram_kernel<T, C, BinMode::Arith, false>;
+        if (m == KMode::ScaleF32) return pick_storage<T, C, KMode::ScaleF32>(st);
+        return pick_storage<T, C, KMode::Arith>(st);
+    } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+        if (m == KMode::ShiftFull) return pick_storage<T, C, KMode::ShiftFull>(st);
+        if (m == KMode::Shift) return pick_storage<T, C, KMode::Shift>(st);
+        return pick_storage<T, C, KMode::Arith>(st);
     } else {
-        if (m == BinMode::Shift)
-            return global ? histogram_kernel<T, C, BinMode::Shift, true> : histogram_kernel<T, C, BinMode::Shift, false>;
-        return global ? histogram_kernel<T, C, BinMode::Arith, true> : histogram_kernel<T, C, BinMode::Arith, false>;
+        if (m == KMode::Shift || m == KMode::ShiftFull) return pick_storage<T, C, KMode::Shift>(st);
+        return pick_storage<T, C, KMode::Arith>(st);
     }
 }
 
 template <class T>
-KernelFn pick_channels(int channels, BinMode m, bool global) {
+KernelFn pick_channels(int channels, KMode m, Storage st) {
     switch (channels) {
-        case 1: return pick_mode<T, 1>(m, global);
-        case 2: return pick_mode<T, 2>(m, global);
-        case 3: return pick_mode<T, 3>(m, global);
-        default: return pick_mode<T, 4>(m, global);
+        case 1: return pick_mode<T, 1>(m, st);
+        case 2: return pick_mode<T, 2>(m, st);
+        case 3: return pick_mode<T, 3>(m, st);
+        default: return pick_mode<T, 4>(m, st);
     }
 }
 
 }  // namespace
-KernelFn pick_kernel(SampleType t, int channels, BinMode m, bool global) {
+
+KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st) {
     switch (t) {
-        case SampleType::U8: return pick_channels<std::uint8_t>(channels, m, global);
-        case SampleType::U16: return pick_channels<std::uint16_t>(channels, m, global);
-        case SampleType::I32: return pick_channels<std::int32_t>(channels, m, global);
-        case SampleType::F32: return pick_channels<float>(channels, m, global);
+        case SampleType::U8: return pick_channels<std::uint8_t>(channels, m, st);
+        case SampleType::U16: return pick_channels<std::uint16_t>(channels, m, st);
+        case SampleType::I32: return pick_channels<std::int32_t>(channels, m, st);
+        case SampleType::F32: return pick_channels<float>(channels, m, st);
     }
     return nullptr;
 }
+
+KMode kmode_of(const BinParams& bp, SampleType t) {
+    switch (bp.mode) {
+        case BinMode::Shift: return (bp.limit == 0 && t != SampleType::I32) ? KMode::ShiftFull : KMode::Shift;
+        case BinMode::Lut8: return KMode::Lut8;
+        case BinMode::ScaleF32: return KMode::ScaleF32;
+        case BinMode::Arith: return KMode::Arith;
+    }
+    return KMode::Arith;
+}
+
 namespace {
 
-const char* mode_name(BinMode m) {
+const char* mode_name(KMode m) {
     switch (m) {
-        case BinMode::Shift: return "shift";
-        case BinMode::Lut8: return "lut8";
-        case BinMode::Arith: return "arith";
+        case KMode::ShiftFull: return "shift";
+        case KMode::Shift: return "shift-range";
+        case KMode::Lut8: return "lut8";
+        case KMode::Arith: return "arith";
+        case KMode::ScaleF32: return "scale";
     }
     return "?";
 }
@@ -151,14 +181,16 @@ struct CudaHistogrammer::Impl {
     void ensure_ws(StreamState& st, std::size_t counters, Stream stream) {
         if (st.ws_capacity >= counters && st.ticket.size() != 0) return;
         // The old workspace may still be in use by queued work on this stream: order the swap after it.
+        // (Growth only: a steady state never gets here.)
         IMGHIST_CUDA(cudaStreamSynchronize(stream));
         const std::size_t cap = std::max<std::size_t>(counters, 1024);
         st.ws_counts.reserve(cap * sizeof(unsigned long long));
         st.ws_oor.reserve(4 * sizeof(unsigned long long));
         st.ticket.reserve(sizeof(unsigned int) * 4);
-        IMGHIST_CUDA(cudaMemset(st.ws_counts.data(), 0, st.ws_counts.size()));
-        IMGHIST_CUDA(cudaMemset(st.ws_oor.data(), 0, st.ws_oor.size()));
-        IMGHIST_CUDA(cudaMemset(st.ticket.data(), 0, st.ticket.size()));
+        // Zeroed in stream order, before the first kernel that uses them.
+        IMGHIST_CUDA(cudaMemsetAsync(st.ws_counts.data(), 0, st.ws_counts.size(), stream));
+        IMGHIST_CUDA(cudaMemsetAsync(st.ws_oor.data(), 0, st.ws_oor.size(), stream));
+        IMGHIST_CUDA(cudaMemsetAsync(st.ticket.data(), 0, st.ticket.size(), stream));
         st.ws_capacity = cap;
     }
 };
@@ -204,14 +236,26 @@ void check_output(const DeviceHistogramView& out, const BinSpec& spec, const Ima
 
 struct Plan {
     dc::Policy policy;
-    bool global = false;
+    dc::Storage storage = dc::Storage::Smem;
+    dc::KMode kmode = dc::KMode::Arith;
     int copies_log2 = 0;
+    int cluster = 1;      ///< blocks per cluster (Cluster storage)
+    int slice_log2 = 0;   ///< counters per block (Cluster storage)
+    unsigned int packed_words = 0;  ///< Packed storage
     std::size_t smem = 0;
     std::size_t tile_bytes = 0;
+    std::size_t block_bytes_min = 0;  ///< fewest input bytes per block worth its set-up and flush
 };
 
+int log2_ceil(std::size_t v) {
+    int k = 0;
+    while ((std::size_t(1) << k) < v) ++k;
+    return k;
+}
+
+/// Picks storage, copies and tiling. allow_cluster: single images only (cluster blocks share one image).
 Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
-               const CudaHistogrammer::Shape& over) {
+               const CudaHistogrammer::Shape& over, bool allow_cluster) {
     const auto& info = dc::device_info(device);
     Plan pl;
     pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins);
@@ -219,29 +263,56 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
     if (over.copies > 0) pl.policy.copies = over.copies;
+    pl.kmode = dc::kmode_of(bp, img.type);
     int copies = 1;
     while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
-    const std::size_t extra = 4 * sizeof(unsigned int) + (bp.mode == BinMode::Lut8 ? 512 : 0);
-    const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * bp.bins;
+    const std::size_t extra = 4 * sizeof(unsigned int) + (pl.kmode == dc::KMode::Lut8 ? 512 : 0);
+    const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * (bp.bins + 1);
     while (copies > 1 && per_copy * copies + extra > info.smem_optin) copies /= 2;
-    if (per_copy + extra > info.smem_optin) {
-        pl.global = true;
-        copies = 1;
-        pl.smem = extra;
-    } else {
+    const std::size_t flat = static_cast<std::size_t>(img.channels) * bp.bins;
+    const std::size_t packed_words = (flat + 2) / 3;
+    if (per_copy + extra <= info.smem_optin) {
+        pl.storage = dc::Storage::Smem;
         pl.smem = per_copy * copies + extra;
+    } else if (8 * packed_words + extra <= info.smem_optin) {
+        copies = 1;
+        pl.storage = dc::Storage::Packed;
+        pl.packed_words = static_cast<unsigned int>(packed_words);
+        pl.smem = 8 * packed_words + extra;
+    } else {
+        copies = 1;
+        pl.storage = dc::Storage::Global;
+        pl.smem = extra;
+        if (allow_cluster && info.cc_major >= 9) {
+            // Spread one copy of the bins over 2, 4 or 8 blocks of a cluster.
+            const std::size_t words = static_cast<std::size_t>(img.channels) * bp.bins;
+            for (int k = 2; k <= 8; k *= 2) {
+                const int sl = log2_ceil((words + k - 1) / k);
+                const std::size_t bytes = (std::size_t(4) << sl) + extra;
+                if (bytes <= info.smem_optin) {
+                    pl.storage = dc::Storage::Cluster;
+                    pl.cluster = k;
+                    pl.slice_log2 = sl;
+                    pl.smem = bytes;
+                    break;
+                }
+            }
+        }
     }
-    pl.copies_log2 = 0;
-    while ((1 << pl.copies_log2) < copies) ++pl.copies_log2;
-    // Tiles: the policy's size, smaller for small images so that every multiprocessor gets work.
+    pl.copies_log2 = log2_ceil(static_cast<std::size_t>(copies));
+    // One sweep of a block's loads: a tile smaller than this leaves threads idle.
+    const std::size_t sweep = static_cast<std::size_t>(pl.policy.threads) * std::max(1, pl.policy.vectors) * 16;
+    // A block pays for zeroing and flushing its counters: give it at least one full sweep of input.
+    pl.block_bytes_min = std::max<std::size_t>(sweep, 16 * 1024);
+    // Tiles: the policy's size, smaller for small images so that every block gets several.
     std::size_t tb = static_cast<std::size_t>(pl.policy.tile_bytes);
     const std::size_t want_tiles = static_cast<std::size_t>(info.sm_count) * 4;
-    if (total_bytes / want_tiles < tb) tb = std::max<std::size_t>(4096, total_bytes / want_tiles);
+    if (total_bytes / want_tiles < tb) tb = std::max<std::size_t>(sweep, total_bytes / want_tiles);
     pl.tile_bytes = std::min(std::max<std::size_t>(tb, 16), kMaxTileBytes);
     return pl;
 }
 
-/// Fills the geometry and tiling of one image's descriptor; returns its tile count.
+/// Fills the geometry and tiling of one image's descriptor.
 dc::Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_bytes) {
     dc::Desc d{};
     d.base = static_cast<const unsigned char*>(img.data);
@@ -289,6 +360,8 @@ dc::Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile
 void fill_params(dc::Params& p, const BinParams& bp, const Plan& pl, CountType type) {
     p.bins = bp.bins;
     p.copies_log2 = pl.copies_log2;
+    p.slice_log2 = pl.slice_log2;
+    p.packed_words = pl.packed_words;
     p.vectors = std::max(1, std::min(pl.policy.vectors, 4));
     p.low = bp.low;
     p.high = bp.high;
@@ -296,29 +369,79 @@ void fill_params(dc::Params& p, const BinParams& bp, const Plan& pl, CountType t
     p.b = bp.b;
     p.shift = bp.shift;
     p.limit = bp.limit;
-    if (bp.mode == BinMode::Lut8) detail::make_lut8(bp, p.lut);
+    p.scale = bp.scale;
+    p.high_f = bp.high_f;
+    if (bp.mode == BinMode::Lut8) {
+        detail::make_lut8(bp, p.lut);
+        for (short& e : p.lut)
+            if (e < 0) e = static_cast<short>(bp.bins);  // the out-of-range slot
+    }
     p.count_u64 = type == CountType::U64 ? 1 : 0;
 }
 
-int grid_for(int device, dc::KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_samples) {
+int grid_for(int device, dc::KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_bytes,
+             std::size_t max_samples, int max_blocks) {
     const auto& info = dc::device_info(device);
-    const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
-    if (occ == 0)
-        throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
-                                                " bytes of shared memory and " + std::to_string(pl.policy.threads) +
-                                                " threads");
-    const long long per_sm = std::max(1, std::min(occ, pl.policy.blocks_per_sm));
-    long long grid = per_sm * info.sm_count;
+    long long grid;
+    if (pl.storage == dc::Storage::Cluster) {
+        const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
+        if (occ == 0) throw Error(ErrorCode::Unsupported, "cluster histogram kernel cannot be resident");
+        grid = static_cast<long long>(info.sm_count / pl.cluster) * pl.cluster * std::min(occ, 2);
+    } else {
+        const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
+        if (occ == 0)
+            throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
+                                                    " bytes of shared memory and " + std::to_string(pl.policy.threads) +
+                                                    " threads");
+        const long long per_sm = std::max(1, std::min(occ, pl.policy.blocks_per_sm));
+        grid = per_sm * info.sm_count;
+        // Small inputs: fewer blocks, each with enough bytes to amortise zeroing and flushing its counters.
+        grid = std::min<long long>(grid, static_cast<long long>(std::max<std::size_t>(1, total_bytes / pl.block_bytes_min)));
+    }
+    if (max_blocks > 0) grid = std::min<long long>(grid, max_blocks);
     // A block's shared counters are 32-bit: give each block fewer than 2^31 samples.
-    grid = std::max<long long>(grid, static_cast<long long>(total_samples >> 31) + 1);
-    grid = std::min<long long>(grid, static_cast<long long>(tiles));
-    grid = std::min<long long>(grid, 0x7FFFFFFF);
+    grid = std::max<long long>(grid, static_cast<long long>(max_samples >> 31) + 1);
+    if (pl.storage != dc::Storage::Cluster) grid = std::min<long long>(grid, static_cast<long long>(tiles));
+    grid = std::min<long long>(grid, 0x7FFFFFF8);
+    if (pl.storage == dc::Storage::Cluster) grid = std::max<long long>(pl.cluster, grid / pl.cluster * pl.cluster);
     return static_cast<int>(std::max<long long>(grid, 1));
 }
 
-std::string kernel_name(SampleType t, int channels, BinMode m, bool global) {
+const char* storage_name(dc::Storage s) {
+    switch (s) {
+        case dc::Storage::Smem: return "smem";
+        case dc::Storage::Cluster: return "cluster";
+        case dc::Storage::Packed: return "packed";
+        case dc::Storage::Global: return "global";
+    }
+    return "?";
+}
+
+std::string kernel_name(SampleType t, int channels, const Plan& pl) {
+    const dc::KMode m = (pl.storage == dc::Storage::Global && t != SampleType::U8) ? dc::KMode::Arith : pl.kmode;
     return std::string("hist<") + to_string(t) + ",c" + std::to_string(channels) + "," + dc::mode_name(m) + "," +
-           (global ? "global" : "smem") + ">";
+           storage_name(pl.storage) + (pl.storage == dc::Storage::Cluster ? "x" + std::to_string(pl.cluster) : "") + ">";
+}
+
+void launch(dc::KernelFn fn, const Plan& pl, int grid, const dc::Params& p, Stream stream) {
+    if (pl.storage == dc::Storage::Cluster) {
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(static_cast<unsigned int>(grid));
+        cfg.blockDim = dim3(static_cast<unsigned int>(pl.policy.threads));
+        cfg.dynamicSmemBytes = pl.smem;
+        cfg.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = static_cast<unsigned int>(pl.cluster);
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        IMGHIST_CUDA(cudaLaunchKernelEx(&cfg, fn, p));
+    } else {
+        fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+        IMGHIST_CUDA(cudaGetLastError());
+    }
 }
 
 void zero_output_async(const DeviceHistogramView& out, int channels, int bins, Stream stream) {
@@ -353,8 +476,8 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
         return;
     }
     const std::size_t total_bytes = image.row_bytes() * image.height;
-    Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape);
-    const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, bp.mode, pl.global);
+    const Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape, /*allow_cluster=*/true);
+    const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, pl.kmode, pl.storage);
 
     dc::Params p{};
     fill_params(p, bp, pl, out.type);
@@ -374,13 +497,12 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
         p.ws_oor = st.ws_oor.as<unsigned long long>();
         p.ticket = st.ticket.as<unsigned int>();
     }
-    const int grid = grid_for(impl_->device, fn, pl, p.total_tiles, image.pixels() * image.channels);
-    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
-    IMGHIST_CUDA(cudaGetLastError());
-    impl_->last = Shape{pl.policy.threads, p.vectors, (grid + dc::device_info(impl_->device).sm_count - 1) /
-                                                          dc::device_info(impl_->device).sm_count,
-                        1 << pl.copies_log2};
-    impl_->last_kernel = kernel_name(image.type, image.channels, bp.mode, pl.global);
+    const int grid = grid_for(impl_->device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
+                              impl_->shape.max_blocks);
+    launch(fn, pl, grid, p, stream);
+    const int sms = dc::device_info(impl_->device).sm_count;
+    impl_->last = Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms, 1 << pl.copies_log2, grid};
+    impl_->last_kernel = kernel_name(image.type, image.channels, pl);
 }
 
 void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, const BinSpec& spec,
@@ -391,7 +513,6 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
         throw Error(ErrorCode::InvalidArgument, "CudaHistogrammer::computeBatch: null images or outputs");
     const ImageView& first = images[0];
     std::size_t total_bytes = 0, max_samples = 0;
-    bool any_mask = false;
     for (std::size_t i = 0; i < count; ++i) {
         const std::string what = "batch image " + std::to_string(i);
         detail::validate_image(images[i], what.c_str());
@@ -399,18 +520,18 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
             throw Error(ErrorCode::InvalidArgument, what + " differs in sample type or channel count from image 0");
         if (images[i].location != Location::Device && !images[i].empty())
             throw Error(ErrorCode::InvalidArgument, what + " is not a device image view");
-        if (masks) {
-            detail::validate_mask(masks[i], images[i]);
-            any_mask = any_mask || !masks[i].empty();
-        }
+        if (masks) detail::validate_mask(masks[i], images[i]);
         check_output(out[i], spec, images[i], accumulate, what);
+        if (out[i].type != out[0].type)
+            throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
         total_bytes += images[i].row_bytes() * images[i].height;
         max_samples = std::max(max_samples, images[i].pixels() * images[i].channels);
     }
     const BinParams bp = detail::make_bin_params(spec, first.type);
     detail::DeviceGuard guard(impl_->device);
-    Plan pl = make_plan(impl_->device, first, bp, std::max<std::size_t>(total_bytes, 1), impl_->shape);
-    const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, bp.mode, pl.global);
+    const Plan pl = make_plan(impl_->device, first, bp, std::max<std::size_t>(total_bytes, 1), impl_->shape,
+                              /*allow_cluster=*/false);
+    const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, pl.kmode, pl.storage);
 
     auto& st = impl_->state(stream);
     // The pinned staging of the previous batch on this stream must have been copied before it is rewritten.
@@ -434,7 +555,6 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
         tiles += d.tiles;
         hd[i] = d;
     }
-    (void)any_mask;
     IMGHIST_CUDA(cudaMemcpyAsync(st.descs.data(), hd, desc_bytes, cudaMemcpyHostToDevice, stream));
     IMGHIST_CUDA(cudaEventRecord(st.descs_copied, stream));
     const auto* dd = st.descs.as<dc::Desc>();
@@ -443,9 +563,6 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
             dd, static_cast<unsigned int>(count), first.channels, spec.bins, out[0].type == CountType::U64);
         IMGHIST_CUDA(cudaGetLastError());
     }
-    for (std::size_t i = 1; i < count; ++i)
-        if (out[i].type != out[0].type)
-            throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
     if (tiles == 0) return;
     dc::Params p{};
     fill_params(p, bp, pl, out[0].type);
@@ -454,11 +571,10 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
     p.total_tiles = tiles;
     p.direct = 1;
     p.overflow_flag = out[0].overflow_flag;
-    const int grid = grid_for(impl_->device, fn, pl, tiles, max_samples);
-    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
-    IMGHIST_CUDA(cudaGetLastError());
-    impl_->last = Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2};
-    impl_->last_kernel = kernel_name(first.type, first.channels, bp.mode, pl.global) + "[batch]";
+    const int grid = grid_for(impl_->device, fn, pl, tiles, total_bytes, max_samples, impl_->shape.max_blocks);
+    launch(fn, pl, grid, p, stream);
+    impl_->last = Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2, grid};
+    impl_->last_kernel = kernel_name(first.type, first.channels, pl) + "[batch]";
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,8 +1,16 @@
 // Internal: the histogram kernels.
 //
-// One kernel template serves every request; its parameters are the sample type T, the channel count C, the
-// binning evaluation M (binning.hpp) and where the counters live (shared memory, or global memory when the
-// bins do not fit a block's shared memory).
+// One kernel template serves every request. Its parameters: the sample type T, the channel count C, the
+// binning evaluation M (binning.hpp; Shift is split into ShiftFull when no range test is needed), and
+// where the counters live:
+//   Smem    — privatized copies in the block's shared memory (the fast path);
+//   Cluster — (sm_90+) one copy of the bins spread over the shared memory of a thread-block cluster, for
+//             histograms too wide for one block (e.g. 65536 bins); increments go to the owning block
+//             through distributed shared memory;
+//   Packed  — one copy of the bins in one block's shared memory as 21-bit fields, three to a 64-bit word
+//             (65536 bins fit in 171 KiB); a block flushes before any field could reach 2^21, so fields
+//             never carry into each other;
+//   Global  — straight into global memory (any GPU, any width; the slow fallback).
 //
 // Work is cut into tiles (a few rows of an image, or a chunk of one long row) and each block takes one
 // contiguous range of tiles, so in a batch a block meets few image boundaries. Within a tile the threads
@@ -10,11 +18,12 @@
 // the unaligned head and tail samples of every row separately: the result is exact for every ROI
 // x-offset and every pitch, and the bulk of the bytes move in full sectors.
 //
-// Shared-memory counters are privatized: copy k of bin b of channel c sits at ((c*bins + b) * copies + k),
-// and lane l uses copy l % copies. With 32 copies every lane owns one bank, so a warp's 32 increments never
-// conflict in a bank whatever the data (uniform noise or a constant image); fewer copies trade some
-// conflicts for room when the histogram is wide. Increments are shared-memory atomics because the warps of
-// a block share the copies.
+// Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
+// samples out of range, so the hot loop has no branch), copy k of slot s of channel c sits at
+// ((c*S + s) * copies + k), and lane l uses copy l % copies. With 32 copies every lane owns one bank, so
+// a warp's 32 increments never conflict in a bank whatever the data (uniform noise or a constant image);
+// fewer copies trade some conflicts for room when the histogram is wide. Increments are shared-memory
+// atomics (reductions) because the warps of a block share the copies.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,6 +33,15 @@
 #include "binning.hpp"
 
 namespace imghist::detail::cuda {
+
+enum class Storage : std::uint8_t { Smem, Cluster, Packed, Global };
+
+/// Packed storage: fields per 64-bit word, field width, and the most increments a field may take.
+constexpr int kPackedFieldBits = 21;
+constexpr unsigned long long kPackedFieldMask = (1ull << kPackedFieldBits) - 1ull;
+constexpr unsigned long long kPackedMaxSamples = kPackedFieldMask;
+/// Kernel-side evaluation: BinMode plus ShiftFull (a shift with no range test).
+enum class KMode : std::uint8_t { ShiftFull, Shift, Lut8, Arith, ScaleF32 };
 
 struct Desc {
     const unsigned char* base;     ///< first sample of row 0
@@ -51,11 +69,14 @@ struct Params {
     int bins;
     int copies_log2;
     int vectors;
+    int slice_log2;  ///< Cluster: counters per block = 2^slice_log2
+    unsigned int packed_words;  ///< Packed: 64-bit words; field f of word w counts flat slot f * words + w
     // binning
     double low, high, a, b;
     int shift;
     unsigned int limit;
-    short lut[256];
+    float scale, high_f;
+    short lut[256];  ///< Lut8: bin, or `bins` when out of range
     // output
     int count_u64;
     int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
@@ -98,20 +119,37 @@ struct SampleTraits<float> {
     }
 };
 
-/// Bin of one sample, or -1.
-template <class T, BinMode M>
-__device__ __forceinline__ int device_bin(T v, const Params& p, const short* lut) {
-    if constexpr (M == BinMode::Shift) {
+/// The binning parameters the hot loop needs, held in registers.
+struct BinRegs {
+    int bins;
+    int shift;
+    unsigned int limit;
+    float scale, high_f;
+    double low, high, a, b;
+    __device__ __forceinline__ explicit BinRegs(const Params& p)
+        : bins(p.bins), shift(p.shift), limit(p.limit), scale(p.scale), high_f(p.high_f), low(p.low), high(p.high),
+          a(p.a), b(p.b) {}
+};
+
+/// Slot of one sample: its bin, or `bins` when it is out of range.
+template <class T, KMode M>
+__device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p, const short* lut) {
+    if constexpr (M == KMode::ShiftFull) {
+        return static_cast<std::uint32_t>(v) >> p.shift;
+    } else if constexpr (M == KMode::Shift) {
         const auto u = static_cast<std::uint32_t>(v);
-        if (p.limit != 0u && u >= p.limit) return -1;
-        return static_cast<int>(u >> p.shift);
-    } else if constexpr (M == BinMode::Lut8) {
-        return lut[static_cast<std::uint32_t>(v)];
+        return u < p.limit ? (u >> p.shift) : static_cast<unsigned int>(p.bins);
+    } else if constexpr (M == KMode::Lut8) {
+        return static_cast<unsigned int>(lut[static_cast<std::uint32_t>(v)]);
+    } else if constexpr (M == KMode::ScaleF32) {
+        const float f = static_cast<float>(v);
+        const bool in = f >= 0.0f && f < p.high_f;  // false for NaN
+        return in ? static_cast<unsigned int>(__float2int_rd(__fmul_rn(f, p.scale))) : static_cast<unsigned int>(p.bins);
     } else {
         const double d = static_cast<double>(v);
-        if (!(d >= p.low && d < p.high)) return -1;
+        if (!(d >= p.low && d < p.high)) return static_cast<unsigned int>(p.bins);
         const double f = floor(__dadd_rn(__dmul_rn(d, p.a), p.b));
-        return f < 0.0 ? 0 : (f >= static_cast<double>(p.bins) ? p.bins - 1 : static_cast<int>(f));
+        return f < 0.0 ? 0u : (f >= static_cast<double>(p.bins) ? static_cast<unsigned int>(p.bins - 1) : static_cast<unsigned int>(f));
     }
 }
 
@@ -129,44 +167,99 @@ __device__ __forceinline__ void add_out(void* counts, bool u64, unsigned long lo
     }
 }
 
-template <class T, int C, BinMode M, bool Global>
+// Shared-memory increment by address. No "memory" clobber: the counters are only ever read after a
+// __syncthreads() or cluster barrier, and a clobber would make the compiler reload every parameter and
+// descriptor field after each increment.
+__device__ __forceinline__ void smem_inc(unsigned int addr) {
+    asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr));
+}
+
+__device__ __forceinline__ unsigned int smem_addr(const void* p) {
+    return static_cast<unsigned int>(__cvta_generic_to_shared(p));
+}
+
+template <class T, int C, KMode M, Storage S>
 struct Counter {
-    unsigned int* hist;   // shared: C * bins << copies_log2 (Global: unused)
-    unsigned int* oor;    // shared: C
-    const short* lut;     // shared (Lut8)
-    int lane_copy;
-    int copies_log2;
-    const Params* p;
-    // Global mode targets
-    void* gcounts;
+    BinRegs br;
+    unsigned int lane_base;  // Smem: shared byte address of this lane's copy of slot 0; Cluster: slice base
+    int slot_shift;          // Smem: log2(copies) + 2 (bytes per slot step)
+    unsigned int chan_bytes; // Smem: bytes between the slot 0 of two channels
+    unsigned int oor_base;   // Cluster / Global: shared byte address of the C out-of-range counters
+    int slice_log2;
+    unsigned int packed_words;
+    const short* lut;
+    unsigned int* overflow_flag;
+    void* gcounts;           // Global
     unsigned long long gstride;
     bool gu64;
 
+    __device__ __forceinline__ explicit Counter(const Params& p) : br(p) {}
+
+    /// Smem: one increment at a channel's base address.
+    __device__ __forceinline__ void count_at(T v, unsigned int cbase) {
+        const unsigned int s = slot_of<T, M>(v, br, lut);
+        smem_inc(cbase + (s << slot_shift));
+    }
+
     __device__ __forceinline__ void count(T v, int c) {
-        const int b = device_bin<T, M>(v, *p, lut);
-        if (b < 0) {
-            atomicAdd(oor + c, 1u);
+        if constexpr (S == Storage::Smem) {
+            count_at(v, lane_base + static_cast<unsigned int>(c) * chan_bytes);
             return;
         }
-        if constexpr (Global) {
-            add_out(gcounts, gu64, static_cast<unsigned long long>(c) * gstride + b, 1ull, p->overflow_flag);
+        const unsigned int s = slot_of<T, M>(v, br, lut);
+        if constexpr (S == Storage::Cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            if (s == static_cast<unsigned int>(br.bins)) {
+                smem_inc(oor_base + 4u * c);
+                return;
+            }
+            const unsigned int flat = static_cast<unsigned int>(c) * br.bins + s;
+            const unsigned int rank = flat >> slice_log2;
+            const unsigned int local = lane_base + ((flat & ((1u << slice_log2) - 1u)) << 2);
+            unsigned int remote;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+            asm volatile("red.shared::cluster.add.u32 [%0], 1;" ::"r"(remote));
+#endif
+        } else if constexpr (S == Storage::Packed) {
+            if (s == static_cast<unsigned int>(br.bins)) {
+                smem_inc(oor_base + 4u * c);
+                return;
+            }
+            const unsigned int flat = static_cast<unsigned int>(c) * br.bins + s;
+            const unsigned int f = (flat >= packed_words ? 1u : 0u) + (flat >= 2u * packed_words ? 1u : 0u);
+            const unsigned int word = flat - f * packed_words;
+            const unsigned long long inc = 1ull << (kPackedFieldBits * f);
+            asm volatile("red.shared.add.u64 [%0], %1;" ::"r"(lane_base + 8u * word), "l"(inc));
         } else {
-            atomicAdd(hist + ((((c * p->bins) + b) << copies_log2) + lane_copy), 1u);
+            if (s == static_cast<unsigned int>(br.bins)) {
+                smem_inc(oor_base + 4u * c);
+                return;
+            }
+            add_out(gcounts, gu64, static_cast<unsigned long long>(c) * gstride + s, 1ull, overflow_flag);
         }
     }
 
     /// The samples of one 16-byte vector whose first sample belongs to channel `phase`.
     __device__ __forceinline__ void count_vector(const uint4& q, int phase) {
         using Tr = SampleTraits<T>;
+        if constexpr (S == Storage::Smem) {
+            // Base address of the channel of sample k, for k mod C: computed once per vector.
+            unsigned int cb[C];
 #pragma unroll
-        for (int k = 0; k < Tr::per_vec; ++k) {
-            int c = 0;
-            if constexpr (C == 2 || C == 4) c = (phase + k) & (C - 1);
-            else if constexpr (C == 3) {
-                c = phase + (k % 3);
-                c = c >= 3 ? c - 3 : c;
+            for (int j = 0; j < C; ++j) {
+                int c = phase + j;
+                c = c >= C ? c - C : c;
+                cb[j] = lane_base + static_cast<unsigned int>(c) * chan_bytes;
             }
-            count(static_cast<T>(Tr::get(q, k)), c);
+#pragma unroll
+            for (int k = 0; k < Tr::per_vec; ++k) count_at(static_cast<T>(Tr::get(q, k)), cb[k % C]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < Tr::per_vec; ++k) {
+                int c = phase + (k % C);
+                c = c >= C ? c - C : c;
+                count(static_cast<T>(Tr::get(q, k)), c);
+            }
         }
     }
 };
@@ -184,8 +277,9 @@ __device__ __forceinline__ T load_sample(const unsigned char* p) {
     return *reinterpret_cast<const T*>(p);
 }
 
-template <class T, int C, BinMode M, bool Global>
-__device__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, Global>& ctr, const Params& p) {
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr,
+                                             const Params& p) {
     constexpr int SZ = sizeof(T);
     constexpr int SPV = 16 / SZ;
     const unsigned int tid = threadIdx.x;
@@ -254,6 +348,8 @@ __device__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C,
         const unsigned int total = nv * nr;  // tiles are sized so that this stays below 2^24
         const float inv_nv = nv ? 1.0f / static_cast<float>(nv) : 0.0f;
         const unsigned int step = nthreads * p.vectors;
+        const unsigned char* tile_base = reinterpret_cast<const unsigned char*>(a0) + vbeg * 16ull;
+        const int phase0 = C == 1 ? 0 : static_cast<int>((h + vbeg * SPV) % C);
         for (unsigned int base = tid; base < total; base += step) {
             uint4 q[4];
             int phase[4];
@@ -266,11 +362,9 @@ __device__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C,
                         r = fast_div(i, nv, inv_nv);
                         v = i - r * nv;
                     }
-                    const unsigned long long vv = vbeg + v;
-                    const unsigned char* addr =
-                        reinterpret_cast<const unsigned char*>(a0) + static_cast<unsigned long long>(r) * D.pitch + vv * 16ull;
+                    const unsigned char* addr = tile_base + static_cast<unsigned long long>(r) * D.pitch + v * 16ull;
                     q[j] = __ldg(reinterpret_cast<const uint4*>(addr));
-                    phase[j] = C == 1 ? 0 : static_cast<int>((h + vv * SPV) % C);
+                    phase[j] = C == 1 ? 0 : static_cast<int>((phase0 + v * SPV) % C);
                 } else {
                     phase[j] = -1;
                 }
@@ -311,11 +405,47 @@ __device__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C,
     }
 }
 
-template <class T, int C, BinMode M, bool Global>
+/// Packed storage: moves every field to the output (or the workspace) and clears the words.
+__device__ __forceinline__ void flush_packed(unsigned int* hist, unsigned int words, unsigned int flat_count,
+                                             const Desc& D, const Params& p, bool direct) {
+    unsigned long long* w64 = reinterpret_cast<unsigned long long*>(hist);
+    for (unsigned int w = threadIdx.x; w < words; w += blockDim.x) {
+        const unsigned long long v = w64[w];
+        w64[w] = 0ull;
+        if (v == 0ull) continue;
+#pragma unroll
+        for (int f = 0; f < 3; ++f) {
+            const unsigned long long n = (v >> (kPackedFieldBits * f)) & kPackedFieldMask;
+            const unsigned int flat = f * words + w;
+            if (n == 0ull || flat >= flat_count) continue;
+            if (direct) {
+                const unsigned int c = flat / p.bins, b = flat - c * p.bins;
+                add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, n,
+                        p.overflow_flag);
+            } else {
+                atomicAdd(p.ws_counts + flat, n);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ void cluster_sync_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+template <class T, int C, KMode M, Storage S>
 __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
     const int copies = 1 << p.copies_log2;
-    const int hist_words = Global ? 0 : C * p.bins * copies;
+    const int slots = p.bins + 1;
+    // Smem: C * slots * copies words. Cluster: 2^slice_log2 words. Global: none. Then C (4) oor words
+    // (Cluster / Global), then the table (Lut8).
+    const int hist_words = S == Storage::Smem      ? C * slots * copies
+                           : S == Storage::Cluster ? (1 << p.slice_log2)
+                           : S == Storage::Packed  ? 2 * static_cast<int>(p.packed_words)
+                                                   : 0;
     unsigned int* hist = smem;
     unsigned int* oor = smem + hist_words;
     short* lut = reinterpret_cast<short*>(oor + 4);
@@ -323,18 +453,27 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
 
     for (int i = tid; i < hist_words; i += blockDim.x) hist[i] = 0u;
     if (tid < 4) oor[tid] = 0u;
-    if constexpr (M == BinMode::Lut8) {
+    if constexpr (M == KMode::Lut8) {
         for (int i = tid; i < 256; i += blockDim.x) lut[i] = p.lut[i];
     }
-    __syncthreads();
+    if constexpr (S == Storage::Cluster) cluster_sync_all();  // every block's slice is zero before any remote add
+    else __syncthreads();
 
-    Counter<T, C, M, Global> ctr;
-    ctr.hist = hist;
-    ctr.oor = oor;
+    Counter<T, C, M, S> ctr(p);
     ctr.lut = lut;
-    ctr.copies_log2 = p.copies_log2;
-    ctr.lane_copy = static_cast<int>(tid & 31u) & (copies - 1);
-    ctr.p = &p;
+    ctr.overflow_flag = p.overflow_flag;
+    ctr.oor_base = smem_addr(oor);
+    ctr.slice_log2 = p.slice_log2;
+    ctr.packed_words = p.packed_words;
+    if constexpr (S == Storage::Smem) {
+        ctr.lane_base = smem_addr(hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
+        ctr.slot_shift = p.copies_log2 + 2;
+        ctr.chan_bytes = static_cast<unsigned int>(slots) << (p.copies_log2 + 2);
+    } else {
+        ctr.lane_base = smem_addr(hist);
+        ctr.slot_shift = 2;
+        ctr.chan_bytes = 0;
+    }
 
     const unsigned long long T_ = p.total_tiles, G = gridDim.x;
     unsigned long long t = T_ * blockIdx.x / G;
@@ -352,56 +491,117 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         }
         d = lo;
     }
+    const bool direct = p.direct != 0;
 
-    while (t < t_end) {
-        const Desc& D = p.descs != nullptr ? p.descs[d] : p.one;
-        const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
-        const bool direct = p.direct != 0;
-        if constexpr (Global) {
-            ctr.gcounts = direct ? D.counts : static_cast<void*>(p.ws_counts);
-            ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
-            ctr.gu64 = direct ? p.count_u64 != 0 : true;
-        }
-        const bool any = t < img_end;
-        for (; t < img_end; ++t) process_tile<T, C, M, Global>(D, t - D.tile_begin, ctr, p);
-        ++d;
-        if (!any) continue;
-        __syncthreads();
-        // Flush this block's counts for image D and clear them for the next image. Thread i reads the copies
-        // of counter i rotated by i, so the threads of a warp hit different banks.
-        if constexpr (!Global) {
-            for (int i = tid; i < C * p.bins; i += blockDim.x) {
-                unsigned int* base = hist + (i << p.copies_log2);
-                unsigned long long sum = 0;
-                for (int k = 0; k < copies; ++k) {
-                    const int kk = (k + i) & (copies - 1);
-                    sum += base[kk];
-                    base[kk] = 0u;
-                }
-                if (sum == 0) continue;
-                const int c = i / p.bins, b = i - c * p.bins;
-                if (direct)
-                    add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, sum,
-                            p.overflow_flag);
-                else
-                    atomicAdd(p.ws_counts + i, sum);
+    if constexpr (S == Storage::Cluster) {
+        // Single image only (the host never batches in cluster mode). Every block joins both cluster
+        // barriers, with or without tiles of its own.
+        const Desc D = p.one;
+        for (; t < t_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
+        cluster_sync_all();  // all remote increments have landed
+        const unsigned int slice = 1u << p.slice_log2;
+        unsigned int rank = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+#endif
+        const unsigned int first = rank * slice;
+        for (unsigned int i = tid; i < slice; i += blockDim.x) {
+            const unsigned int flat = first + i;
+            if (flat >= static_cast<unsigned int>(C * p.bins)) break;
+            const unsigned int v = hist[i];
+            if (v == 0) continue;
+            if (direct) {
+                const unsigned int c = flat / p.bins, b = flat - c * p.bins;
+                add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, v, p.overflow_flag);
+            } else {
+                atomicAdd(p.ws_counts + flat, static_cast<unsigned long long>(v));
             }
         }
-        if (tid < C) {
-            const unsigned int o = oor[tid];
-            oor[tid] = 0u;
-            if (o != 0) {
-                if (direct) {
-                    if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(o));
-                } else {
-                    atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(o));
-                }
+        if (tid < C && oor[tid] != 0) {
+            if (direct) {
+                if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(oor[tid]));
+            } else {
+                atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(oor[tid]));
             }
         }
-        __syncthreads();
+    } else {
+        while (t < t_end) {
+            const Desc D = p.descs != nullptr ? p.descs[d] : p.one;
+            const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
+            if constexpr (S == Storage::Global) {
+                ctr.gcounts = direct ? D.counts : static_cast<void*>(p.ws_counts);
+                ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
+                ctr.gu64 = direct ? p.count_u64 != 0 : true;
+            }
+            const bool any = t < img_end;
+            if constexpr (S == Storage::Packed) {
+                // Flush before any 21-bit field could fill up: a tile holds at most this many samples.
+                const unsigned long long tile_max =
+                    D.tile_rows != 0 ? static_cast<unsigned long long>(D.tile_rows) * D.row_len
+                                     : static_cast<unsigned long long>(D.chunk_vecs) * (16 / sizeof(T)) + 32ull;
+                unsigned long long taken = 0;
+                for (; t < img_end; ++t) {
+                    if (taken + tile_max > kPackedMaxSamples && taken != 0) {
+                        __syncthreads();
+                        flush_packed(hist, p.packed_words, C * p.bins, D, p, direct);
+                        __syncthreads();
+                        taken = 0;
+                    }
+                    taken += tile_max;
+                    process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
+                }
+            } else {
+                for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
+            }
+            ++d;
+            if (!any) continue;
+            __syncthreads();
+            if constexpr (S == Storage::Packed) flush_packed(hist, p.packed_words, C * p.bins, D, p, direct);
+            // Flush this block's counts for image D and clear them for the next image. Thread i reads the
+            // copies of slot i rotated by i, so the threads of a warp hit different banks.
+            if constexpr (S == Storage::Smem) {
+                for (int i = tid; i < C * slots; i += blockDim.x) {
+                    unsigned int* base = hist + (i << p.copies_log2);
+                    unsigned long long sum = 0;
+                    for (int k = 0; k < copies; ++k) {
+                        const int kk = (k + i) & (copies - 1);
+                        sum += base[kk];
+                        base[kk] = 0u;
+                    }
+                    if (sum == 0) continue;
+                    const int c = i / slots, b = i - c * slots;
+                    if (b == p.bins) {
+                        if (direct) {
+                            if (D.oor) atomicAdd(D.oor + c, sum);
+                        } else {
+                            atomicAdd(p.ws_oor + c, sum);
+                        }
+                    } else if (direct) {
+                        add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, sum,
+                                p.overflow_flag);
+                    } else {
+                        atomicAdd(p.ws_counts + static_cast<unsigned long long>(c) * p.bins + b, sum);
+                    }
+                }
+            }
+            if constexpr (S != Storage::Smem) {
+                if (tid < C) {
+                    const unsigned int o = oor[tid];
+                    oor[tid] = 0u;
+                    if (o != 0) {
+                        if (direct) {
+                            if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(o));
+                        } else {
+                            atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(o));
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
     }
 
-    if (p.direct) return;
+    if (direct) return;
     // Single image, overwrite mode: the last block to finish copies the workspace to the output and
     // clears the workspace for the next launch (so no separate zeroing launch is needed).
     __shared__ bool last;
@@ -411,7 +611,7 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     __syncthreads();
     if (!last) return;
     __threadfence();
-    const Desc& D = p.descs != nullptr ? p.descs[0] : p.one;
+    const Desc& D = p.one;
     for (int i = tid; i < C * p.bins; i += blockDim.x) {
         const unsigned long long v = __ldcg(p.ws_counts + i);
         p.ws_counts[i] = 0ull;
