@@ -31,6 +31,20 @@ namespace {
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
+/// The program under test: $IMGHIST_CLI, else the one this build made, else imghist on PATH (a relocated
+/// bundle, where the build path does not exist).
+std::string cli_path() {
+    if (const char* env = std::getenv("IMGHIST_CLI"); env && *env) return env;
+    if (access(IMGHIST_CLI_PATH, X_OK) == 0) return IMGHIST_CLI_PATH;
+    return "imghist";
+}
+
+/// The source tree (for samples/images): $IMGHIST_SOURCE_DIR when the tests run from a bundle.
+fs::path source_dir() {
+    if (const char* env = std::getenv("IMGHIST_SOURCE_DIR"); env && *env) return env;
+    return IMGHIST_SOURCE_DIR;
+}
+
 struct TempDir {
     fs::path path;
     TempDir() {
@@ -64,7 +78,7 @@ std::string slurp(const fs::path& p) {
 /// Runs `imghist <args>` (a shell fragment: may hold redirections of stdin) in `dir`.
 Run run_cli(const TempDir& dir, const std::string& args) {
     fs::path out = dir / ".stdout", err = dir / ".stderr";
-    std::string cmd = "cd " + q(dir.path) + " && '" IMGHIST_CLI_PATH "' " + args + " > " + q(out) + " 2> " + q(err);
+    std::string cmd = "cd " + q(dir.path) + " && " + q(cli_path()) + " " + args + " > " + q(out) + " 2> " + q(err);
     int status = std::system(cmd.c_str());
     Run r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -249,8 +263,8 @@ IMGHIST_BACKEND_CASE("equalize: gray PNG is bit-exact with cv::equalizeHist", "[
     cv::equalizeHist(src, ref);
     CHECK(same(read(d / "out.png"), ref));
     // A real photograph, and a PGM output.
-    cv::Mat cam = read(fs::path(IMGHIST_SOURCE_DIR) / "samples/images/camera.png", cv::IMREAD_GRAYSCALE);
-    r = run_cli(d, "equalize " + q(fs::path(IMGHIST_SOURCE_DIR) / "samples/images/camera.png") + " cam.pgm" + device_arg(backend));
+    cv::Mat cam = read(source_dir() / "samples/images/camera.png", cv::IMREAD_GRAYSCALE);
+    r = run_cli(d, "equalize " + q(source_dir() / "samples/images/camera.png") + " cam.pgm" + device_arg(backend));
     REQUIRE(r.code == 0);
     cv::equalizeHist(cam, ref);
     CHECK(same(read(d / "cam.pgm"), ref));
@@ -837,7 +851,14 @@ TEST_CASE("device: --device cuda without a GPU is a clear error", "[cli][device]
 TEST_CASE("bench: runs imghist-bench next to the program, passing arguments; clear error when missing", "[cli][bench]") {
     TempDir d;
     fs::create_directories(d / "bin");
-    fs::copy_file(IMGHIST_CLI_PATH, d / "bin/imghist");
+    std::string prog = cli_path();
+    if (prog.find('/') == std::string::npos) {  // on PATH: find it
+        std::string which = "command -v imghist > " + q(d / "which.txt");
+        REQUIRE(std::system(which.c_str()) == 0);
+        prog = slurp(d / "which.txt");
+        while (!prog.empty() && (prog.back() == '\n' || prog.back() == ' ')) prog.pop_back();
+    }
+    fs::copy_file(prog, d / "bin/imghist");
     const std::string self = q(d / "bin/imghist");
     std::string cmd = "cd " + q(d.path) + " && PATH=/nonexistent " + self + " bench --json x.json > o.txt 2> e.txt";
     int st = std::system(cmd.c_str());

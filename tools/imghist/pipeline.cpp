@@ -283,6 +283,14 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     std::atomic<int> processors_left{static_cast<int>(workers.size())};
     for (const Device& d : workers)
         processors.emplace_back([&, d] {
+            // Create the GPU's context now, while the first images are still being decoded (it takes a
+            // large part of a second); an error here surfaces again, per file, in the real calls.
+            if (d.cuda()) {
+                try {
+                    imghist::CudaHistogrammer warm(d.ordinal);
+                } catch (const std::exception&) {
+                }
+            }
             while (auto i = to_process.pop()) {
                 Item& it = items[*i];
                 guarded(it, [&] { stages.process(it, d); });
