@@ -6,7 +6,9 @@
 //   equalize/device    gpuhist::equalizeHist on GpuMat views, device-resident (histogram, table, apply)
 //   otsu/device        gpuhist::thresholdAsync(... THRESH_BINARY | THRESH_OTSU), device-resident
 //   copy/device        cudaMemcpyAsync device-to-device of the same bytes: the read+write limit
+//   hist/device, lut/device, threshold/device   the parts of those pipelines alone
 //   equalize/mat       gpuhist::equalizeHist cv::Mat -> cv::Mat (pinned staging, PCIe both ways)
+//   equalize/mat-pin   the same with cv::Mats in page-locked memory (gpuhist::createPinnedMat): no staging
 //   clahe/device, clahe/mat, clahe/opencv   CLAHE 8K (clip 40, 8x8 tiles) on the GPU and with cv::CLAHE
 //   equalize/opencv, otsu/opencv            cv::equalizeHist, cv::threshold(OTSU) on the same image
 // Device timings: CUDA events around each call, after warm-up, median of --runs runs (>= 20 by default).
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "gpuhist/gpuhist.hpp"
+#include "imghist/filters.hpp"
 
 namespace {
 
@@ -176,9 +179,12 @@ int main(int argc, char** argv) {
     const imghist::Stream s = reinterpret_cast<imghist::Stream>(stream);
     gpuhist::DeviceImage src_store(width, height), dst_store(width, height);
     cv::cuda::GpuMat src = gpuhist::asGpuMat(src_store), dst = gpuhist::asGpuMat(dst_store);
+    gpuhist::DeviceImage hist_store(256, 1, imghist::SampleType::I32, 1);
+    cv::cuda::GpuMat hist = gpuhist::asGpuMat(hist_store);
     int* d_thresh = nullptr;
     check(cudaMalloc(&d_thresh, sizeof(int)), "malloc");
     cv::Mat host(height, width, CV_8UC1), host_out(height, width, CV_8UC1);
+    imghist::PinnedBuffer pin_in_store, pin_out_store;
 
     std::vector<Row> rows;
     const std::vector<std::string> dists = {"uniform", "gauss32", "constant", "photo"};
@@ -186,8 +192,25 @@ int main(int argc, char** argv) {
         fill(host, dist);
         src_store.upload(imghist::view_of(host));
         const double copy_ms = time_device(args.runs, stream, [&] {
-            check(cudaMemcpy2DAsync(dst.data, dst.step, src.data, src.step, width, height, cudaMemcpyDeviceToDevice, stream),
-                  "copy");
+            if (src.isContinuous() && dst.isContinuous())
+                check(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(width) * height,
+                                      cudaMemcpyDeviceToDevice, stream), "copy");
+            else
+                check(cudaMemcpy2DAsync(dst.data, dst.step, src.data, src.step, width, height,
+                                        cudaMemcpyDeviceToDevice, stream), "copy");
+        });
+        // The parts of the device-resident pipelines, timed alone.
+        const double hist_ms = time_device(args.runs, stream, [&] { gpuhist::calcHist(src, hist, s); });
+        imghist::Lut8 lut;
+        for (int v = 0; v < 256; ++v) lut[v] = static_cast<std::uint8_t>(255 - v);
+        imghist::FilterOptions fo;
+        fo.backend = imghist::Backend::Cuda;
+        fo.stream = s;
+        const double lut_ms = time_device(args.runs, stream, [&] {
+            imghist::apply_lut(imghist::view_of(src), imghist::view_of(dst), &lut, fo);
+        });
+        const double thr_ms = time_device(args.runs, stream, [&] {
+            gpuhist::thresholdAsync(src, dst, 100, 255, cv::THRESH_BINARY, nullptr, s);
         });
         const double eq_ms = time_device(args.runs, stream, [&] { gpuhist::equalizeHist(src, dst, s); });
         const double otsu_ms = time_device(args.runs, stream, [&] {
@@ -195,6 +218,12 @@ int main(int argc, char** argv) {
         });
         gpuhist::setBackend(imghist::Backend::Cuda);
         const double mat_ms = time_host(args.cpu_runs, [&] { gpuhist::equalizeHist(host, host_out, s); });
+        gpuhist::setBackend(imghist::Backend::Auto);
+        cv::Mat pin_in = gpuhist::createPinnedMat(pin_in_store, height, width, CV_8UC1);
+        cv::Mat pin_out = gpuhist::createPinnedMat(pin_out_store, height, width, CV_8UC1);
+        host.copyTo(pin_in);
+        gpuhist::setBackend(imghist::Backend::Cuda);
+        const double pinned_ms = time_host(args.cpu_runs, [&] { gpuhist::equalizeHist(pin_in, pin_out, s); });
         gpuhist::setBackend(imghist::Backend::Auto);
         const double cv_eq_ms = time_host(args.cpu_runs, [&] { cv::equalizeHist(host, host_out); });
         cv::Mat tmp;
@@ -214,9 +243,13 @@ int main(int argc, char** argv) {
             rows.push_back(r);
         };
         add("copy/device", copy_ms, 2 * pixels, 1.0, "read+write limit");
+        add("hist/device", hist_ms, pixels, copy_ms / hist_ms, "gpuhist::calcHist alone, vs copy");
+        add("lut/device", lut_ms, 2 * pixels, copy_ms / lut_ms, "table apply alone, vs copy");
+        add("threshold/device", thr_ms, 2 * pixels, copy_ms / thr_ms, "fixed threshold alone, vs copy");
         add("equalize/device", eq_ms, 2 * pixels, copy_ms / eq_ms, "vs copy");
         add("otsu/device", otsu_ms, 2 * pixels, copy_ms / otsu_ms, "vs copy");
         add("equalize/mat", mat_ms, pixels, cv_eq_ms / mat_ms, "vs cv::equalizeHist; GB/s = input bytes");
+        add("equalize/mat-pin", pinned_ms, pixels, cv_eq_ms / pinned_ms, "pinned cv::Mat in and out; GB/s = input bytes");
         add("equalize/opencv", cv_eq_ms, pixels, 1.0, "cv::equalizeHist");
         add("otsu/opencv", cv_otsu_ms, pixels, 1.0, "cv::threshold OTSU");
     }

@@ -155,6 +155,15 @@ cv::cuda::GpuMat createDeviceMat(DeviceImage& storage, int rows, int cols, int t
     });
 }
 
+cv::Mat createPinnedMat(imghist::PinnedBuffer& storage, int rows, int cols, int type) {
+    return guarded("gpuhist::createPinnedMat", [&] {
+        if (rows < 0 || cols < 0) fail(cv::Error::StsBadArg, "negative size", "gpuhist::createPinnedMat");
+        const std::size_t step = static_cast<std::size_t>(cols) * CV_ELEM_SIZE(type);
+        storage.reserve(std::max<std::size_t>(1, step * static_cast<std::size_t>(rows)));
+        return cv::Mat(rows, cols, type, storage.data(), step);
+    });
+}
+
 // ---- calcHist ----------------------------------------------------------------------------------------------------
 void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, int histSize, float lowerLevel, float upperLevel,
               const cv::cuda::GpuMat& mask, StreamArg stream) {

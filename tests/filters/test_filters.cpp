@@ -574,6 +574,23 @@ TEST_CASE("device-resident pipeline on a caller stream: no host round trip, resu
         REQUIRE(gpuhist::threshold(big_roi, roi_out, 0, 255, cv::THRESH_TRUNC | cv::THRESH_OTSU) == r);
     }
     FILTERS_REQUIRE_IDENTICAL(roi_out, roi_ref);
+    // Page-locked cv::Mats are transferred directly (no staging); any mix of pinned and pageable works.
+    imghist::PinnedBuffer pin_a, pin_b;
+    const cv::Mat pin_src = gpuhist::createPinnedMat(pin_a, 1500, 2001, CV_8UC1);
+    cv::Mat pin_dst = gpuhist::createPinnedMat(pin_b, 1500, 2001, CV_8UC1);
+    make_image(2001, 1500, CV_8UC1, Dist::Photo, seed++).copyTo(pin_src);
+    cv::Mat pin_ref, pageable_out;
+    cv::equalizeHist(pin_src, pin_ref);
+    {
+        BackendScope scope(Backend::Cuda);
+        gpuhist::equalizeHist(pin_src, pin_dst, imghist::Stream(stream));
+        FILTERS_REQUIRE_IDENTICAL(pin_dst, pin_ref);
+        gpuhist::equalizeHist(pin_src, pageable_out);
+        FILTERS_REQUIRE_IDENTICAL(pageable_out, pin_ref);
+        pin_dst.setTo(0);
+        gpuhist::equalizeHist(pin_src.clone(), pin_dst);
+        FILTERS_REQUIRE_IDENTICAL(pin_dst, pin_ref);
+    }
     cudaFreeHost(h_thresh);
     cudaFree(d_thresh);
     cudaStreamDestroy(stream);

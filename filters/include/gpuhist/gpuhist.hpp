@@ -27,8 +27,9 @@
 // stream argument GpuMat work goes to the default stream. cv::Mat overloads return when dst is written.
 //
 // Backends. GpuMat inputs always run on CUDA. cv::Mat inputs run on CUDA when a device exists
-// (streamed through pinned staging buffers so that PCIe transfers overlap the host copies), otherwise on
-// the threaded CPU backend, which gives the identical answer; setBackend() forces one.
+// (streamed through pinned staging buffers so that PCIe transfers overlap the host copies; Mats in
+// page-locked memory, see createPinnedMat, are transferred directly), otherwise on the threaded CPU
+// backend, which gives the identical answer; setBackend() forces one.
 //
 // OpenCV without CUDA (e.g. Debian's packages). There cv::cuda::GpuMat cannot allocate; it can only view
 // memory someone else owns. Use gpuhist::DeviceImage (imghist::DeviceImage), an owning device image,
@@ -68,6 +69,10 @@ inline cv::cuda::GpuMat asGpuMat(DeviceImage& image) { return imghist::as_gpumat
 
 /// (Re)shapes `storage` for an OpenCV type (CV_8UC1, CV_8UC3, CV_16UC1, ...) and returns a GpuMat view.
 cv::cuda::GpuMat createDeviceMat(DeviceImage& storage, int rows, int cols, int type);
+
+/// A cv::Mat over page-locked host memory held by `storage` (grown as needed; keep it alive while the Mat
+/// is used). cv::Mat inputs and outputs in such memory skip the staging copies of the CUDA backend.
+cv::Mat createPinnedMat(imghist::PinnedBuffer& storage, int rows, int cols, int type);
 
 /// The optional stream argument: nothing (default stream), a cv::cuda::Stream, or a cudaStream_t.
 class StreamArg {

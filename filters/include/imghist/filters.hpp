@@ -25,7 +25,8 @@
 //     no `computed` output, which must wait for the value it returns (it waits on its stream only).
 //   - Host views run on the backend chosen by FilterOptions::backend (Auto: CUDA when a device exists).
 //     On CUDA the image is streamed through pinned staging buffers in chunks, so that host copies overlap
-//     the PCIe transfers; the call returns when dst is written. On the CPU the work is split over threads.
+//     the PCIe transfers (host images that are already page-locked are copied directly, without staging);
+//     the call returns when dst is written. On the CPU the work is split over threads.
 //   - Temporary storage lives in a per-thread workspace for each (device, stream) pair and is reused:
 //     steady-state calls allocate nothing. Work enqueued on different streams never shares temporaries.
 //

@@ -53,7 +53,7 @@ private:
 };
 
 constexpr int kSlots = 4;                              // pinned staging slots in flight
-constexpr std::size_t kChunkBytes = std::size_t(8) << 20;  // bytes per staging chunk
+constexpr std::size_t kChunkBytes = std::size_t(16) << 20;  // bytes per staging chunk
 constexpr int kThreads = 256;
 
 // The staging pipeline's own stream is keyed apart from every caller stream.
@@ -222,6 +222,21 @@ void copy_rows(const ImageView& host, std::uint8_t* packed, int r0, int r1, bool
             else std::memcpy(h, p, row);
         }
     });
+}
+
+/// True when the whole host view lies in page-locked memory the device can copy from directly.
+bool is_pinned(const ImageView& v) {
+    auto pinned_at = [](const void* p) {
+        cudaPointerAttributes a{};
+        if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        return a.type == cudaMemoryTypeHost;
+    };
+    const auto* first = static_cast<const std::uint8_t*>(v.data);
+    const auto* last = first + v.pitch * static_cast<std::size_t>(v.height - 1) + v.row_bytes() - 1;
+    return pinned_at(first) && pinned_at(last);
 }
 
 }  // namespace
@@ -397,8 +412,13 @@ void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream 
     auto* dev_src = ws.stage_src.as<std::uint8_t>();
     auto* dev_dst = ws.stage_dst.as<std::uint8_t>();
 
+    // Page-locked host images are copied directly, without staging.
+    const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
+    if (src_pinned)
+        FILTERS_CUDA(cudaMemcpy2DAsync(dev_src, srow, src.data, src.pitch, srow, src.height, cudaMemcpyHostToDevice, cu(s)));
+
     // Upload: the host fills slot k % kSlots while the copy engine drains the previous slots.
-    const int up_chunks = (src.height + up_rows - 1) / up_rows;
+    const int up_chunks = src_pinned ? 0 : (src.height + up_rows - 1) / up_rows;
     for (int k = 0; k < up_chunks; ++k) {
         const int slot = k % kSlots;
         if (ws.in_flight[slot]) FILTERS_CUDA(cudaEventSynchronize(ws.events[slot]));
@@ -415,6 +435,12 @@ void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream 
     const ImageView ddst = ImageView::device(dev_dst, dst.width, dst.height, dst.type, dst.channels, drow);
     op(dsrc, ddst, s);
 
+    if (dst_pinned) {
+        FILTERS_CUDA(cudaMemcpy2DAsync(const_cast<void*>(dst.data), dst.pitch, dev_dst, drow, drow, dst.height,
+                                       cudaMemcpyDeviceToHost, cu(s)));
+        FILTERS_CUDA(cudaStreamSynchronize(cu(s)));
+        return;
+    }
     // Download: keep up to kSlots chunks in flight; the host empties slot k while later chunks arrive.
     const int chunks = (dst.height + down_rows - 1) / down_rows;
     auto issue = [&](int k) {
