@@ -144,13 +144,13 @@ table() {  # title
   for row in "${rows[@]}"; do
     IFS='|' read -r name t b <<<"$row"
     local ratio="-"
-    [[ $t != FAILED && -n $ours_t ]] && ratio=$(echo "scale=2; $t / $ours_t" | bc -l)x
+    [[ $t != FAILED && -n $ours_t ]] && ratio=$(printf '%.2fx' "$(echo "$t / $ours_t" | bc -l)")
     printf '| %s | %s | %.2f | %s |\n' "$name" "$t" "$(echo "$b / 1000000" | bc -l)" "$ratio"
   done
   if [[ -n $peer_best ]]; then
     echo
-    echo "imghist is $(echo "scale=2; $peer_best / $ours_t" | bc -l)x faster than the fastest peer;" \
-         "its output is $(echo "scale=1; 100 * $ours_size / $peer_best_size - 100" | bc -l)% larger than that peer's."
+    printf 'imghist is %.2fx faster than the fastest peer; its output size differs from that peer'"'"'s by %+.1f%%.\n' \
+      "$(echo "$peer_best / $ours_t" | bc -l)" "$(echo "100 * $ours_size / $peer_best_size - 100" | bc -l)"
   fi
   echo
   rows=(); peer_best=""; peer_best_size=""; ours_t=""; ours_size=""

@@ -108,7 +108,7 @@ std::string format_batch(const std::vector<Item>& items, const HistResult& total
     return s + format_text(total);
 }
 
-int run_hist(HistArgs& a, CLI::Option* bins_opt) {
+int run_hist(HistArgs& a) {
     if (a.format != "text" && a.format != "csv" && a.format != "json")
         fail_usage("--format: expected text, csv or json");
     HistParams p;
@@ -171,7 +171,6 @@ int run_hist(HistArgs& a, CLI::Option* bins_opt) {
         plot(r);
         return kExitOk;
     }
-    (void)bins_opt;
     if (a.paths.empty()) fail_usage("hist needs an image, a folder, --raw FILE or --merge");
 
     const bool batch = is_batch(a.paths);
@@ -230,7 +229,7 @@ Command add_hist(CLI::App& app) {
     auto* sub = app.add_subcommand("hist", "Histograms of images, folders or raw sample files");
     auto a = std::make_shared<HistArgs>();
     sub->add_option("paths", a->paths, "Images, folders or patterns ('-' = stdin); JSON files with --merge")->type_name("PATH");
-    auto* bins = sub->add_option("--bins", a->bins, "Number of bins")->default_str("256")->check(CLI::Range(1, 65536));
+    sub->add_option("--bins", a->bins, "Number of bins")->default_str("256")->check(CLI::Range(1, 65536));
     sub->add_option("--range", a->range, "Value range [LO, HI) (default: the sample type's range)")->type_name("LO:HI");
     sub->add_option("--mode", a->mode, "gray: one histogram of the gray image; channels: one per channel")
         ->check(CLI::IsMember({"gray", "channels"}))
@@ -254,7 +253,7 @@ Command add_hist(CLI::App& app) {
         "  imghist hist --raw data.bin --dtype i32 --bins 1024 --range 0:1024\n"
         "  imghist hist shots/ --recursive --format json -o shots.json\n"
         "  imghist hist --merge part1.json part2.json --format json");
-    return Command{sub, [a, bins] { return run_hist(*a, bins); }};
+    return Command{sub, [a] { return run_hist(*a); }};
 }
 
 }  // namespace cli

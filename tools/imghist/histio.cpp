@@ -1,6 +1,7 @@
 #include "histio.hpp"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include "errors.hpp"
@@ -59,6 +60,14 @@ void HistResult::add(const HistResult& o, const std::string& source) {
     }
 }
 
+namespace {
+/// Integral range ends print as integers ("range": [0, 256]), others as floating point.
+nlohmann::ordered_json number(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<std::int64_t>(v);
+    return v;
+}
+}  // namespace
+
 nlohmann::ordered_json to_json(const HistResult& r) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     if (!r.file.empty()) {
@@ -71,7 +80,7 @@ nlohmann::ordered_json to_json(const HistResult& r) {
     }
     j["dtype"] = r.dtype;
     j["bins"] = r.bins;
-    j["range"] = {r.low, r.high};
+    j["range"] = {number(r.low), number(r.high)};
     j["out_of_range"] = r.out_of_range();
     nlohmann::ordered_json chans = nlohmann::ordered_json::array();
     for (auto& c : r.channels) chans.push_back({{"name", c.name}, {"counts", c.counts}, {"out_of_range", c.out_of_range}});

@@ -121,7 +121,8 @@ Image render_plot(const HistResult& r, const PlotOptions& opt) {
     std::uint64_t maxc = 1;
     for (auto& c : r.channels)
         for (auto v : c.counts) maxc = std::max(maxc, v);
-    const double ymax = opt.log ? std::log10(static_cast<double>(maxc) + 1.0) : static_cast<double>(maxc);
+    // 5% headroom above the tallest bin, so peaks do not touch the frame.
+    const double ymax = 1.05 * (opt.log ? std::log10(static_cast<double>(maxc) + 1.0) : static_cast<double>(maxc));
     auto yof = [&](double count) {
         double v = opt.log ? std::log10(count + 1.0) : count;
         return y0 - static_cast<int>(std::lround(v / ymax * ph));
