@@ -312,21 +312,22 @@ __global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uin
     luts[blockIdx.x * 256 + t] = out;
 }
 
-/// Otsu on 256 bins, one block of 256 threads. The q1 / mu1 recurrence is inherently sequential (its
-/// rounding must be reproduced step by step), so one thread runs it and stores every step; the class
-/// variances and the first-maximum search then run on all threads.
+/// Otsu on 256 bins, one block of 256 threads. The q1 and mu1 recurrences are inherently sequential (their
+/// rounding must be reproduced step by step), so one thread runs them; everything else is spread over the
+/// block: the bin probabilities and moments before, the skip tests between the two recurrences (they
+/// depend on q1 only), and the class variances and the first-maximum search after. The mu1 loop then
+/// carries nothing but its own multiply-add-divide chain.
 template <class Count>
 __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
-    __shared__ unsigned long long h[256];
     __shared__ unsigned long long scratch[33];
-    __shared__ double q1s[256], mu1s[256];
+    __shared__ double p[256], ip[256], q1s[256], mu1s[256];
     __shared__ unsigned char valid[256];
     __shared__ double best_sigma[8];
     __shared__ int best_idx[8];
     const int t = threadIdx.x;
-    h[t] = counts[t];
-    const unsigned long long total = block_sum<unsigned long long>(h[t], scratch);
-    const unsigned long long moment = block_sum<unsigned long long>(h[t] * static_cast<unsigned long long>(t), scratch);
+    const unsigned long long h = counts[t];
+    const unsigned long long total = block_sum<unsigned long long>(h, scratch);
+    const unsigned long long moment = block_sum<unsigned long long>(h * static_cast<unsigned long long>(t), scratch);
     if (total == 0) {
         if (t == 0) {
             *out = 0;
@@ -336,12 +337,34 @@ __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict
     }
     const double scale = 1.0 / static_cast<double>(total);
     const double mu = static_cast<double>(moment) * scale;
+    // The same operations as fmath::otsu_step, split into its independent and sequential parts.
+    p[t] = static_cast<double>(h) * scale;
+    ip[t] = static_cast<double>(t) * p[t];
+    __syncthreads();
     if (t == 0) {
-        fmath::OtsuState s;
+        double q1 = 0.0;
         for (int i = 0; i < 256; ++i) {
-            valid[i] = fmath::otsu_step(s, i, h[i], scale) ? 1 : 0;
-            q1s[i] = s.q1;
-            mu1s[i] = s.mu1;
+            q1 += p[i];
+            q1s[i] = q1;
+        }
+    }
+    __syncthreads();
+    {
+        const double q1 = q1s[t];
+        const double q2 = 1.0 - q1;
+        const double lo = q1 < q2 ? q1 : q2;
+        const double hi = q1 > q2 ? q1 : q2;
+        valid[t] = (lo < static_cast<double>(FLT_EPSILON) || hi > 1.0 - static_cast<double>(FLT_EPSILON)) ? 0 : 1;
+    }
+    __syncthreads();
+    if (t == 0) {
+        double mu1 = 0.0, q1_prev = 0.0;
+        for (int i = 0; i < 256; ++i) {
+            mu1 *= q1_prev;
+            const double q1 = q1s[i];
+            if (valid[i]) mu1 = (mu1 + ip[i]) / q1;
+            mu1s[i] = mu1;
+            q1_prev = q1;
         }
     }
     __syncthreads();
