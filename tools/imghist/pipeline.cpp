@@ -19,6 +19,7 @@
 #include "codec.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "imghist/filters.hpp"
 #include "parallel.hpp"
 
 namespace cli {
@@ -193,6 +194,10 @@ private:
 
 }  // namespace
 
+namespace {
+constexpr int kWorkersPerGpu = 4;
+}  // namespace
+
 Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
@@ -273,7 +278,9 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     std::vector<Device> workers;
     for (auto& d : devices) {
         if (d.cuda()) {
-            workers.push_back(d);
+            // Several host threads per GPU, each with its own stream and workspace, so that one image's
+            // copies overlap another's (a single thread left the GPU idle between transfers).
+            for (int t = 0; t < kWorkersPerGpu; ++t) workers.push_back(d);
         } else {
             Device one = d;
             one.cpu_threads = threads > 1 ? 1 : 0;  // parallel over images, not within one
@@ -283,11 +290,18 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     std::atomic<int> processors_left{static_cast<int>(workers.size())};
     for (const Device& d : workers)
         processors.emplace_back([&, d] {
-            // Create the GPU's context now, while the first images are still being decoded (it takes a
-            // large part of a second); an error here surfaces again, per file, in the real calls.
+            // Create the GPU's context and this thread's filter workspace now, while the first images are
+            // still being decoded (together they take a good part of a second); an error here surfaces
+            // again, per file, in the real calls.
             if (d.cuda()) {
                 try {
                     imghist::CudaHistogrammer warm(d.ordinal);
+                    std::uint8_t tiny[64 * 64] = {};
+                    const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
+                    imghist::FilterOptions fo;
+                    fo.backend = imghist::Backend::Cuda;
+                    fo.device = d.ordinal;
+                    imghist::equalize_hist(v, v, fo);
                 } catch (const std::exception&) {
                 }
             }
