@@ -162,7 +162,7 @@ IMGHIST_BACKEND_CASE("luma equalization over every 24-bit colour matches cvtColo
 
 // ---- threshold -----------------------------------------------------------------------------------------------------
 
-IMGHIST_BACKEND_CASE("threshold with a fixed value matches cv::threshold (types, depths, channels, edge thresholds)", "[filters][threshold]") {
+IMGHIST_BACKEND_CASE("threshold with a fixed value matches cv::threshold over types depths channels and edge thresholds", "[filters][threshold]") {
     struct Case {
         int depth;
         std::vector<double> thresholds, maxvals;
@@ -194,7 +194,7 @@ IMGHIST_BACKEND_CASE("threshold with a fixed value matches cv::threshold (types,
             }
 }
 
-IMGHIST_BACKEND_CASE("Otsu threshold matches cv::threshold (8-bit: all distributions, sizes, offsets; bimodal)", "[filters][threshold][otsu]") {
+IMGHIST_BACKEND_CASE("Otsu threshold on 8-bit images matches cv::threshold over sizes offsets distributions and bimodal images", "[filters][threshold][otsu]") {
     std::uint64_t seed = 500;
     for (const Size2& s : size_classes())
         for (int xo : {-1, 1, 13})
@@ -528,7 +528,7 @@ TEST_CASE("calcHist (GpuMat) matches cv::calcHist as CV_32SC1 rows", "[filters][
 
 // ---- device-resident, asynchronous use ---------------------------------------------------------------------------
 
-TEST_CASE("device-resident pipeline on a caller stream: no host round trip, results exact", "[filters][async][cuda]") {
+TEST_CASE("device-resident pipeline on a caller stream gives exact results without a host round trip", "[filters][async][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     cudaStream_t stream = nullptr;
     REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);

@@ -107,7 +107,7 @@ __host__ __device__ inline bool vector_path(const Span2D& s) {
     return s.rows == 1 && ((reinterpret_cast<std::uintptr_t>(s.src) - reinterpret_cast<std::uintptr_t>(s.dst)) & 15u) == 0;
 }
 
-constexpr int kVectors = 4;
+constexpr int kVectors = 8;
 
 // ---- table lookup --------------------------------------------------------------------------------------------
 // The tables (C channels x 256 bytes) are replicated in shared memory so that every lane reads its own bank:
