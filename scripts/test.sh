@@ -10,3 +10,4 @@ cmake --install build --prefix build/_install >/dev/null
 cmake -S samples/consumer -B build/_consumer -DCMAKE_PREFIX_PATH="$PWD/build/_install" >/dev/null
 cmake --build build/_consumer -j"$(nproc)" >/dev/null
 build/_consumer/imghist_consumer samples/images/camera.png
+build/_consumer/imghist_consumer_filters

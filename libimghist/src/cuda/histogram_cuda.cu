@@ -32,8 +32,7 @@ template <class T, int C, KMode M>
 KernelFn pick_storage(Storage st) {
     switch (st) {
         case Storage::Smem: return histogram_kernel<T, C, M, Storage::Smem>;
-        case Storage::Cluster: return histogram_kernel<T, C, M, Storage::Cluster>;
-        case Storage::Packed: return histogram_kernel<T, C, M, Storage::Packed>;
+        case Storage::Split: return histogram_kernel<T, C, M, Storage::Split>;
         case Storage::Global: break;
     }
     // The global fallback evaluates the rule itself (correct for every mode, and the slow path anyway).
@@ -45,6 +44,7 @@ KernelFn pick_mode(KMode m, Storage st) {
     if constexpr (std::is_same_v<T, std::uint8_t>) {
         // 8-bit histograms (<= 257 slots per channel) always fit shared memory.
         (void)st;
+        if (m == KMode::Direct) return histogram_kernel<T, C, KMode::Direct, Storage::Smem>;
         if (m == KMode::ShiftFull) return histogram_kernel<T, C, KMode::ShiftFull, Storage::Smem>;
         if (m == KMode::Shift) return histogram_kernel<T, C, KMode::Shift, Storage::Smem>;
         return histogram_kernel<T, C, KMode::Lut8, Storage::Smem>;
@@ -52,11 +52,11 @@ KernelFn pick_mode(KMode m, Storage st) {
         if (m == KMode::ScaleF32) return pick_storage<T, C, KMode::ScaleF32>(st);
         return pick_storage<T, C, KMode::Arith>(st);
     } else if constexpr (std::is_same_v<T, std::uint16_t>) {
-        if (m == KMode::ShiftFull) return pick_storage<T, C, KMode::ShiftFull>(st);
+        if (m == KMode::ShiftFull || m == KMode::Direct) return pick_storage<T, C, KMode::ShiftFull>(st);
         if (m == KMode::Shift) return pick_storage<T, C, KMode::Shift>(st);
         return pick_storage<T, C, KMode::Arith>(st);
     } else {
-        if (m == KMode::Shift || m == KMode::ShiftFull) return pick_storage<T, C, KMode::Shift>(st);
+        if (m == KMode::Shift || m == KMode::ShiftFull || m == KMode::Direct) return pick_storage<T, C, KMode::Shift>(st);
         return pick_storage<T, C, KMode::Arith>(st);
     }
 }
@@ -85,7 +85,9 @@ KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st) {
 
 KMode kmode_of(const BinParams& bp, SampleType t) {
     switch (bp.mode) {
-        case BinMode::Shift: return (bp.limit == 0 && t != SampleType::I32) ? KMode::ShiftFull : KMode::Shift;
+        case BinMode::Shift:
+            if (bp.limit == 0 && t == SampleType::U8 && bp.shift == 0) return KMode::Direct;
+            return (bp.limit == 0 && t != SampleType::I32) ? KMode::ShiftFull : KMode::Shift;
         case BinMode::Lut8: return KMode::Lut8;
         case BinMode::ScaleF32: return KMode::ScaleF32;
         case BinMode::Arith: return KMode::Arith;
@@ -97,6 +99,7 @@ namespace {
 
 const char* mode_name(KMode m) {
     switch (m) {
+        case KMode::Direct: return "direct";
         case KMode::ShiftFull: return "shift";
         case KMode::Shift: return "shift-range";
         case KMode::Lut8: return "lut8";
@@ -239,9 +242,8 @@ struct Plan {
     dc::Storage storage = dc::Storage::Smem;
     dc::KMode kmode = dc::KMode::Arith;
     int copies_log2 = 0;
-    int cluster = 1;      ///< blocks per cluster (Cluster storage)
-    int slice_log2 = 0;   ///< counters per block (Cluster storage)
-    unsigned int packed_words = 0;  ///< Packed storage
+    int splits = 1;                 ///< Split storage: sibling blocks per tile range
+    unsigned int split_slots = 0;   ///< Split storage: flat slots per sibling
     std::size_t smem = 0;
     std::size_t tile_bytes = 0;
     std::size_t block_bytes_min = 0;  ///< fewest input bytes per block worth its set-up and flush
@@ -253,9 +255,9 @@ int log2_ceil(std::size_t v) {
     return k;
 }
 
-/// Picks storage, copies and tiling. allow_cluster: single images only (cluster blocks share one image).
+/// Picks storage, copies and tiling.
 Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
-               const CudaHistogrammer::Shape& over, bool allow_cluster) {
+               const CudaHistogrammer::Shape& over, bool allow_split) {
     const auto& info = dc::device_info(device);
     Plan pl;
     pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins);
@@ -269,34 +271,24 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     const std::size_t extra = 4 * sizeof(unsigned int) + (pl.kmode == dc::KMode::Lut8 ? 512 : 0);
     const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * (bp.bins + 1);
     while (copies > 1 && per_copy * copies + extra > info.smem_optin) copies /= 2;
-    const std::size_t flat = static_cast<std::size_t>(img.channels) * bp.bins;
-    const std::size_t packed_words = (flat + 2) / 3;
+    const std::size_t flat_slots = static_cast<std::size_t>(img.channels) * (bp.bins + 1);
     if (per_copy + extra <= info.smem_optin) {
         pl.storage = dc::Storage::Smem;
         pl.smem = per_copy * copies + extra;
-    } else if (8 * packed_words + extra <= info.smem_optin) {
-        copies = 1;
-        pl.storage = dc::Storage::Packed;
-        pl.packed_words = static_cast<unsigned int>(packed_words);
-        pl.smem = 8 * packed_words + extra;
     } else {
+        // Too wide for one block: K siblings each own a range of the slots (see the kernels' header).
         copies = 1;
-        pl.storage = dc::Storage::Global;
-        pl.smem = extra;
-        if (allow_cluster && info.cc_major >= 9) {
-            // Spread one copy of the bins over 2, 4 or 8 blocks of a cluster.
-            const std::size_t words = static_cast<std::size_t>(img.channels) * bp.bins;
-            for (int k = 2; k <= 8; k *= 2) {
-                const int sl = log2_ceil((words + k - 1) / k);
-                const std::size_t bytes = (std::size_t(4) << sl) + extra;
-                if (bytes <= info.smem_optin) {
-                    pl.storage = dc::Storage::Cluster;
-                    pl.cluster = k;
-                    pl.slice_log2 = sl;
-                    pl.smem = bytes;
-                    break;
-                }
-            }
+        const std::size_t room = (info.smem_optin - extra) / 4;
+        const std::size_t k = (flat_slots + room - 1) / room;
+        if (allow_split && k <= 16) {
+            pl.storage = dc::Storage::Split;
+            pl.splits = static_cast<int>(k);
+            pl.split_slots = static_cast<unsigned int>((flat_slots + k - 1) / k);
+            pl.smem = 4 * static_cast<std::size_t>(pl.split_slots) + extra;
+            if (over.threads == 0) pl.policy.threads = 1024;
+        } else {
+            pl.storage = dc::Storage::Global;
+            pl.smem = extra;
         }
     }
     pl.copies_log2 = log2_ceil(static_cast<std::size_t>(copies));
@@ -360,8 +352,8 @@ dc::Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile
 void fill_params(dc::Params& p, const BinParams& bp, const Plan& pl, CountType type) {
     p.bins = bp.bins;
     p.copies_log2 = pl.copies_log2;
-    p.slice_log2 = pl.slice_log2;
-    p.packed_words = pl.packed_words;
+    p.splits = pl.splits;
+    p.split_slots = pl.split_slots;
     p.vectors = std::max(1, std::min(pl.policy.vectors, 4));
     p.low = bp.low;
     p.high = bp.high;
@@ -382,36 +374,28 @@ void fill_params(dc::Params& p, const BinParams& bp, const Plan& pl, CountType t
 int grid_for(int device, dc::KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_bytes,
              std::size_t max_samples, int max_blocks) {
     const auto& info = dc::device_info(device);
-    long long grid;
-    if (pl.storage == dc::Storage::Cluster) {
-        const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
-        if (occ == 0) throw Error(ErrorCode::Unsupported, "cluster histogram kernel cannot be resident");
-        grid = static_cast<long long>(info.sm_count / pl.cluster) * pl.cluster * std::min(occ, 2);
-    } else {
-        const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
-        if (occ == 0)
-            throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
-                                                    " bytes of shared memory and " + std::to_string(pl.policy.threads) +
-                                                    " threads");
-        const long long per_sm = std::max(1, std::min(occ, pl.policy.blocks_per_sm));
-        grid = per_sm * info.sm_count;
-        // Small inputs: fewer blocks, each with enough bytes to amortise zeroing and flushing its counters.
-        grid = std::min<long long>(grid, static_cast<long long>(std::max<std::size_t>(1, total_bytes / pl.block_bytes_min)));
-    }
-    if (max_blocks > 0) grid = std::min<long long>(grid, max_blocks);
+    const int occ = dc::prepare_kernel(device, fn, pl.policy.threads, pl.smem);
+    if (occ == 0)
+        throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
+                                                " bytes of shared memory and " + std::to_string(pl.policy.threads) +
+                                                " threads");
+    const long long k = pl.splits;
+    const long long per_sm = std::max(1, std::min(occ, pl.policy.blocks_per_sm));
+    long long groups = std::max<long long>(1, per_sm * info.sm_count / k);
+    // Small inputs: fewer blocks, each with enough bytes to amortise zeroing and flushing its counters.
+    groups = std::min<long long>(groups, static_cast<long long>(std::max<std::size_t>(1, total_bytes / pl.block_bytes_min)));
+    if (max_blocks > 0) groups = std::min<long long>(groups, std::max<long long>(1, max_blocks / k));
     // A block's shared counters are 32-bit: give each block fewer than 2^31 samples.
-    grid = std::max<long long>(grid, static_cast<long long>(max_samples >> 31) + 1);
-    if (pl.storage != dc::Storage::Cluster) grid = std::min<long long>(grid, static_cast<long long>(tiles));
-    grid = std::min<long long>(grid, 0x7FFFFFF8);
-    if (pl.storage == dc::Storage::Cluster) grid = std::max<long long>(pl.cluster, grid / pl.cluster * pl.cluster);
-    return static_cast<int>(std::max<long long>(grid, 1));
+    groups = std::max<long long>(groups, static_cast<long long>(max_samples >> 31) + 1);
+    groups = std::min<long long>(groups, static_cast<long long>(tiles));
+    groups = std::min<long long>(groups, 0x7FFFFFF0 / k);
+    return static_cast<int>(std::max<long long>(groups, 1) * k);
 }
 
 const char* storage_name(dc::Storage s) {
     switch (s) {
         case dc::Storage::Smem: return "smem";
-        case dc::Storage::Cluster: return "cluster";
-        case dc::Storage::Packed: return "packed";
+        case dc::Storage::Split: return "split";
         case dc::Storage::Global: return "global";
     }
     return "?";
@@ -420,28 +404,12 @@ const char* storage_name(dc::Storage s) {
 std::string kernel_name(SampleType t, int channels, const Plan& pl) {
     const dc::KMode m = (pl.storage == dc::Storage::Global && t != SampleType::U8) ? dc::KMode::Arith : pl.kmode;
     return std::string("hist<") + to_string(t) + ",c" + std::to_string(channels) + "," + dc::mode_name(m) + "," +
-           storage_name(pl.storage) + (pl.storage == dc::Storage::Cluster ? "x" + std::to_string(pl.cluster) : "") + ">";
+           storage_name(pl.storage) + (pl.storage == dc::Storage::Split ? "x" + std::to_string(pl.splits) : "") + ">";
 }
 
 void launch(dc::KernelFn fn, const Plan& pl, int grid, const dc::Params& p, Stream stream) {
-    if (pl.storage == dc::Storage::Cluster) {
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(static_cast<unsigned int>(grid));
-        cfg.blockDim = dim3(static_cast<unsigned int>(pl.policy.threads));
-        cfg.dynamicSmemBytes = pl.smem;
-        cfg.stream = stream;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = static_cast<unsigned int>(pl.cluster);
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        IMGHIST_CUDA(cudaLaunchKernelEx(&cfg, fn, p));
-    } else {
-        fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
-        IMGHIST_CUDA(cudaGetLastError());
-    }
+    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    IMGHIST_CUDA(cudaGetLastError());
 }
 
 void zero_output_async(const DeviceHistogramView& out, int channels, int bins, Stream stream) {
@@ -476,7 +444,7 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
         return;
     }
     const std::size_t total_bytes = image.row_bytes() * image.height;
-    const Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape, /*allow_cluster=*/true);
+    const Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape, /*allow_split=*/true);
     const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, pl.kmode, pl.storage);
 
     dc::Params p{};
@@ -530,7 +498,7 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
     const BinParams bp = detail::make_bin_params(spec, first.type);
     detail::DeviceGuard guard(impl_->device);
     const Plan pl = make_plan(impl_->device, first, bp, std::max<std::size_t>(total_bytes, 1), impl_->shape,
-                              /*allow_cluster=*/false);
+                              /*allow_split=*/true);
     const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, pl.kmode, pl.storage);
 
     auto& st = impl_->state(stream);

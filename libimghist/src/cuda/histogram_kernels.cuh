@@ -4,12 +4,10 @@
 // binning evaluation M (binning.hpp; Shift is split into ShiftFull when no range test is needed), and
 // where the counters live:
 //   Smem    — privatized copies in the block's shared memory (the fast path);
-//   Cluster — (sm_90+) one copy of the bins spread over the shared memory of a thread-block cluster, for
-//             histograms too wide for one block (e.g. 65536 bins); increments go to the owning block
-//             through distributed shared memory;
-//   Packed  — one copy of the bins in one block's shared memory as 21-bit fields, three to a 64-bit word
-//             (65536 bins fit in 171 KiB); a block flushes before any field could reach 2^21, so fields
-//             never carry into each other;
+//   Split   — for histograms too wide for one block (e.g. 65536 bins): the slots are cut into K ranges
+//             and K sibling blocks (consecutive block indices) read the same tiles, each counting only the
+//             samples of its own range. Siblings run side by side, so the second read of a tile is
+//             served by L2 and DRAM still sees the data once;
 //   Global  — straight into global memory (any GPU, any width; the slow fallback).
 //
 // Work is cut into tiles (a few rows of an image, or a chunk of one long row) and each block takes one
@@ -34,14 +32,9 @@
 
 namespace imghist::detail::cuda {
 
-enum class Storage : std::uint8_t { Smem, Cluster, Packed, Global };
-
-/// Packed storage: fields per 64-bit word, field width, and the most increments a field may take.
-constexpr int kPackedFieldBits = 21;
-constexpr unsigned long long kPackedFieldMask = (1ull << kPackedFieldBits) - 1ull;
-constexpr unsigned long long kPackedMaxSamples = kPackedFieldMask;
-/// Kernel-side evaluation: BinMode plus ShiftFull (a shift with no range test).
-enum class KMode : std::uint8_t { ShiftFull, Shift, Lut8, Arith, ScaleF32 };
+enum class Storage : std::uint8_t { Smem, Split, Global };
+/// Kernel-side evaluation: BinMode, plus ShiftFull (a shift with no range test) and Direct (8-bit value = bin).
+enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Lut8, Arith, ScaleF32 };
 
 struct Desc {
     const unsigned char* base;     ///< first sample of row 0
@@ -69,8 +62,8 @@ struct Params {
     int bins;
     int copies_log2;
     int vectors;
-    int slice_log2;  ///< Cluster: counters per block = 2^slice_log2
-    unsigned int packed_words;  ///< Packed: 64-bit words; field f of word w counts flat slot f * words + w
+    int splits;                  ///< Split: sibling blocks per tile range (1 otherwise)
+    unsigned int split_slots;    ///< Split: flat slots (c * (bins + 1) + slot) owned by each sibling
     // binning
     double low, high, a, b;
     int shift;
@@ -93,7 +86,7 @@ struct SampleTraits<std::uint8_t> {
     static constexpr int per_vec = 16;
     __device__ static __forceinline__ std::uint32_t get(const uint4& q, int k) {
         const unsigned w = k < 4 ? q.x : k < 8 ? q.y : k < 12 ? q.z : q.w;
-        return (w >> (8 * (k & 3))) & 0xFFu;
+        return __byte_perm(w, 0u, 0x4440u | static_cast<unsigned>(k & 3));  // one PRMT: byte k&3, zero-extended
     }
 };
 template <>
@@ -101,7 +94,7 @@ struct SampleTraits<std::uint16_t> {
     static constexpr int per_vec = 8;
     __device__ static __forceinline__ std::uint32_t get(const uint4& q, int k) {
         const unsigned w = k < 2 ? q.x : k < 4 ? q.y : k < 6 ? q.z : q.w;
-        return (w >> (16 * (k & 1))) & 0xFFFFu;
+        return __byte_perm(w, 0u, (k & 1) ? 0x4432u : 0x4410u);
     }
 };
 template <>
@@ -134,7 +127,9 @@ struct BinRegs {
 /// Slot of one sample: its bin, or `bins` when it is out of range.
 template <class T, KMode M>
 __device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p, const short* lut) {
-    if constexpr (M == KMode::ShiftFull) {
+    if constexpr (M == KMode::Direct) {
+        return static_cast<std::uint32_t>(v);
+    } else if constexpr (M == KMode::ShiftFull) {
         return static_cast<std::uint32_t>(v) >> p.shift;
     } else if constexpr (M == KMode::Shift) {
         const auto u = static_cast<std::uint32_t>(v);
@@ -181,55 +176,34 @@ __device__ __forceinline__ unsigned int smem_addr(const void* p) {
 template <class T, int C, KMode M, Storage S>
 struct Counter {
     BinRegs br;
-    unsigned int lane_base;  // Smem: shared byte address of this lane's copy of slot 0; Cluster: slice base
-    int slot_shift;          // Smem: log2(copies) + 2 (bytes per slot step)
-    unsigned int chan_bytes; // Smem: bytes between the slot 0 of two channels
-    unsigned int oor_base;   // Cluster / Global: shared byte address of the C out-of-range counters
-    int slice_log2;
-    unsigned int packed_words;
+    unsigned int lane_base;   // Smem/Split: shared byte address of this lane's copy of local slot 0
+    unsigned int slot_bytes;  // Smem/Split: bytes between two slots (copies * 4)
+    unsigned int chan_slots;  // slots per channel (bins + 1)
+    unsigned int split_first; // Split: first flat slot owned by this block
+    unsigned int split_slots; // Split: flat slots owned by this block
+    unsigned int oor_base;    // Global: shared byte address of the C out-of-range counters
     const short* lut;
     unsigned int* overflow_flag;
-    void* gcounts;           // Global
+    void* gcounts;            // Global
     unsigned long long gstride;
     bool gu64;
 
     __device__ __forceinline__ explicit Counter(const Params& p) : br(p) {}
 
-    /// Smem: one increment at a channel's base address.
+    /// Smem: one increment of the slot of v, for the channel whose slot 0 is at cbase. The address is one
+    /// multiply-add, which runs on the FMA pipe and leaves the ALU to the sample extraction.
     __device__ __forceinline__ void count_at(T v, unsigned int cbase) {
         const unsigned int s = slot_of<T, M>(v, br, lut);
-        smem_inc(cbase + (s << slot_shift));
+        smem_inc(cbase + s * slot_bytes);
     }
 
     __device__ __forceinline__ void count(T v, int c) {
-        if constexpr (S == Storage::Smem) {
-            count_at(v, lane_base + static_cast<unsigned int>(c) * chan_bytes);
-            return;
-        }
         const unsigned int s = slot_of<T, M>(v, br, lut);
-        if constexpr (S == Storage::Cluster) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            if (s == static_cast<unsigned int>(br.bins)) {
-                smem_inc(oor_base + 4u * c);
-                return;
-            }
-            const unsigned int flat = static_cast<unsigned int>(c) * br.bins + s;
-            const unsigned int rank = flat >> slice_log2;
-            const unsigned int local = lane_base + ((flat & ((1u << slice_log2) - 1u)) << 2);
-            unsigned int remote;
-            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-            asm volatile("red.shared::cluster.add.u32 [%0], 1;" ::"r"(remote));
-#endif
-        } else if constexpr (S == Storage::Packed) {
-            if (s == static_cast<unsigned int>(br.bins)) {
-                smem_inc(oor_base + 4u * c);
-                return;
-            }
-            const unsigned int flat = static_cast<unsigned int>(c) * br.bins + s;
-            const unsigned int f = (flat >= packed_words ? 1u : 0u) + (flat >= 2u * packed_words ? 1u : 0u);
-            const unsigned int word = flat - f * packed_words;
-            const unsigned long long inc = 1ull << (kPackedFieldBits * f);
-            asm volatile("red.shared.add.u64 [%0], %1;" ::"r"(lane_base + 8u * word), "l"(inc));
+        if constexpr (S == Storage::Smem) {
+            smem_inc(lane_base + (static_cast<unsigned int>(c) * chan_slots + s) * slot_bytes);
+        } else if constexpr (S == Storage::Split) {
+            const unsigned int local = static_cast<unsigned int>(c) * chan_slots + s - split_first;
+            if (local < split_slots) smem_inc(lane_base + local * slot_bytes);
         } else {
             if (s == static_cast<unsigned int>(br.bins)) {
                 smem_inc(oor_base + 4u * c);
@@ -249,7 +223,7 @@ struct Counter {
             for (int j = 0; j < C; ++j) {
                 int c = phase + j;
                 c = c >= C ? c - C : c;
-                cb[j] = lane_base + static_cast<unsigned int>(c) * chan_bytes;
+                cb[j] = lane_base + static_cast<unsigned int>(c) * chan_slots * slot_bytes;
             }
 #pragma unroll
             for (int k = 0; k < Tr::per_vec; ++k) count_at(static_cast<T>(Tr::get(q, k)), cb[k % C]);
@@ -405,47 +379,23 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
     }
 }
 
-/// Packed storage: moves every field to the output (or the workspace) and clears the words.
-__device__ __forceinline__ void flush_packed(unsigned int* hist, unsigned int words, unsigned int flat_count,
-                                             const Desc& D, const Params& p, bool direct) {
-    unsigned long long* w64 = reinterpret_cast<unsigned long long*>(hist);
-    for (unsigned int w = threadIdx.x; w < words; w += blockDim.x) {
-        const unsigned long long v = w64[w];
-        w64[w] = 0ull;
-        if (v == 0ull) continue;
-#pragma unroll
-        for (int f = 0; f < 3; ++f) {
-            const unsigned long long n = (v >> (kPackedFieldBits * f)) & kPackedFieldMask;
-            const unsigned int flat = f * words + w;
-            if (n == 0ull || flat >= flat_count) continue;
-            if (direct) {
-                const unsigned int c = flat / p.bins, b = flat - c * p.bins;
-                add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, n,
-                        p.overflow_flag);
-            } else {
-                atomicAdd(p.ws_counts + flat, n);
-            }
-        }
-    }
-}
-
-__device__ __forceinline__ void cluster_sync_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
-
 template <class T, int C, KMode M, Storage S>
 __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
     const int copies = 1 << p.copies_log2;
-    const int slots = p.bins + 1;
-    // Smem: C * slots * copies words. Cluster: 2^slice_log2 words. Global: none. Then C (4) oor words
-    // (Cluster / Global), then the table (Lut8).
-    const int hist_words = S == Storage::Smem      ? C * slots * copies
-                           : S == Storage::Cluster ? (1 << p.slice_log2)
-                           : S == Storage::Packed  ? 2 * static_cast<int>(p.packed_words)
-                                                   : 0;
+    const unsigned int slots = static_cast<unsigned int>(p.bins) + 1u;
+    const unsigned int flat_slots = C * slots;
+    // Which slots this block counts, and how it is placed among the blocks.
+    unsigned int split = 0, group = blockIdx.x, groups = gridDim.x;
+    if constexpr (S == Storage::Split) {
+        split = blockIdx.x % static_cast<unsigned int>(p.splits);
+        group = blockIdx.x / static_cast<unsigned int>(p.splits);
+        groups = gridDim.x / static_cast<unsigned int>(p.splits);
+    }
+    const unsigned int first = split * p.split_slots;
+    const unsigned int owned = S == Storage::Split ? min(p.split_slots, flat_slots - min(first, flat_slots)) : flat_slots;
+    // Layout: Smem/Split: owned slots * copies words; Global: none. Then 4 oor words, then the table (Lut8).
+    const int hist_words = S == Storage::Global ? 0 : static_cast<int>(owned) * copies;
     unsigned int* hist = smem;
     unsigned int* oor = smem + hist_words;
     short* lut = reinterpret_cast<short*>(oor + 4);
@@ -456,28 +406,21 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     if constexpr (M == KMode::Lut8) {
         for (int i = tid; i < 256; i += blockDim.x) lut[i] = p.lut[i];
     }
-    if constexpr (S == Storage::Cluster) cluster_sync_all();  // every block's slice is zero before any remote add
-    else __syncthreads();
+    __syncthreads();
 
     Counter<T, C, M, S> ctr(p);
     ctr.lut = lut;
     ctr.overflow_flag = p.overflow_flag;
     ctr.oor_base = smem_addr(oor);
-    ctr.slice_log2 = p.slice_log2;
-    ctr.packed_words = p.packed_words;
-    if constexpr (S == Storage::Smem) {
-        ctr.lane_base = smem_addr(hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
-        ctr.slot_shift = p.copies_log2 + 2;
-        ctr.chan_bytes = static_cast<unsigned int>(slots) << (p.copies_log2 + 2);
-    } else {
-        ctr.lane_base = smem_addr(hist);
-        ctr.slot_shift = 2;
-        ctr.chan_bytes = 0;
-    }
+    ctr.lane_base = smem_addr(hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
+    ctr.slot_bytes = 4u << p.copies_log2;
+    ctr.chan_slots = slots;
+    ctr.split_first = first;
+    ctr.split_slots = owned;
 
-    const unsigned long long T_ = p.total_tiles, G = gridDim.x;
-    unsigned long long t = T_ * blockIdx.x / G;
-    const unsigned long long t_end = T_ * (blockIdx.x + 1) / G;
+    const unsigned long long T_ = p.total_tiles, G = groups;
+    unsigned long long t = T_ * group / G;
+    const unsigned long long t_end = T_ * (group + 1) / G;
 
     // First image whose tiles contain t: the last entry with tile_begin <= t (empty images share
     // tile_begin with their successor and are skipped by taking the last).
@@ -493,112 +436,60 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     }
     const bool direct = p.direct != 0;
 
-    if constexpr (S == Storage::Cluster) {
-        // Single image only (the host never batches in cluster mode). Every block joins both cluster
-        // barriers, with or without tiles of its own.
-        const Desc D = p.one;
-        for (; t < t_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
-        cluster_sync_all();  // all remote increments have landed
-        const unsigned int slice = 1u << p.slice_log2;
-        unsigned int rank = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-#endif
-        const unsigned int first = rank * slice;
-        for (unsigned int i = tid; i < slice; i += blockDim.x) {
-            const unsigned int flat = first + i;
-            if (flat >= static_cast<unsigned int>(C * p.bins)) break;
-            const unsigned int v = hist[i];
-            if (v == 0) continue;
-            if (direct) {
-                const unsigned int c = flat / p.bins, b = flat - c * p.bins;
-                add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, v, p.overflow_flag);
-            } else {
-                atomicAdd(p.ws_counts + flat, static_cast<unsigned long long>(v));
-            }
+    while (t < t_end) {
+        const Desc D = p.descs != nullptr ? p.descs[d] : p.one;
+        const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
+        if constexpr (S == Storage::Global) {
+            ctr.gcounts = direct ? D.counts : static_cast<void*>(p.ws_counts);
+            ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
+            ctr.gu64 = direct ? p.count_u64 != 0 : true;
         }
-        if (tid < C && oor[tid] != 0) {
-            if (direct) {
-                if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(oor[tid]));
-            } else {
-                atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(oor[tid]));
-            }
-        }
-    } else {
-        while (t < t_end) {
-            const Desc D = p.descs != nullptr ? p.descs[d] : p.one;
-            const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
-            if constexpr (S == Storage::Global) {
-                ctr.gcounts = direct ? D.counts : static_cast<void*>(p.ws_counts);
-                ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
-                ctr.gu64 = direct ? p.count_u64 != 0 : true;
-            }
-            const bool any = t < img_end;
-            if constexpr (S == Storage::Packed) {
-                // Flush before any 21-bit field could fill up: a tile holds at most this many samples.
-                const unsigned long long tile_max =
-                    D.tile_rows != 0 ? static_cast<unsigned long long>(D.tile_rows) * D.row_len
-                                     : static_cast<unsigned long long>(D.chunk_vecs) * (16 / sizeof(T)) + 32ull;
-                unsigned long long taken = 0;
-                for (; t < img_end; ++t) {
-                    if (taken + tile_max > kPackedMaxSamples && taken != 0) {
-                        __syncthreads();
-                        flush_packed(hist, p.packed_words, C * p.bins, D, p, direct);
-                        __syncthreads();
-                        taken = 0;
-                    }
-                    taken += tile_max;
-                    process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
+        const bool any = t < img_end;
+        for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
+        ++d;
+        if (!any) continue;
+        __syncthreads();
+        // Flush this block's counts for image D and clear them for the next image. Thread i reads the
+        // copies of local slot i rotated by i, so the threads of a warp hit different banks.
+        if constexpr (S != Storage::Global) {
+            for (unsigned int i = tid; i < owned; i += blockDim.x) {
+                unsigned int* base = hist + (i << p.copies_log2);
+                unsigned long long sum = 0;
+                for (int k = 0; k < copies; ++k) {
+                    const int kk = (k + static_cast<int>(i)) & (copies - 1);
+                    sum += base[kk];
+                    base[kk] = 0u;
                 }
-            } else {
-                for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
-            }
-            ++d;
-            if (!any) continue;
-            __syncthreads();
-            if constexpr (S == Storage::Packed) flush_packed(hist, p.packed_words, C * p.bins, D, p, direct);
-            // Flush this block's counts for image D and clear them for the next image. Thread i reads the
-            // copies of slot i rotated by i, so the threads of a warp hit different banks.
-            if constexpr (S == Storage::Smem) {
-                for (int i = tid; i < C * slots; i += blockDim.x) {
-                    unsigned int* base = hist + (i << p.copies_log2);
-                    unsigned long long sum = 0;
-                    for (int k = 0; k < copies; ++k) {
-                        const int kk = (k + i) & (copies - 1);
-                        sum += base[kk];
-                        base[kk] = 0u;
-                    }
-                    if (sum == 0) continue;
-                    const int c = i / slots, b = i - c * slots;
-                    if (b == p.bins) {
-                        if (direct) {
-                            if (D.oor) atomicAdd(D.oor + c, sum);
-                        } else {
-                            atomicAdd(p.ws_oor + c, sum);
-                        }
-                    } else if (direct) {
-                        add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, sum,
-                                p.overflow_flag);
+                if (sum == 0) continue;
+                const unsigned int f = first + i;
+                const unsigned int c = f / slots, b = f - c * slots;
+                if (b == static_cast<unsigned int>(p.bins)) {
+                    if (direct) {
+                        if (D.oor) atomicAdd(D.oor + c, sum);
                     } else {
-                        atomicAdd(p.ws_counts + static_cast<unsigned long long>(c) * p.bins + b, sum);
+                        atomicAdd(p.ws_oor + c, sum);
+                    }
+                } else if (direct) {
+                    add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, sum,
+                            p.overflow_flag);
+                } else {
+                    atomicAdd(p.ws_counts + static_cast<unsigned long long>(c) * p.bins + b, sum);
+                }
+            }
+        } else {
+            if (tid < C) {
+                const unsigned int o = oor[tid];
+                oor[tid] = 0u;
+                if (o != 0) {
+                    if (direct) {
+                        if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(o));
+                    } else {
+                        atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(o));
                     }
                 }
             }
-            if constexpr (S != Storage::Smem) {
-                if (tid < C) {
-                    const unsigned int o = oor[tid];
-                    oor[tid] = 0u;
-                    if (o != 0) {
-                        if (direct) {
-                            if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(o));
-                        } else {
-                            atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(o));
-                        }
-                    }
-                }
-            }
-            __syncthreads();
         }
+        __syncthreads();
     }
 
     if (direct) return;
