@@ -65,7 +65,6 @@ void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream 
 
 /// A pinned host int the device can write, private to the calling thread's workspace for (device, stream).
 int* cuda_pinned_int(int device, Stream stream);
-void cuda_stream_wait(Stream stream);
 
 void cuda_release_workspaces() noexcept;
 

@@ -482,8 +482,6 @@ int* cuda_pinned_int(int device, Stream stream) {
     return workspace(stream).pinned_int();
 }
 
-void cuda_stream_wait(Stream stream) { FILTERS_CUDA(cudaStreamSynchronize(cu(stream))); }
-
 void cuda_release_workspaces() noexcept { registry().clear(); }
 
 }  // namespace imghist::detail
