@@ -12,7 +12,7 @@
 namespace cli {
 
 void add_common(CLI::App& sub, Common& c) {
-    sub.add_option("--device", c.device, "Where to compute: auto, cpu, cuda, cuda:N, or all (every GPU)")
+    sub.add_option("--device", c.device, "Where to compute: cpu, cuda, cuda:N, all (every GPU), or auto (= cpu, measured fastest for host images)")
         ->default_str("auto")
         ->group("Common");
     sub.add_option("--max-pixels", c.max_pixels, "Refuse images with more pixels than this (checked from the header)")

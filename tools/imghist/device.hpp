@@ -23,8 +23,9 @@ struct Device {
     bool cuda() const noexcept { return backend == imghist::Backend::Cuda; }
 };
 
-/// Resolves a --device value to the devices a run uses: auto = cuda:0 when a CUDA device exists, else the
-/// CPU; all = every CUDA device (the CPU when there is none); cuda without a device is an error.
+/// Resolves a --device value to the devices a run uses: auto = the CPU backend (measured fastest for the
+/// CLI's host-resident images, see tools/imghist/PERFORMANCE.md); cuda[:N] = one GPU (an error without
+/// one); all = every CUDA device (the CPU when there is none).
 std::vector<Device> resolve_devices(const std::string& spec);
 /// "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3)".
 std::string describe(const Device& d);

@@ -195,7 +195,9 @@ private:
 }  // namespace
 
 namespace {
-constexpr int kWorkersPerGpu = 4;
+// One host thread per GPU: measured on an H200 host, four threads per GPU made a folder run slower
+// (0.50 s instead of 0.35 s for 120 JPEGs), as their staging buffers and transfers compete.
+constexpr int kWorkersPerGpu = 1;
 }  // namespace
 
 Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt) {
@@ -278,8 +280,6 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     std::vector<Device> workers;
     for (auto& d : devices) {
         if (d.cuda()) {
-            // Several host threads per GPU, each with its own stream and workspace, so that one image's
-            // copies overlap another's (a single thread left the GPU idle between transfers).
             for (int t = 0; t < kWorkersPerGpu; ++t) workers.push_back(d);
         } else {
             Device one = d;

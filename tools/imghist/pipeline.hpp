@@ -1,6 +1,6 @@
 // imghist CLI — batch runs over many files: input collection, sharding, and the threaded pipeline.
 //
-//   read+decode (N threads) --bounded queue--> process (4 threads per GPU, or N on the CPU)
+//   read+decode (N threads) --bounded queue--> process (one thread per GPU, or N on the CPU)
 //                           --bounded queue--> encode+write (N threads)
 //
 // A failure in any stage is reported with the file's name and the run goes on; the summary counts it and
