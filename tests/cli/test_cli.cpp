@@ -354,6 +354,15 @@ TEST_CASE("equalize: JPEG to JPEG in luma mode equalizes the Y plane", "[cli][eq
     cv::extractChannel(cout, cout, 1);
     cv::absdiff(cin, cout, diff);
     CHECK(cv::mean(diff)[0] < 2.0);
+    // A gray JPEG (one plane) with a size that is not a multiple of the block size.
+    cv::Mat gray = photo(203, 117, CV_8UC1, 15);
+    REQUIRE(cv::imwrite((d / "g.jpg").string(), gray, params));
+    REQUIRE(run_cli(d, "equalize g.jpg g-out.jpg --quality 100 --device cpu").code == 0);
+    cv::Mat gin = read(d / "g.jpg", cv::IMREAD_GRAYSCALE), gout = read(d / "g-out.jpg", cv::IMREAD_GRAYSCALE);
+    REQUIRE(gout.size() == gin.size());
+    cv::equalizeHist(gin, ref);
+    cv::absdiff(ref, gout, diff);
+    CHECK(cv::mean(diff)[0] < 1.5);
 }
 
 TEST_CASE("equalize: BMP, TGA and PNM inputs and outputs", "[cli][equalize][codecs]") {

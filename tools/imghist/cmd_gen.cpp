@@ -36,7 +36,7 @@ std::uint64_t splitmix(std::uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/// Fills n values with the distribution; `clamp_hi` bounds integer-valued outputs.
+/// Fills n values with the distribution; integer outputs are rounded and clamped to [0, maxv].
 template <class T>
 void generate(T* out, std::size_t n, const GenArgs& a, double maxv, bool integral) {
     const std::size_t block = 1 << 16;
