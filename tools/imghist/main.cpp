@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
     using namespace cli;
     install_signal_cleanup();
     CLI::App app{"imghist " + std::string(imghist::version()) +
-                 " - image histograms and histogram filters on the GPU or CPU"};
+                 " - image histograms and histogram filters on the GPU or CPU",
+                 "imghist"};
     app.set_version_flag("--version", std::string("imghist ") + imghist::version());
     app.require_subcommand(1);
     app.footer("Run 'imghist COMMAND --help' for a command's options. Inputs may be files, folders or patterns;\n"
