@@ -119,7 +119,7 @@ TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]"
     REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
     REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
     for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
-    CHECK(hg.last_kernel().find("hist<u8,c1,shift") == 0);
+    CHECK(hg.last_kernel().find("hist<u8,c1,direct,smem>") == 0);
 
     // Accumulate twice more into the same 32-bit counts.
     imghist::AsyncOptions acc;
@@ -195,10 +195,9 @@ TEST_CASE("owning device buffers and images [cuda]", "[core][buffer][cuda]") {
     CHECK(pinned.size() == (1u << 20));
 }
 
-TEST_CASE("small grids: blocks that flush wide packed counters mid-image [cuda]", "[core][shapes][cuda]") {
+TEST_CASE("small grids: few blocks, and split siblings, still count every sample [cuda]", "[core][shapes][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
-    // 6M samples over 2 blocks: each block passes the 2^21 samples a packed field may hold.
-    TestImage img(3000, 2000, SampleType::U16, 1);
+    TestImage img(1000, 300, SampleType::U16, 1);
     std::mt19937_64 rng(44);
     img.fill<std::uint16_t>([&](int x, int, int) { return x % 4 == 0 ? 12345 : static_cast<int>(rng() & 0xFFFF); });
     DeviceCopy d(img.view);
@@ -217,7 +216,9 @@ TEST_CASE("small grids: blocks that flush wide packed counters mid-image [cuda]"
             std::vector<std::uint64_t> host(s.bins);
             counts.download(host.data(), host.size() * 8);
             CAPTURE(blocks, s.bins, hg.last_kernel());
-            REQUIRE(hg.last_shape().max_blocks == blocks);
+            // A split kernel launches whole groups of siblings: at least one group.
+            const bool split = hg.last_kernel().find("split") != std::string::npos;
+            REQUIRE(hg.last_shape().max_blocks <= (split ? std::max(blocks / 2, 1) * 2 : blocks));
             REQUIRE(host == ref.counts);
         }
     }

@@ -60,6 +60,15 @@ void validate_image(const ImageView& img, const char* what) {
                     w + " data and pitch must be multiples of the sample size (" + std::to_string(ss) + " bytes)");
 }
 
+bool image_valid(const ImageView& img) noexcept {
+    if (img.channels < 1 || img.channels > 4 || img.width < 0 || img.height < 0) return false;
+    if (img.empty()) return true;
+    if (img.data == nullptr) return false;
+    if (img.height > 1 && img.pitch < img.row_bytes()) return false;
+    const std::size_t ss = img.sample_bytes();
+    return reinterpret_cast<std::uintptr_t>(img.data) % ss == 0 && (img.height <= 1 || img.pitch % ss == 0);
+}
+
 void validate_mask(const ImageView& mask, const ImageView& img) {
     validate_image(mask, "mask");
     if (mask.type != SampleType::U8 || mask.channels != 1)
@@ -134,12 +143,13 @@ std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const
     if (images.empty()) return out;
     const ImageView& first = images.front();
     for (std::size_t i = 0; i < images.size(); ++i) {
-        const std::string what = "batch image " + std::to_string(i);
-        detail::validate_image(images[i], what.c_str());
+        // Messages are built only on failure: a batch may hold thousands of images.
+        auto what = [i] { return "batch image " + std::to_string(i); };
+        if (!detail::image_valid(images[i])) detail::validate_image(images[i], what().c_str());
         if (images[i].type != first.type || images[i].channels != first.channels)
-            throw Error(ErrorCode::InvalidArgument, what + " differs in sample type or channel count from image 0");
+            throw Error(ErrorCode::InvalidArgument, what() + " differs in sample type or channel count from image 0");
         if (images[i].location != first.location)
-            throw Error(ErrorCode::InvalidArgument, what + " is not in the same memory (host/device) as image 0");
+            throw Error(ErrorCode::InvalidArgument, what() + " is not in the same memory (host/device) as image 0");
         if (!masks.empty()) detail::validate_mask(masks[i], images[i]);
     }
     const detail::BinParams bp = detail::make_bin_params(spec, first.type);

@@ -11,6 +11,9 @@ namespace imghist::detail {
 
 /// Throws Error(InvalidArgument) with a precise message when the view cannot be read.
 void validate_image(const ImageView& img, const char* what = "image");
+/// The same conditions as validate_image, without building any message (for per-image checks in batches:
+/// the message is built only when this says false).
+bool image_valid(const ImageView& img) noexcept;
 /// Validates a mask against its image.
 void validate_mask(const ImageView& mask, const ImageView& img);
 

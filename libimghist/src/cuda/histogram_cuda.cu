@@ -42,12 +42,10 @@ KernelFn pick_storage(Storage st) {
 template <class T, int C>
 KernelFn pick_mode(KMode m, Storage st) {
     if constexpr (std::is_same_v<T, std::uint8_t>) {
-        // 8-bit histograms (<= 257 slots per channel) always fit shared memory.
+        // 8-bit requests always count raw values in shared memory and fold them into bins at the flush.
         (void)st;
-        if (m == KMode::Direct) return histogram_kernel<T, C, KMode::Direct, Storage::Smem>;
-        if (m == KMode::ShiftFull) return histogram_kernel<T, C, KMode::ShiftFull, Storage::Smem>;
-        if (m == KMode::Shift) return histogram_kernel<T, C, KMode::Shift, Storage::Smem>;
-        return histogram_kernel<T, C, KMode::Lut8, Storage::Smem>;
+        (void)m;
+        return histogram_kernel<T, C, KMode::Direct, Storage::Smem>;
     } else if constexpr (std::is_same_v<T, float>) {
         if (m == KMode::ScaleF32) return pick_storage<T, C, KMode::ScaleF32>(st);
         return pick_storage<T, C, KMode::Arith>(st);
@@ -86,9 +84,9 @@ KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st) {
 KMode kmode_of(const BinParams& bp, SampleType t) {
     switch (bp.mode) {
         case BinMode::Shift:
-            if (bp.limit == 0 && t == SampleType::U8 && bp.shift == 0) return KMode::Direct;
+            if (t == SampleType::U8) return KMode::Direct;  // counted raw, folded into bins at flush
             return (bp.limit == 0 && t != SampleType::I32) ? KMode::ShiftFull : KMode::Shift;
-        case BinMode::Lut8: return KMode::Lut8;
+        case BinMode::Lut8: return KMode::Direct;  // counted raw, folded into bins at flush
         case BinMode::ScaleF32: return KMode::ScaleF32;
         case BinMode::Arith: return KMode::Arith;
     }
@@ -237,6 +235,16 @@ void check_output(const DeviceHistogramView& out, const BinSpec& spec, const Ima
     }
 }
 
+bool output_valid(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate) noexcept {
+    if (out.counts == nullptr) return false;
+    if (out.channel_stride != 0 && out.channel_stride < static_cast<std::size_t>(spec.bins)) return false;
+    if (out.type == CountType::U32) {
+        if (!accumulate && img.pixels() > 0xFFFFFFFFull) return false;
+        if (accumulate && out.overflow_flag == nullptr) return false;
+    }
+    return true;
+}
+
 struct Plan {
     dc::Policy policy;
     dc::Storage storage = dc::Storage::Smem;
@@ -269,9 +277,11 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     int copies = 1;
     while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
     const std::size_t extra = 4 * sizeof(unsigned int) + (pl.kmode == dc::KMode::Lut8 ? 512 : 0);
-    const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * (bp.bins + 1);
+    // 8-bit requests count the 256 raw values and fold them into bins when flushing (fill_params).
+    const std::size_t chan_slots = img.type == SampleType::U8 ? 256 : static_cast<std::size_t>(bp.bins) + 1;
+    const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * chan_slots;
     while (copies > 1 && per_copy * copies + extra > info.smem_optin) copies /= 2;
-    const std::size_t flat_slots = static_cast<std::size_t>(img.channels) * (bp.bins + 1);
+    const std::size_t flat_slots = static_cast<std::size_t>(img.channels) * chan_slots;
     if (per_copy + extra <= info.smem_optin) {
         pl.storage = dc::Storage::Smem;
         pl.smem = per_copy * copies + extra;
@@ -363,10 +373,12 @@ void fill_params(dc::Params& p, const BinParams& bp, const Plan& pl, CountType t
     p.limit = bp.limit;
     p.scale = bp.scale;
     p.high_f = bp.high_f;
-    if (bp.mode == BinMode::Lut8) {
+    if (pl.kmode == dc::KMode::Direct) {
+        // Raw 8-bit values are counted; the table maps each value to its bin (or the out-of-range slot).
         detail::make_lut8(bp, p.lut);
         for (short& e : p.lut)
-            if (e < 0) e = static_cast<short>(bp.bins);  // the out-of-range slot
+            if (e < 0) e = static_cast<short>(bp.bins);
+        p.fold = 1;
     }
     p.count_u64 = type == CountType::U64 ? 1 : 0;
 }
@@ -482,14 +494,15 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
     const ImageView& first = images[0];
     std::size_t total_bytes = 0, max_samples = 0;
     for (std::size_t i = 0; i < count; ++i) {
-        const std::string what = "batch image " + std::to_string(i);
-        detail::validate_image(images[i], what.c_str());
+        // Messages are built only on failure: the host cost per image must stay well below the GPU's.
+        auto what = [i] { return "batch image " + std::to_string(i); };
+        if (!detail::image_valid(images[i])) detail::validate_image(images[i], what().c_str());
         if (images[i].type != first.type || images[i].channels != first.channels)
-            throw Error(ErrorCode::InvalidArgument, what + " differs in sample type or channel count from image 0");
+            throw Error(ErrorCode::InvalidArgument, what() + " differs in sample type or channel count from image 0");
         if (images[i].location != Location::Device && !images[i].empty())
-            throw Error(ErrorCode::InvalidArgument, what + " is not a device image view");
+            throw Error(ErrorCode::InvalidArgument, what() + " is not a device image view");
         if (masks) detail::validate_mask(masks[i], images[i]);
-        check_output(out[i], spec, images[i], accumulate, what);
+        if (!output_valid(out[i], spec, images[i], accumulate)) check_output(out[i], spec, images[i], accumulate, what());
         if (out[i].type != out[0].type)
             throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
         total_bytes += images[i].row_bytes() * images[i].height;

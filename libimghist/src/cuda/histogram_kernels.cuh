@@ -69,7 +69,9 @@ struct Params {
     int shift;
     unsigned int limit;
     float scale, high_f;
-    short lut[256];  ///< Lut8: bin, or `bins` when out of range
+    short lut[256];  ///< Lut8 and fold: bin of each 8-bit value, or `bins` when out of range
+    int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps them to
+                     ///< bins through `lut` when it flushes: every 8-bit request runs the Direct loop
     // output
     int count_u64;
     int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
@@ -132,8 +134,8 @@ __device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p, const sho
     } else if constexpr (M == KMode::ShiftFull) {
         return static_cast<std::uint32_t>(v) >> p.shift;
     } else if constexpr (M == KMode::Shift) {
-        const auto u = static_cast<std::uint32_t>(v);
-        return u < p.limit ? (u >> p.shift) : static_cast<unsigned int>(p.bins);
+        // limit = bins << shift, so every u >= limit shifts to >= bins: one min() gives the slot.
+        return min(static_cast<std::uint32_t>(v) >> p.shift, static_cast<unsigned int>(p.bins));
     } else if constexpr (M == KMode::Lut8) {
         return static_cast<unsigned int>(lut[static_cast<std::uint32_t>(v)]);
     } else if constexpr (M == KMode::ScaleF32) {
@@ -363,7 +365,21 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
         }
     }
 
-    if (extras) {
+    if (extras && uniform) {
+        // Head and tail samples: the same count, nx < 32, in every row of the tile (often none at all).
+        unsigned long long a0, vpr, h;
+        row_geometry(r0, a0, vpr, h);
+        const unsigned int nx = static_cast<unsigned int>(L - vpr * SPV);
+        const unsigned int total = nr * nx;
+        const float inv_nx = nx ? 1.0f / static_cast<float>(nx) : 0.0f;
+        for (unsigned int i = tid; i < total; i += nthreads) {
+            const unsigned int r = nr > 1 ? fast_div(i, nx, inv_nx) : 0u;
+            const unsigned int k = i - r * nx;
+            const unsigned long long x = k < h ? k : k + vpr * SPV;
+            const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
+            ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
+        }
+    } else if (extras) {
         // Head and tail samples of every row: fewer than 32 per row.
         const unsigned int total = nr * 32u;
         for (unsigned int i = tid; i < total; i += nthreads) {
@@ -383,7 +399,8 @@ template <class T, int C, KMode M, Storage S>
 __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
     const int copies = 1 << p.copies_log2;
-    const unsigned int slots = static_cast<unsigned int>(p.bins) + 1u;
+    // Slots per channel: bins + 1 (the last counts samples out of range), or the 256 raw values (fold).
+    const unsigned int slots = p.fold ? 256u : static_cast<unsigned int>(p.bins) + 1u;
     const unsigned int flat_slots = C * slots;
     // Which slots this block counts, and how it is placed among the blocks.
     unsigned int split = 0, group = blockIdx.x, groups = gridDim.x;
@@ -462,7 +479,9 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
                 }
                 if (sum == 0) continue;
                 const unsigned int f = first + i;
-                const unsigned int c = f / slots, b = f - c * slots;
+                const unsigned int c = f / slots;
+                unsigned int b = f - c * slots;
+                if (p.fold) b = static_cast<unsigned int>(p.lut[b]);
                 if (b == static_cast<unsigned int>(p.bins)) {
                     if (direct) {
                         if (D.oor) atomicAdd(D.oor + c, sum);

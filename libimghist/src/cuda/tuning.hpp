@@ -18,11 +18,14 @@ struct Policy {
 /// Policy for a request. sample_bytes: 1, 2 or 4; bins: bins per channel.
 inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bins) {
     (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
-    const long long per_copy = 4LL * channels * bins;  // bytes of one copy of all channels' bins
+    const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
     Policy p{512, 4, 4, 32, 64 * 1024};
     // Enough copies for a lane-private bank (copies = 32) when it fits 32 KiB, fewer for wide histograms.
+    // Multi-channel 8-bit images get 64 KiB (16 copies: two lanes per bank) — measured on H200, 8 copies
+    // left the uniform-data case bank-bound at half the read limit.
+    const long long budget = (sample_bytes == 1 && channels > 1) ? 64 * 1024 : 32 * 1024;
     int copies = 32;
-    while (copies > 1 && per_copy * copies > 32 * 1024) copies /= 2;
+    while (copies > 1 && per_copy * copies > budget) copies /= 2;
     p.copies = copies;
     if (sample_bytes > 1 && bins > 1024) p.blocks_per_sm = 2;
     return p;
