@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "imghist/imghist.hpp"
+#include "imghist/opencv.hpp"
 #include "support.hpp"
 
 namespace imghist_test {
@@ -114,23 +115,13 @@ inline Histogram plain_reference(const ImageView& img, const BinSpec& spec, cons
     return h;
 }
 
-inline int cv_depth_of(SampleType t) {
-    switch (t) {
-        case SampleType::U8: return CV_8U;
-        case SampleType::U16: return CV_16U;
-        case SampleType::I32: return CV_32S;
-        case SampleType::F32: return CV_32F;
-    }
-    return CV_8U;
-}
-
 inline bool opencv_can(SampleType t) { return t != SampleType::I32; }
 
 /// cv::calcHist, one call per channel, counts converted from CV_32F (exact below 2^24 per bin).
 inline std::vector<std::uint64_t> opencv_reference(const ImageView& img, const BinSpec& spec, const ImageView* mask = nullptr) {
     std::vector<std::uint64_t> out(static_cast<std::size_t>(img.channels) * spec.bins, 0);
     if (img.empty()) return out;
-    cv::Mat m(img.height, img.width, CV_MAKETYPE(cv_depth_of(img.type), img.channels), const_cast<void*>(img.data), img.pitch);
+    cv::Mat m(img.height, img.width, CV_MAKETYPE(imghist::cv_depth(img.type), img.channels), const_cast<void*>(img.data), img.pitch);
     cv::Mat cm;
     if (mask) cm = cv::Mat(mask->height, mask->width, CV_8UC1, const_cast<void*>(mask->data), mask->pitch);
     const float range[] = {static_cast<float>(spec.low), static_cast<float>(spec.high)};

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../internal.hpp"
+#include "cuda/common.cuh"  // core: cuda_check, DeviceGuard
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
 #include "kernels.cuh"
@@ -19,38 +20,10 @@
 namespace imghist::detail {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-    if (e == cudaSuccess) return;
-    (void)cudaGetLastError();
-    const ErrorCode code = e == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory
-                           : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInvalidDevice)
-                               ? ErrorCode::NoDevice
-                               : ErrorCode::Cuda;
-    throw Error(code, std::string("filters: ") + what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-}
-#define FILTERS_CUDA(expr) check((expr), #expr)
-#define FILTERS_LAUNCHED(name) check(cudaGetLastError(), name)
-
-/// Makes `device` current for the scope (-1 keeps the current one).
-class DeviceScope {
-public:
-    explicit DeviceScope(int device) {
-        FILTERS_CUDA(cudaGetDevice(&previous_));
-        if (device >= 0 && device != previous_) {
-            FILTERS_CUDA(cudaSetDevice(device));
-            switched_ = true;
-        }
-    }
-    ~DeviceScope() {
-        if (switched_) cudaSetDevice(previous_);
-    }
-    DeviceScope(const DeviceScope&) = delete;
-    DeviceScope& operator=(const DeviceScope&) = delete;
-
-private:
-    int previous_ = 0;
-    bool switched_ = false;
-};
+// One translation of CUDA errors into imghist::Error, and the device scope: the core's own helpers.
+#define FILTERS_CUDA(expr) ::imghist::detail::cuda_check((expr), "filters: " #expr)
+#define FILTERS_LAUNCHED(name) ::imghist::detail::cuda_check(cudaGetLastError(), name)
+using DeviceScope = ::imghist::detail::DeviceGuard;
 
 constexpr int kSlots = 4;                              // pinned staging slots in flight
 constexpr std::size_t kChunkBytes = std::size_t(16) << 20;  // bytes per staging chunk
