@@ -18,11 +18,7 @@
 
 #include "imghist/histogram.hpp"
 
-#if defined(__CUDACC__)
-#define IMGHIST_HD __host__ __device__ __forceinline__
-#else
-#define IMGHIST_HD inline
-#endif
+#include "host_device.hpp"  // IMGHIST_HD
 
 namespace imghist::detail {
 

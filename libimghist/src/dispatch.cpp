@@ -41,32 +41,27 @@ Histogram Histogram::zeros(const BinSpec& spec, int channels) {
 
 namespace detail {
 
-void validate_image(const ImageView& img, const char* what) {
-    const std::string w = what;
+std::string ArgName::str() const {
+    return index == static_cast<std::size_t>(-1) ? std::string(what) : std::string(what) + " " + std::to_string(index);
+}
+
+void validate_image(const ImageView& img, const ArgName& name) {
+    auto w = [&name] { return name.str(); };
     if (img.channels < 1 || img.channels > 4)
         throw Error(ErrorCode::InvalidArgument,
-                    w + " has " + std::to_string(img.channels) + " channels; 1 to 4 interleaved channels are supported");
+                    w() + " has " + std::to_string(img.channels) + " channels; 1 to 4 interleaved channels are supported");
     if (img.width < 0 || img.height < 0)
-        throw Error(ErrorCode::InvalidArgument, w + " has a negative size");
+        throw Error(ErrorCode::InvalidArgument, w() + " has a negative size");
     if (img.empty()) return;
-    if (img.data == nullptr) throw Error(ErrorCode::InvalidArgument, w + " data pointer is null");
+    if (img.data == nullptr) throw Error(ErrorCode::InvalidArgument, w() + " data pointer is null");
     if (img.height > 1 && img.pitch < img.row_bytes())
-        throw Error(ErrorCode::InvalidArgument, w + " pitch " + std::to_string(img.pitch) +
+        throw Error(ErrorCode::InvalidArgument, w() + " pitch " + std::to_string(img.pitch) +
                                                     " is smaller than a row (" + std::to_string(img.row_bytes()) +
                                                     " bytes)");
     const std::size_t ss = img.sample_bytes();
     if (reinterpret_cast<std::uintptr_t>(img.data) % ss != 0 || (img.height > 1 && img.pitch % ss != 0))
         throw Error(ErrorCode::InvalidArgument,
-                    w + " data and pitch must be multiples of the sample size (" + std::to_string(ss) + " bytes)");
-}
-
-bool image_valid(const ImageView& img) noexcept {
-    if (img.channels < 1 || img.channels > 4 || img.width < 0 || img.height < 0) return false;
-    if (img.empty()) return true;
-    if (img.data == nullptr) return false;
-    if (img.height > 1 && img.pitch < img.row_bytes()) return false;
-    const std::size_t ss = img.sample_bytes();
-    return reinterpret_cast<std::uintptr_t>(img.data) % ss == 0 && (img.height <= 1 || img.pitch % ss == 0);
+                    w() + " data and pitch must be multiples of the sample size (" + std::to_string(ss) + " bytes)");
 }
 
 void validate_mask(const ImageView& mask, const ImageView& img) {
@@ -101,15 +96,9 @@ Backend resolve(Backend requested, const ImageView& img) {
 
 }  // namespace detail
 
-void accumulateHist(const ImageView& image, Histogram& hist, const Options& options) {
-    detail::validate_image(image);
-    const detail::BinParams bp = detail::make_bin_params(hist.spec, image.type);
-    if (hist.channels != image.channels)
-        throw Error(ErrorCode::InvalidArgument, "histogram has " + std::to_string(hist.channels) +
-                                                    " channels but the image has " + std::to_string(image.channels));
-    if (hist.counts.size() != static_cast<std::size_t>(hist.channels) * hist.spec.bins ||
-        hist.out_of_range.size() != static_cast<std::size_t>(hist.channels))
-        throw Error(ErrorCode::InvalidArgument, "histogram storage does not match its spec (use Histogram::zeros)");
+namespace {
+/// Adds the histogram of an already validated image into `hist` (whose shape matches), on the chosen backend.
+void accumulate_validated(const ImageView& image, const detail::BinParams& bp, Histogram& hist, const Options& options) {
     const ImageView* mask = nullptr;
     if (options.mask) {
         detail::validate_mask(*options.mask, image);
@@ -123,12 +112,25 @@ void accumulateHist(const ImageView& image, Histogram& hist, const Options& opti
                                        options.device, options.stream);
     hist.backend = b;
 }
+}  // namespace
+
+void accumulateHist(const ImageView& image, Histogram& hist, const Options& options) {
+    detail::validate_image(image);
+    const detail::BinParams bp = detail::make_bin_params(hist.spec, image.type);
+    if (hist.channels != image.channels)
+        throw Error(ErrorCode::InvalidArgument, "histogram has " + std::to_string(hist.channels) +
+                                                    " channels but the image has " + std::to_string(image.channels));
+    if (hist.counts.size() != static_cast<std::size_t>(hist.channels) * hist.spec.bins ||
+        hist.out_of_range.size() != static_cast<std::size_t>(hist.channels))
+        throw Error(ErrorCode::InvalidArgument, "histogram storage does not match its spec (use Histogram::zeros)");
+    accumulate_validated(image, bp, hist, options);
+}
 
 Histogram calcHist(const ImageView& image, const BinSpec& spec, const Options& options) {
     detail::validate_image(image);
-    detail::make_bin_params(spec, image.type);  // validate before allocating
+    const detail::BinParams bp = detail::make_bin_params(spec, image.type);  // validated before allocating
     Histogram h = Histogram::zeros(spec, image.channels);
-    accumulateHist(image, h, options);
+    accumulate_validated(image, bp, h, options);
     return h;
 }
 
@@ -144,12 +146,12 @@ std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const
     const ImageView& first = images.front();
     for (std::size_t i = 0; i < images.size(); ++i) {
         // Messages are built only on failure: a batch may hold thousands of images.
-        auto what = [i] { return "batch image " + std::to_string(i); };
-        if (!detail::image_valid(images[i])) detail::validate_image(images[i], what().c_str());
+        const detail::ArgName name{"batch image", i};
+        detail::validate_image(images[i], name);
         if (images[i].type != first.type || images[i].channels != first.channels)
-            throw Error(ErrorCode::InvalidArgument, what() + " differs in sample type or channel count from image 0");
+            throw Error(ErrorCode::InvalidArgument, name.str() + " differs in sample type or channel count from image 0");
         if (images[i].location != first.location)
-            throw Error(ErrorCode::InvalidArgument, what() + " is not in the same memory (host/device) as image 0");
+            throw Error(ErrorCode::InvalidArgument, name.str() + " is not in the same memory (host/device) as image 0");
         if (!masks.empty()) detail::validate_mask(masks[i], images[i]);
     }
     const detail::BinParams bp = detail::make_bin_params(spec, first.type);

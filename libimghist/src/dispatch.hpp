@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "binning.hpp"
@@ -9,11 +10,18 @@
 
 namespace imghist::detail {
 
+/// The name of an argument in error messages ("image", "batch image 7"), turned into a string only when
+/// an error is thrown: per-image checks of a batch of thousands build no strings.
+struct ArgName {
+    const char* what;
+    std::size_t index = static_cast<std::size_t>(-1);
+    ArgName(const char* w) : what(w) {}  // NOLINT: implicit, so that plain names read naturally
+    ArgName(const char* w, std::size_t i) : what(w), index(i) {}
+    std::string str() const;
+};
+
 /// Throws Error(InvalidArgument) with a precise message when the view cannot be read.
-void validate_image(const ImageView& img, const char* what = "image");
-/// The same conditions as validate_image, without building any message (for per-image checks in batches:
-/// the message is built only when this says false).
-bool image_valid(const ImageView& img) noexcept;
+void validate_image(const ImageView& img, const ArgName& name = "image");
 /// Validates a mask against its image.
 void validate_mask(const ImageView& mask, const ImageView& img);
 

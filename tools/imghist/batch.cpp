@@ -51,6 +51,17 @@ std::string replace_extension(const std::string& path, const std::string& ext) {
 
 }  // namespace
 
+RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices) {
+    RunOptions ro;
+    ro.threads = batch ? common.threads : 1;
+    ro.quiet = common.quiet;
+    ro.progress = batch;
+    ro.verbose = common.verbose;
+    for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
+    ro.devices = devices;
+    return ro;
+}
+
 int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
                   const std::function<bool(const InputFile&, const std::string&)>& planar_ok) {
     std::vector<std::string> ins = job.paths;
@@ -144,14 +155,8 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         }
     };
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
-    RunOptions ro;
-    ro.threads = batch ? job.common.threads : 1;
-    ro.quiet = job.common.quiet;
-    ro.progress = batch;
+    RunOptions ro = run_options(job.common, batch, devices);
     ro.prefix_notes = batch;
-    ro.verbose = job.common.verbose;
-    for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
-    ro.devices = devices;
     Summary s = run_pipeline(items, st, ro);
     s.skipped = pre.skipped;
     if (batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());

@@ -190,13 +190,7 @@ int run_hist(HistArgs& a) {
         it.hist = image_histogram(it.image, p, d);
         it.hist.file = batch ? it.input.rel : display_name(it.input.path);
     };
-    RunOptions ro;
-    ro.threads = batch ? a.common.threads : 1;
-    ro.quiet = a.common.quiet;
-    ro.progress = batch;
-    ro.devices = devices;
-    ro.verbose = a.common.verbose;
-    for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
+    const RunOptions ro = run_options(a.common, batch, devices);
     Summary s = run_pipeline(items, st, ro);
     if (!batch) {
         if (items.empty() || !items[0].error.empty()) return kExitFailure;

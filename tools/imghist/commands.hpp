@@ -50,6 +50,10 @@ struct ImageJob {
     void add_options(CLI::App& sub);
 };
 
+/// Pipeline options shared by every command that runs files through run_pipeline: threads, quiet,
+/// verbosity, the devices; the progress bar only for batches (several inputs or a folder).
+RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices);
+
 /// Runs an image-to-image command. `process` changes item.image (or item.planes when `planar_ok` says the
 /// item may take the JPEG planar path) and may set item.note; it runs on a device worker.
 int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,

@@ -100,7 +100,6 @@ const char* mode_name(KMode m) {
         case KMode::Direct: return "direct";
         case KMode::ShiftFull: return "shift";
         case KMode::Shift: return "shift-range";
-        case KMode::Lut8: return "lut8";
         case KMode::Arith: return "arith";
         case KMode::ScaleF32: return "scale";
     }
@@ -221,28 +220,19 @@ namespace dc = detail::cuda;
 constexpr std::size_t kMaxTileBytes = 1u << 20;  // keeps per-tile indices below 2^24 vectors
 
 void check_output(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate,
-                  const std::string& what) {
-    if (out.counts == nullptr) throw Error(ErrorCode::InvalidArgument, what + ": output counts pointer is null");
+                  const detail::ArgName& name) {
+    auto what = [&name] { return name.str(); };
+    if (out.counts == nullptr) throw Error(ErrorCode::InvalidArgument, what() + ": output counts pointer is null");
     if (out.channel_stride != 0 && out.channel_stride < static_cast<std::size_t>(spec.bins))
-        throw Error(ErrorCode::InvalidArgument, what + ": channel_stride is smaller than the bin count");
+        throw Error(ErrorCode::InvalidArgument, what() + ": channel_stride is smaller than the bin count");
     if (out.type == CountType::U32) {
         if (!accumulate && img.pixels() > 0xFFFFFFFFull)
-            throw Error(ErrorCode::Overflow, what + ": " + std::to_string(img.pixels()) +
+            throw Error(ErrorCode::Overflow, what() + ": " + std::to_string(img.pixels()) +
                                                  " samples per channel do not fit 32-bit counts; use CountType::U64");
         if (accumulate && out.overflow_flag == nullptr)
             throw Error(ErrorCode::InvalidArgument,
-                        what + ": accumulating into 32-bit counts needs DeviceHistogramView::overflow_flag (or use U64)");
+                        what() + ": accumulating into 32-bit counts needs DeviceHistogramView::overflow_flag (or use U64)");
     }
-}
-
-bool output_valid(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate) noexcept {
-    if (out.counts == nullptr) return false;
-    if (out.channel_stride != 0 && out.channel_stride < static_cast<std::size_t>(spec.bins)) return false;
-    if (out.type == CountType::U32) {
-        if (!accumulate && img.pixels() > 0xFFFFFFFFull) return false;
-        if (accumulate && out.overflow_flag == nullptr) return false;
-    }
-    return true;
 }
 
 struct Plan {
@@ -276,7 +266,7 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     pl.kmode = dc::kmode_of(bp, img.type);
     int copies = 1;
     while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
-    const std::size_t extra = 4 * sizeof(unsigned int) + (pl.kmode == dc::KMode::Lut8 ? 512 : 0);
+    const std::size_t extra = 4 * sizeof(unsigned int);  // the out-of-range words
     // 8-bit requests count the 256 raw values and fold them into bins when flushing (fill_params).
     const std::size_t chan_slots = img.type == SampleType::U8 ? 256 : static_cast<std::size_t>(bp.bins) + 1;
     const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * chan_slots;
@@ -495,14 +485,14 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
     std::size_t total_bytes = 0, max_samples = 0;
     for (std::size_t i = 0; i < count; ++i) {
         // Messages are built only on failure: the host cost per image must stay well below the GPU's.
-        auto what = [i] { return "batch image " + std::to_string(i); };
-        if (!detail::image_valid(images[i])) detail::validate_image(images[i], what().c_str());
+        const detail::ArgName name{"batch image", i};
+        detail::validate_image(images[i], name);
         if (images[i].type != first.type || images[i].channels != first.channels)
-            throw Error(ErrorCode::InvalidArgument, what() + " differs in sample type or channel count from image 0");
+            throw Error(ErrorCode::InvalidArgument, name.str() + " differs in sample type or channel count from image 0");
         if (images[i].location != Location::Device && !images[i].empty())
-            throw Error(ErrorCode::InvalidArgument, what() + " is not a device image view");
+            throw Error(ErrorCode::InvalidArgument, name.str() + " is not a device image view");
         if (masks) detail::validate_mask(masks[i], images[i]);
-        if (!output_valid(out[i], spec, images[i], accumulate)) check_output(out[i], spec, images[i], accumulate, what());
+        check_output(out[i], spec, images[i], accumulate, name);
         if (out[i].type != out[0].type)
             throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
         total_bytes += images[i].row_bytes() * images[i].height;

@@ -34,7 +34,7 @@ namespace imghist::detail::cuda {
 
 enum class Storage : std::uint8_t { Smem, Split, Global };
 /// Kernel-side evaluation: BinMode, plus ShiftFull (a shift with no range test) and Direct (8-bit value = bin).
-enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Lut8, Arith, ScaleF32 };
+enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Arith, ScaleF32 };
 
 struct Desc {
     const unsigned char* base;     ///< first sample of row 0
@@ -69,7 +69,7 @@ struct Params {
     int shift;
     unsigned int limit;
     float scale, high_f;
-    short lut[256];  ///< Lut8 and fold: bin of each 8-bit value, or `bins` when out of range
+    short lut[256];  ///< fold: bin of each 8-bit value, or `bins` when out of range
     int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps them to
                      ///< bins through `lut` when it flushes: every 8-bit request runs the Direct loop
     // output
@@ -128,7 +128,7 @@ struct BinRegs {
 
 /// Slot of one sample: its bin, or `bins` when it is out of range.
 template <class T, KMode M>
-__device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p, const short* lut) {
+__device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p) {
     if constexpr (M == KMode::Direct) {
         return static_cast<std::uint32_t>(v);
     } else if constexpr (M == KMode::ShiftFull) {
@@ -136,8 +136,6 @@ __device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p, const sho
     } else if constexpr (M == KMode::Shift) {
         // limit = bins << shift, so every u >= limit shifts to >= bins: one min() gives the slot.
         return min(static_cast<std::uint32_t>(v) >> p.shift, static_cast<unsigned int>(p.bins));
-    } else if constexpr (M == KMode::Lut8) {
-        return static_cast<unsigned int>(lut[static_cast<std::uint32_t>(v)]);
     } else if constexpr (M == KMode::ScaleF32) {
         const float f = static_cast<float>(v);
         const bool in = f >= 0.0f && f < p.high_f;  // false for NaN
@@ -184,7 +182,6 @@ struct Counter {
     unsigned int split_first; // Split: first flat slot owned by this block
     unsigned int split_slots; // Split: flat slots owned by this block
     unsigned int oor_base;    // Global: shared byte address of the C out-of-range counters
-    const short* lut;
     unsigned int* overflow_flag;
     void* gcounts;            // Global
     unsigned long long gstride;
@@ -195,12 +192,12 @@ struct Counter {
     /// Smem: one increment of the slot of v, for the channel whose slot 0 is at cbase. The address is one
     /// multiply-add, which runs on the FMA pipe and leaves the ALU to the sample extraction.
     __device__ __forceinline__ void count_at(T v, unsigned int cbase) {
-        const unsigned int s = slot_of<T, M>(v, br, lut);
+        const unsigned int s = slot_of<T, M>(v, br);
         smem_inc(cbase + s * slot_bytes);
     }
 
     __device__ __forceinline__ void count(T v, int c) {
-        const unsigned int s = slot_of<T, M>(v, br, lut);
+        const unsigned int s = slot_of<T, M>(v, br);
         if constexpr (S == Storage::Smem) {
             smem_inc(lane_base + (static_cast<unsigned int>(c) * chan_slots + s) * slot_bytes);
         } else if constexpr (S == Storage::Split) {
@@ -411,22 +408,17 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     }
     const unsigned int first = split * p.split_slots;
     const unsigned int owned = S == Storage::Split ? min(p.split_slots, flat_slots - min(first, flat_slots)) : flat_slots;
-    // Layout: Smem/Split: owned slots * copies words; Global: none. Then 4 oor words, then the table (Lut8).
+    // Layout: Smem/Split: owned slots * copies words; Global: none. Then 4 out-of-range words (Global).
     const int hist_words = S == Storage::Global ? 0 : static_cast<int>(owned) * copies;
     unsigned int* hist = smem;
     unsigned int* oor = smem + hist_words;
-    short* lut = reinterpret_cast<short*>(oor + 4);
     const unsigned int tid = threadIdx.x;
 
     for (int i = tid; i < hist_words; i += blockDim.x) hist[i] = 0u;
     if (tid < 4) oor[tid] = 0u;
-    if constexpr (M == KMode::Lut8) {
-        for (int i = tid; i < 256; i += blockDim.x) lut[i] = p.lut[i];
-    }
     __syncthreads();
 
     Counter<T, C, M, S> ctr(p);
-    ctr.lut = lut;
     ctr.overflow_flag = p.overflow_flag;
     ctr.oor_base = smem_addr(oor);
     ctr.lane_base = smem_addr(hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
