@@ -47,6 +47,8 @@ struct Options {
     bool sweep = false;
     std::vector<int> sw_threads{128, 256, 512, 768, 1024}, sw_vectors{1, 2, 4, 8}, sw_bpsm{1, 2, 3, 4, 6, 8, 12, 16},
         sw_copies{1, 8, 16, 32};
+    std::vector<int> sw_tiles{0};  ///< KiB per tile; 0 = the tuning table's
+    int tile_kib = 0;              ///< table mode: tile-size override for our kernel (0 = the tuning table's)
 };
 
 const char* kUsage = R"(usage: imghist-bench [options]            (also: imghist bench [options])
@@ -83,6 +85,9 @@ shape sweep
   --sweep-vectors L  16-byte loads in flight per thread (default 1,2,4,8)
   --sweep-bpsm L     blocks per SM          (default 1,2,3,4,6,8,12,16; shapes over 2048 threads/SM skipped)
   --sweep-copies L   privatized copies of each bin (default 1,8,16,32)
+  --sweep-tiles L    KiB per scheduling tile (default: the tuning table's)
+                     In every --sweep-* list, 0 means the tuning table's value.
+  --tile-kib N       table mode: run our kernel with N KiB scheduling tiles instead of the table's
 
 exit status: 0 done; 1 a result differed from CUB or our call failed; 2 no CUDA device; 64 bad usage
 )";
@@ -115,12 +120,12 @@ std::size_t parse_size(const std::string& s) {
     return static_cast<std::size_t>(v * mult);
 }
 
-std::vector<int> parse_ints(const std::string& s) {
+std::vector<int> parse_ints(const std::string& s, bool allow_zero = false) {
     std::vector<int> v;
     for (const auto& x : split(s)) {
         char* end = nullptr;
         long n = std::strtol(x.c_str(), &end, 10);
-        if (*end || n <= 0) usage_error("bad number '" + x + "'");
+        if (x.empty() || *end || n < 0 || (n == 0 && !allow_zero)) usage_error("bad number '" + x + "'");
         v.push_back(static_cast<int>(n));
     }
     return v;
@@ -213,13 +218,17 @@ Options parse(int argc, char** argv) {
         } else if (a == "--sweep") {
             o.sweep = true;
         } else if (a == "--sweep-threads") {
-            o.sw_threads = parse_ints(need(i));
+            o.sw_threads = parse_ints(need(i), true);
         } else if (a == "--sweep-vectors") {
-            o.sw_vectors = parse_ints(need(i));
+            o.sw_vectors = parse_ints(need(i), true);
         } else if (a == "--sweep-bpsm") {
-            o.sw_bpsm = parse_ints(need(i));
+            o.sw_bpsm = parse_ints(need(i), true);
         } else if (a == "--sweep-copies") {
-            o.sw_copies = parse_ints(need(i));
+            o.sw_copies = parse_ints(need(i), true);
+        } else if (a == "--sweep-tiles") {
+            o.sw_tiles = parse_ints(need(i), true);
+        } else if (a == "--tile-kib") {
+            o.tile_kib = parse_ints(need(i)).at(0);
         } else {
             usage_error("unknown option '" + a + "'");
         }
@@ -342,8 +351,8 @@ void print_row(const Row& r) {
     std::string kernel = r.kernel;
     if (r.ours.ok) {
         char sh[64];
-        std::snprintf(sh, sizeof sh, " (%dx%d, %d, %d)", r.shape.threads, r.shape.vectors, r.shape.blocks_per_sm,
-                      r.shape.copies);
+        std::snprintf(sh, sizeof sh, " (%dx%d, %d, %d, %dK)", r.shape.threads, r.shape.vectors, r.shape.blocks_per_sm,
+                      r.shape.copies, r.shape.tile_bytes / 1024);
         kernel += sh;
     } else if (!r.ours.error.empty()) {
         kernel = "error: " + r.ours.error;
@@ -407,6 +416,13 @@ struct Context {
     bool failures = false;
 };
 
+/// Our kernel's shape in table mode: the tuning table's, or its tile size overridden by --tile-kib.
+imghist::CudaHistogrammer::Shape table_shape(const Context& cx) {
+    imghist::CudaHistogrammer::Shape sh;
+    sh.tile_bytes = cx.opt.tile_kib * 1024;
+    return sh;
+}
+
 // Measures every column of one case whose input is already on the device.
 void measure_single(Context& cx, Row& r) {
     const Workload& w = *r.w;
@@ -425,7 +441,7 @@ void measure_single(Context& cx, Row& r) {
     const cudaStream_t s = cx.stream;
     const TimingConfig& tc = cx.opt.timing;
 
-    cx.hg->set_shape({});
+    cx.hg->set_shape(table_shape(cx));
     r.ours = time_op([&] { cx.hg->compute(view, spec, out, s); }, s, tc);
     if (r.ours.ok) {
         r.kernel = cx.hg->last_kernel();
@@ -506,7 +522,7 @@ void measure_batch(Context& cx, Row& r) {
     const cudaStream_t s = cx.stream;
     const TimingConfig& tc = cx.opt.timing;
 
-    cx.hg->set_shape({});
+    cx.hg->set_shape(table_shape(cx));
     r.ours = time_op([&] { cx.hg->computeBatch(views.data(), views.size(), spec, outs.data(), s); }, s, tc);
     if (r.ours.ok) {
         r.kernel = cx.hg->last_kernel();
@@ -722,6 +738,7 @@ int run_table(Context& cx) {
                     .kv("vectors", r.shape.vectors)
                     .kv("blocks_per_sm", r.shape.blocks_per_sm)
                     .kv("copies", r.shape.copies)
+                    .kv("tile_bytes", r.shape.tile_bytes)
                     .end_object();
             }
             json_timing(j, "cub", r.cub, b);
@@ -837,12 +854,13 @@ int run_sweep(Context& cx) {
                 std::printf("\nshape sweep: %s (%s), data %s, %s (%dx%d); read limit %s GB/s, CUB %s GB/s\n", w->name,
                             w->description, to_string(dset), size_label(size).c_str(), g.width, g.height,
                             fmt(limit, bytes, 1).c_str(), fmt(cub, bytes, 1).c_str());
-                std::printf("default shape (%dx%d, %d blocks/SM, %d copies, kernel %s): %s GB/s\n", def_shape.threads,
-                            def_shape.vectors, def_shape.blocks_per_sm, def_shape.copies, cx.hg->last_kernel().c_str(),
-                            fmt(def, bytes, 1).c_str());
+                std::printf("default shape (%dx%d, %d blocks/SM, %d copies, %d KiB tiles, kernel %s): %s GB/s\n",
+                            def_shape.threads, def_shape.vectors, def_shape.blocks_per_sm, def_shape.copies,
+                            def_shape.tile_bytes / 1024, cx.hg->last_kernel().c_str(), fmt(def, bytes, 1).c_str());
                 std::printf("each SM needs roughly %.0f KiB in flight to stream at peak bandwidth\n\n", need_kib);
-                std::printf("%7s %7s %5s %6s | %7s %7s %5s %6s | %8s %6s | %9s %8s | %s\n", "threads", "vectors", "b/SM",
-                            "copies", "used:th", "vec", "b/SM", "copies", "GB/s", "%lim", "KiB/SM fl", "smem/SM", "check");
+                std::printf("%7s %7s %5s %6s %5s | %7s %7s %5s %6s %5s | %8s %6s | %9s %8s | %s\n", "threads", "vectors",
+                            "b/SM", "copies", "tileK", "used:th", "vec", "b/SM", "copies", "tileK", "GB/s", "%lim",
+                            "KiB/SM fl", "smem/SM", "check");
 
                 struct Entry {
                     imghist::CudaHistogrammer::Shape req, used;
@@ -854,13 +872,14 @@ int run_sweep(Context& cx) {
                     for (int bpsm : cx.opt.sw_bpsm) {
                         if (static_cast<long long>(th) * bpsm > d.max_threads_per_sm) continue;
                         for (int vec : cx.opt.sw_vectors)
-                            for (int cp : cx.opt.sw_copies) {
+                            for (int cp : cx.opt.sw_copies)
+                                for (int tk : cx.opt.sw_tiles) {
                                 if (over_time()) {
                                     ++skipped_for_time;
                                     continue;
                                 }
                                 Entry e;
-                                e.req = {th, vec, bpsm, cp};
+                                e.req = {th, vec, bpsm, cp, 0, tk * 1024};
                                 cx.hg->set_shape(e.req);
                                 e.t = time_op([&] { cx.hg->compute(view, spec, out, s); }, s, cx.opt.timing);
                                 e.used = cx.hg->last_shape();
@@ -875,9 +894,10 @@ int run_sweep(Context& cx) {
                                 char pct[16] = "-";
                                 if (e.t.ok && limit.ok) std::snprintf(pct, sizeof pct, "%.1f", 100.0 * limit.median_ms / e.t.median_ms);
                                 if (e.t.ok) {
-                                    std::printf("%7d %7d %5d %6d | %7d %7d %5d %6d | %8.1f %6s | %9.1f %8.1f | %s\n", th,
-                                                vec, bpsm, cp, e.used.threads, e.used.vectors, e.used.blocks_per_sm,
-                                                e.used.copies, e.t.gbps(bytes), pct, fl_kib, smem_kib, e.check.c_str());
+                                    std::printf("%7d %7d %5d %6d %5d | %7d %7d %5d %6d %5d | %8.1f %6s | %9.1f %8.1f | %s\n",
+                                                th, vec, bpsm, cp, tk, e.used.threads, e.used.vectors, e.used.blocks_per_sm,
+                                                e.used.copies, e.used.tile_bytes / 1024, e.t.gbps(bytes), pct, fl_kib,
+                                                smem_kib, e.check.c_str());
                                 } else {
                                     std::printf("%7d %7d %5d %6d | rejected: %s\n", th, vec, bpsm, cp, e.t.error.c_str());
                                 }
@@ -895,8 +915,10 @@ int run_sweep(Context& cx) {
                 std::printf("\nbest shapes (%s, %s):\n", w->name, to_string(dset));
                 for (std::size_t i = 0; i < ok.size() && i < 5; ++i) {
                     const Entry& e = *ok[i];
-                    std::printf("  %zu. %d threads x %d vectors, %d blocks/SM, %d copies: %.1f GB/s (%.1f%% of limit)\n",
+                    std::printf("  %zu. %d threads x %d vectors, %d blocks/SM, %d copies, %d KiB tiles: %.1f GB/s "
+                                "(%.1f%% of limit)\n",
                                 i + 1, e.used.threads, e.used.vectors, e.used.blocks_per_sm, e.used.copies,
+                                e.used.tile_bytes / 1024,
                                 e.t.gbps(bytes), limit.ok ? 100.0 * limit.median_ms / e.t.median_ms : 0.0);
                 }
                 if (!ok.empty() && def.ok)
@@ -922,12 +944,14 @@ int run_sweep(Context& cx) {
                         .kv("vectors", e.req.vectors)
                         .kv("blocks_per_sm", e.req.blocks_per_sm)
                         .kv("copies", e.req.copies)
+                        .kv("tile_bytes", e.req.tile_bytes)
                         .end_object();
                     j.begin_object("used")
                         .kv("threads", e.used.threads)
                         .kv("vectors", e.used.vectors)
                         .kv("blocks_per_sm", e.used.blocks_per_sm)
                         .kv("copies", e.used.copies)
+                        .kv("tile_bytes", e.used.tile_bytes)
                         .end_object();
                     json_timing(j, "timing", e.t, bytes);
                     j.kv("check_vs_cub", e.check);

@@ -1,6 +1,9 @@
 // API behaviour: errors, backend choice, the asynchronous device API, owning buffers.
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <thread>
+
 #include "core_support.hpp"
 
 using namespace imghist_test;
@@ -152,6 +155,37 @@ TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]"
     cudaStreamDestroy(stream);
 }
 
+TEST_CASE("blocking calls on device images are ordered after the caller's default-stream work [cuda]",
+          "[core][async][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // The image is zero, then the default stream is held up by a host function before a memset writes the
+    // real pixels. A call without a stream must see the memset's values, and so must a batch. A first call
+    // of each kind sets up the library's storage, so the timed calls allocate nothing (an allocation could
+    // itself wait for the default stream and hide a missing order).
+    const int w = 1920, h = 1080;
+    imghist::DeviceBuffer buf(static_cast<std::size_t>(w) * h);
+    buf.fill_zero();
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    auto delay = [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); };
+    const ImageView v = ImageView::device(buf.data(), w, h);
+    imghist::Options warm;
+    warm.backend = Backend::Cuda;
+    REQUIRE(imghist::calcHist(v, BinSpec::u8(), warm).at(0, 0) == static_cast<std::uint64_t>(w) * h);
+    REQUIRE(imghist::calcHistBatch({v}, BinSpec::u8(), warm).at(0).at(0, 0) == static_cast<std::uint64_t>(w) * h);
+    for (bool batch : {false, true}) {
+        INFO((batch ? "calcHistBatch" : "calcHist"));
+        const int value = batch ? 201 : 200;
+        REQUIRE(cudaLaunchHostFunc(cudaStreamLegacy, delay, nullptr) == cudaSuccess);
+        REQUIRE(cudaMemsetAsync(buf.data(), value, buf.size(), cudaStreamLegacy) == cudaSuccess);
+        imghist::Options opt;
+        opt.backend = Backend::Cuda;
+        const Histogram got = batch ? imghist::calcHistBatch({v}, BinSpec::u8(), opt).at(0)
+                                    : imghist::calcHist(v, BinSpec::u8(), opt);
+        CHECK(got.at(0, value) == static_cast<std::uint64_t>(w) * h);
+        CHECK(got.at(0, 0) == 0);
+    }
+}
+
 TEST_CASE("every launch shape gives the same histogram [cuda]", "[core][shapes][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     TestImage img(4099, 61, SampleType::U8, 4, 4099 * 4 + 13);
@@ -174,6 +208,57 @@ TEST_CASE("every launch shape gives the same histogram [cuda]", "[core][shapes][
                     CAPTURE(threads, vectors, copies, bps);
                     REQUIRE(host == ref.counts);
                 }
+}
+
+TEST_CASE("every tile size gives the same histogram [cuda]", "[core][shapes][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // Images that take each path of the tile loop: multi-row tiles (pitch a multiple of 16, so the rows
+    // share one alignment), one long row cut into chunks (contiguous), an ROI starting mid-vector, and
+    // 2- and 4-byte samples.
+    TestImage gray(4099, 61, SampleType::U8, 1, 4112);
+    fill_dist<std::uint8_t>(gray, Dist::Normal, 31, 255);
+    TestImage rgb(1000, 333, SampleType::U8, 3);
+    fill_dist<std::uint8_t>(rgb, Dist::Uniform, 32, 255);
+    TestImage wide(517, 77, SampleType::U16, 1, 1056);
+    fill_dist<std::uint16_t>(wide, Dist::Exponential, 33, 65535);
+    TestImage flt(333, 101, SampleType::F32, 1, 1344);
+    // [-0.1, 1.1): samples below, inside and above the range
+    flt.fill<float>([](int x, int y, int) { return static_cast<float>((x * 7919 + y * 104729) % 12007) / 10000.0f - 0.1f; });
+    struct Case {
+        ImageView view;
+        BinSpec spec;
+    };
+    const Case cases[] = {{gray.view, BinSpec::u8()},
+                          {gray.view.roi(3, 1, 4000, 59), BinSpec::u8_64()},
+                          {rgb.view, BinSpec::u8()},
+                          {wide.view, BinSpec::even(4096, 0, 65536)},
+                          {flt.view, BinSpec::even(256, 0, 1)}};
+    imghist::CudaHistogrammer hg;
+    imghist::DeviceBuffer counts(3 * 4096 * 8), oor(3 * 8);
+    imghist::DeviceHistogramView out;
+    out.counts = counts.data();
+    out.type = imghist::CountType::U64;
+    out.out_of_range = oor.as<unsigned long long>();
+    for (const Case& c : cases) {
+        DeviceCopy d(c.view);
+        const Histogram ref = plain_reference(c.view, c.spec);
+        for (int tile : {1024, 4096, 65536, 512 * 1024, 1 << 20})
+            for (int vectors : {1, 3, 4})
+                for (int threads : {64, 512}) {
+                    imghist::CudaHistogrammer::Shape sh;
+                    sh.threads = threads;
+                    sh.vectors = vectors;
+                    sh.tile_bytes = tile;
+                    hg.set_shape(sh);
+                    hg.compute(d.view, c.spec, out);
+                    std::vector<std::uint64_t> host(ref.counts.size()), host_oor(c.view.channels);
+                    counts.download(host.data(), host.size() * 8);
+                    oor.download(host_oor.data(), host_oor.size() * 8);
+                    CAPTURE(c.view.width, c.view.height, c.view.channels, c.spec.bins, tile, vectors, threads);
+                    REQUIRE(host == ref.counts);
+                    REQUIRE(host_oor == ref.out_of_range);
+                }
+    }
 }
 
 TEST_CASE("owning device buffers and images [cuda]", "[core][buffer][cuda]") {

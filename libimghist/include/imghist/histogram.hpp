@@ -98,7 +98,10 @@ struct Options {
     std::optional<ImageView> mask;     ///< 8-bit, 1 channel, same size; same location as the image
     int device = -1;                   ///< CUDA device ordinal; -1 = the calling thread's current device
     int cpu_threads = 0;               ///< CPU worker threads; 0 = all hardware threads
-    Stream stream = nullptr;           ///< CUDA stream used (and synchronised) by the blocking calls
+    /// CUDA stream used (and synchronised) by the blocking calls. nullptr: device images are read on the
+    /// default stream, so the call is ordered after the caller's cudaMemcpy and default-stream kernels;
+    /// host images are staged on a stream of the library's own.
+    Stream stream = nullptr;
 };
 
 /// Histogram of one image, one per channel, in a single pass over the data.
@@ -165,6 +168,7 @@ public:
         int blocks_per_sm = 0;    ///< resident blocks per multiprocessor
         int copies = 0;           ///< privatized copies of each bin in shared memory (1..32)
         int max_blocks = 0;       ///< cap on the grid size (0 = none): to study small grids, and for tests
+        int tile_bytes = 0;       ///< input bytes per scheduling tile (a block takes a run of whole tiles)
     };
     void set_shape(const Shape& shape) noexcept;
     /// The shape the last compute/computeBatch call used, and the kernel family it picked.

@@ -263,6 +263,7 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
     if (over.copies > 0) pl.policy.copies = over.copies;
+    if (over.tile_bytes > 0) pl.policy.tile_bytes = over.tile_bytes;
     pl.kmode = dc::kmode_of(bp, img.type);
     int copies = 1;
     while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
@@ -471,7 +472,8 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
                               impl_->shape.max_blocks);
     launch(fn, pl, grid, p, stream);
     const int sms = dc::device_info(impl_->device).sm_count;
-    impl_->last = Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms, 1 << pl.copies_log2, grid};
+    impl_->last = Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms, 1 << pl.copies_log2, grid,
+                        static_cast<int>(pl.tile_bytes)};
     impl_->last_kernel = kernel_name(image.type, image.channels, pl);
 }
 
@@ -544,7 +546,7 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
     p.overflow_flag = out[0].overflow_flag;
     const int grid = grid_for(impl_->device, fn, pl, tiles, total_bytes, max_samples, impl_->shape.max_blocks);
     launch(fn, pl, grid, p, stream);
-    impl_->last = Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2, grid};
+    impl_->last = Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2, grid, static_cast<int>(pl.tile_bytes)};
     impl_->last_kernel = kernel_name(first.type, first.channels, pl) + "[batch]";
 }
 
@@ -596,6 +598,15 @@ ImageView stage(const ImageView& v, DeviceBuffer& buf, std::size_t offset, Strea
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+/// The stream a blocking call uses when the caller named none. Host inputs are staged by this call, so it
+/// works on its own non-blocking stream and waits for nothing else. Device inputs were written by earlier
+/// work of the caller's, typically cudaMemcpy or a kernel on the default stream, so the call is ordered on
+/// the default (legacy) stream: a non-blocking stream could read the image before that work has finished.
+Stream blocking_stream(Stream caller, bool device_input, const HostPathContext& ctx) {
+    if (caller) return caller;
+    return device_input ? Stream{nullptr} : ctx.own_stream;
+}
+
 }  // namespace
 
 void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const BinSpec& spec, std::uint64_t* counts,
@@ -604,7 +615,7 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     HostPathContext& ctx = host_context(device);
     std::lock_guard<std::mutex> lock(ctx.mutex);
     DeviceGuard guard(device);
-    Stream s = stream ? stream : ctx.own_stream;
+    const Stream s = blocking_stream(stream, image.location == Location::Device, ctx);
     ImageView dimg = image, dmask = mask ? *mask : ImageView{};
     if (image.location == Location::Host && !image.empty()) {
         const std::size_t ibytes = align_up(image.row_bytes() * image.height, 256);
@@ -636,7 +647,7 @@ void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<
     HostPathContext& ctx = host_context(device);
     std::lock_guard<std::mutex> lock(ctx.mutex);
     DeviceGuard guard(device);
-    Stream s = stream ? stream : ctx.own_stream;
+    const Stream s = blocking_stream(stream, !images.empty() && images[0].location == Location::Device, ctx);
     const std::size_t count = images.size();
     std::vector<ImageView> dimgs(images), dmasks(masks);
     if (!images.empty() && images[0].location == Location::Host) {

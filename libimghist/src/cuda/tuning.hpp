@@ -2,7 +2,8 @@
 // the dispatch layer picks the row for (sample size, channels, bins) and fits it to the device's shared
 // memory. Values come from the benchmark's shape sweep (imghist-bench --sweep): on an H200 (sm_90) the
 // default 512 threads x 4 loads, 2 blocks/SM, 32 copies was within 0.5% of the best of 352 shapes for 8-bit
-// gray data (docs/PERFORMANCE.md). sm_80 uses the same rows until it is measured.
+// gray data, and 256 KiB tiles beat 64, 128 and 512 KiB on every single-image workload, by 2-12% over 64 KiB
+// (docs/PERFORMANCE.md, `--sweep-tiles`). sm_80 uses the same rows until it is measured.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ struct Policy {
 inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bins) {
     (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
     const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
-    Policy p{512, 4, 4, 32, 64 * 1024};
+    Policy p{512, 4, 4, 32, 256 * 1024};
     // Enough copies for a lane-private bank (copies = 32) when it fits 32 KiB, fewer for wide histograms.
     // Multi-channel 8-bit images get 64 KiB (16 copies: two lanes per bank) — measured on H200, 8 copies
     // left the uniform-data case bank-bound at half the read limit.
