@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -57,15 +58,35 @@ inline const std::vector<int>& roi_offsets() {
     return o;
 }
 
-/// A photograph (camera.png, or a synthetic smooth scene where imgcodecs is missing) of the given channels.
+/// The source tree: $IMGHIST_SOURCE_DIR where the tests run from a relocated bundle (see
+/// scripts/bundle_gpu.sh), else the tree this build came from.
+inline std::string source_dir() {
+    const char* env = std::getenv("IMGHIST_SOURCE_DIR");
+    return env && *env ? std::string(env) : std::string(IMGHIST_SOURCE_DIR);
+}
+
+#ifdef IMGHIST_TEST_HAVE_IMGCODECS
+/// One of the shipped photographs (samples/images). They are part of the repository, so a missing or
+/// unreadable file fails the test instead of being replaced by something else.
+inline cv::Mat sample_photo(const std::string& name, int flags) {
+    const std::string path = source_dir() + "/samples/images/" + name;
+    cv::Mat m = cv::imread(path, flags);
+    INFO("photograph " << path);
+    REQUIRE_FALSE(m.empty());
+    return m;
+}
+#endif
+
+/// A photograph (camera.png in gray, coffee.png in colour; a synthetic smooth scene only in builds
+/// without OpenCV's imgcodecs) of the given channels.
 inline cv::Mat photo(int channels) {
     static cv::Mat gray, color;
-    if (gray.empty()) {
+    if (gray.empty() || color.empty()) {
 #ifdef IMGHIST_TEST_HAVE_IMGCODECS
-        gray = cv::imread(std::string(IMGHIST_SOURCE_DIR) + "/samples/images/camera.png", cv::IMREAD_GRAYSCALE);
-        color = cv::imread(std::string(IMGHIST_SOURCE_DIR) + "/samples/images/coffee.png", cv::IMREAD_COLOR);
-#endif
-        if (gray.empty() || color.empty()) {
+        gray = sample_photo("camera.png", cv::IMREAD_GRAYSCALE);
+        color = sample_photo("coffee.png", cv::IMREAD_COLOR);
+#else
+        {
             gray.create(512, 512, CV_8UC1);
             color.create(512, 512, CV_8UC3);
             for (int y = 0; y < 512; ++y)
@@ -76,6 +97,7 @@ inline cv::Mat photo(int channels) {
                                                           cv::saturate_cast<std::uint8_t>(x / 2));
                 }
         }
+#endif
     }
     if (channels == 1) return gray;
     if (channels == 3) return color;

@@ -458,6 +458,46 @@ cv::Mat opencv_hist(const cv::Mat& src, int channel, int bins, float lo, float h
 }
 }  // namespace
 
+#ifdef IMGHIST_TEST_HAVE_IMGCODECS
+IMGHIST_BACKEND_CASE("the shipped photographs give OpenCV's results: equalize, Otsu, Triangle, calcHist",
+                     "[filters][photos]") {
+    for (const char* file : {"camera.png", "astronaut.png", "coffee.png"}) {
+        const cv::Mat color = sample_photo(file, cv::IMREAD_COLOR);
+        cv::Mat gray;
+        cv::cvtColor(color, gray, cv::COLOR_BGR2GRAY);
+        INFO(file << " " << color.cols << "x" << color.rows);
+        cv::Mat expected;
+        cv::equalizeHist(gray, expected);
+        check_op(backend, gray, expected, [](const cv::Mat& a, cv::Mat& b) { gpuhist::equalizeHist(a, b); },
+                 [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) { gpuhist::equalizeHist(a, b); });
+        check_op(backend, color, opencv_equalize_luma(color),
+                 [](const cv::Mat& a, cv::Mat& b) { gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_LUMA); },
+                 [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) { gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_LUMA); });
+        check_op(backend, color, opencv_equalize_per_channel(color),
+                 [](const cv::Mat& a, cv::Mat& b) { gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL); },
+                 [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                     gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL);
+                 });
+        for (int method : {cv::THRESH_OTSU, cv::THRESH_TRIANGLE}) {
+            const int type = cv::THRESH_BINARY | method;
+            const double r = cv::threshold(gray, expected, 0, 255, type);
+            INFO("threshold method " << method << " gives " << r);
+            double got = -1;
+            check_op(backend, gray, expected, [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 255, type); },
+                     [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) { REQUIRE(gpuhist::threshold(a, b, 0, 255, type) == r); });
+            REQUIRE(got == r);
+        }
+        BackendScope scope(backend);
+        for (int bins : {256, 64}) {
+            cv::Mat ours;
+            gpuhist::calcHist(color, ours, bins, 0.f, 256.f);
+            REQUIRE(ours.cols == 3);
+            for (int c = 0; c < 3; ++c) FILTERS_REQUIRE_IDENTICAL(ours.col(c).clone(), opencv_hist(color, c, bins, 0.f, 256.f, cv::Mat()));
+        }
+    }
+}
+#endif
+
 IMGHIST_BACKEND_CASE("calcHist (cv::Mat) returns what cv::calcHist returns", "[filters][calchist]") {
     std::uint64_t seed = 1500;
     struct Spec {
