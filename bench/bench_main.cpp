@@ -125,7 +125,7 @@ std::vector<int> parse_ints(const std::string& s, bool allow_zero = false) {
     for (const auto& x : split(s)) {
         char* end = nullptr;
         long n = std::strtol(x.c_str(), &end, 10);
-        if (x.empty() || *end || n < 0 || (n == 0 && !allow_zero)) usage_error("bad number '" + x + "'");
+        if (x.empty() || *end || n < 0 || n > (1 << 20) || (n == 0 && !allow_zero)) usage_error("bad number '" + x + "'");
         v.push_back(static_cast<int>(n));
     }
     return v;
@@ -227,8 +227,12 @@ Options parse(int argc, char** argv) {
             o.sw_copies = parse_ints(need(i), true);
         } else if (a == "--sweep-tiles") {
             o.sw_tiles = parse_ints(need(i), true);
+            for (int t : o.sw_tiles)
+                if (t > 1024) usage_error("--sweep-tiles: tiles are at most 1024 KiB");
         } else if (a == "--tile-kib") {
-            o.tile_kib = parse_ints(need(i)).at(0);
+            const auto v = parse_ints(need(i));
+            if (v.size() != 1 || v[0] > 1024) usage_error("--tile-kib takes one size from 1 to 1024 (KiB)");
+            o.tile_kib = v[0];
         } else {
             usage_error("unknown option '" + a + "'");
         }
@@ -899,7 +903,8 @@ int run_sweep(Context& cx) {
                                                 e.used.copies, e.used.tile_bytes / 1024, e.t.gbps(bytes), pct, fl_kib,
                                                 smem_kib, e.check.c_str());
                                 } else {
-                                    std::printf("%7d %7d %5d %6d | rejected: %s\n", th, vec, bpsm, cp, e.t.error.c_str());
+                                    std::printf("%7d %7d %5d %6d %5d | rejected: %s\n", th, vec, bpsm, cp, tk,
+                                                e.t.error.c_str());
                                 }
                                 std::fflush(stdout);
                                 entries.push_back(e);

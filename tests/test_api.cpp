@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "core_support.hpp"
@@ -213,10 +214,17 @@ TEST_CASE("every launch shape gives the same histogram [cuda]", "[core][shapes][
 TEST_CASE("every tile size gives the same histogram [cuda]", "[core][shapes][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     // Images that take each path of the tile loop: multi-row tiles (pitch a multiple of 16, so the rows
-    // share one alignment), one long row cut into chunks (contiguous), an ROI starting mid-vector, and
-    // 2- and 4-byte samples.
+    // share one alignment; one image large enough for several 1 MiB tiles), rows of different alignments
+    // (pitch 531), one long row cut into chunks (contiguous), an ROI starting mid-vector, a mask, and 2- and
+    // 4-byte samples.
     TestImage gray(4099, 61, SampleType::U8, 1, 4112);
     fill_dist<std::uint8_t>(gray, Dist::Normal, 31, 255);
+    TestImage big(2050, 1500, SampleType::U8, 1, 2064);
+    fill_dist<std::uint8_t>(big, Dist::Uniform, 35, 255);
+    TestImage odd(517, 301, SampleType::U8, 1, 531);
+    fill_dist<std::uint8_t>(odd, Dist::Exponential, 36, 255);
+    TestImage mask(1001, 77, SampleType::U8, 1);
+    mask.fill<std::uint8_t>([](int x, int y, int) { return ((x * 31 + y * 17) % 5) != 0 ? 1 : 0; });
     TestImage rgb(1000, 333, SampleType::U8, 3);
     fill_dist<std::uint8_t>(rgb, Dist::Uniform, 32, 255);
     TestImage wide(517, 77, SampleType::U16, 1, 1056);
@@ -227,21 +235,30 @@ TEST_CASE("every tile size gives the same histogram [cuda]", "[core][shapes][cud
     struct Case {
         ImageView view;
         BinSpec spec;
+        const ImageView* mask;
     };
-    const Case cases[] = {{gray.view, BinSpec::u8()},
-                          {gray.view.roi(3, 1, 4000, 59), BinSpec::u8_64()},
-                          {rgb.view, BinSpec::u8()},
-                          {wide.view, BinSpec::even(4096, 0, 65536)},
-                          {flt.view, BinSpec::even(256, 0, 1)}};
+    const Case cases[] = {{gray.view, BinSpec::u8(), nullptr},
+                          {gray.view.roi(3, 1, 4000, 59), BinSpec::u8_64(), nullptr},
+                          {big.view, BinSpec::u8(), nullptr},
+                          {odd.view, BinSpec::even(100, 10, 200), nullptr},
+                          {rgb.view, BinSpec::u8(), nullptr},
+                          {wide.view, BinSpec::even(4096, 0, 65536), nullptr},
+                          {flt.view, BinSpec::even(256, 0, 1), nullptr}};
     imghist::CudaHistogrammer hg;
     imghist::DeviceBuffer counts(3 * 4096 * 8), oor(3 * 8);
     imghist::DeviceHistogramView out;
     out.counts = counts.data();
     out.type = imghist::CountType::U64;
     out.out_of_range = oor.as<unsigned long long>();
-    for (const Case& c : cases) {
-        DeviceCopy d(c.view);
-        const Histogram ref = plain_reference(c.view, c.spec);
+    auto run_case = [&](const ImageView& view, const BinSpec& spec, const ImageView* host_mask) {
+        DeviceCopy d(view);
+        std::optional<DeviceCopy> dm;
+        imghist::AsyncOptions opt;
+        if (host_mask) {
+            dm.emplace(*host_mask);
+            opt.mask = dm->view;
+        }
+        const Histogram ref = plain_reference(view, spec, host_mask);
         for (int tile : {1024, 4096, 65536, 512 * 1024, 1 << 20})
             for (int vectors : {1, 3, 4})
                 for (int threads : {64, 512}) {
@@ -250,15 +267,20 @@ TEST_CASE("every tile size gives the same histogram [cuda]", "[core][shapes][cud
                     sh.vectors = vectors;
                     sh.tile_bytes = tile;
                     hg.set_shape(sh);
-                    hg.compute(d.view, c.spec, out);
-                    std::vector<std::uint64_t> host(ref.counts.size()), host_oor(c.view.channels);
+                    hg.compute(d.view, spec, out, nullptr, opt);
+                    std::vector<std::uint64_t> host(ref.counts.size()), host_oor(view.channels);
                     counts.download(host.data(), host.size() * 8);
                     oor.download(host_oor.data(), host_oor.size() * 8);
-                    CAPTURE(c.view.width, c.view.height, c.view.channels, c.spec.bins, tile, vectors, threads);
+                    CAPTURE(view.width, view.height, view.channels, view.pitch, spec.bins, host_mask != nullptr, tile,
+                            vectors, threads);
+                    REQUIRE(hg.last_shape().tile_bytes == tile);  // an explicit tile size is taken as given
                     REQUIRE(host == ref.counts);
                     REQUIRE(host_oor == ref.out_of_range);
                 }
-    }
+    };
+    for (const Case& c : cases) run_case(c.view, c.spec, c.mask);
+    const ImageView mask_roi = mask.view.roi(0, 0, 1001, 61);
+    run_case(gray.view.roi(7, 0, 1001, 61), BinSpec::u8(), &mask_roi);
 }
 
 TEST_CASE("owning device buffers and images [cuda]", "[core][buffer][cuda]") {

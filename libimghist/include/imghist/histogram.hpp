@@ -99,8 +99,10 @@ struct Options {
     int device = -1;                   ///< CUDA device ordinal; -1 = the calling thread's current device
     int cpu_threads = 0;               ///< CPU worker threads; 0 = all hardware threads
     /// CUDA stream used (and synchronised) by the blocking calls. nullptr: device images are read on the
-    /// default stream, so the call is ordered after the caller's cudaMemcpy and default-stream kernels;
-    /// host images are staged on a stream of the library's own.
+    /// legacy default stream, so the call is ordered like any default-stream operation (after the caller's
+    /// cudaMemcpy and earlier work on blocking streams; cudaStreamNonBlocking streams are not waited for);
+    /// host images are staged on a non-blocking stream of the library's own. Multi-stream code, and code
+    /// that captures CUDA graphs, should pass its stream.
     Stream stream = nullptr;
 };
 
@@ -168,7 +170,10 @@ public:
         int blocks_per_sm = 0;    ///< resident blocks per multiprocessor
         int copies = 0;           ///< privatized copies of each bin in shared memory (1..32)
         int max_blocks = 0;       ///< cap on the grid size (0 = none): to study small grids, and for tests
-        int tile_bytes = 0;       ///< input bytes per scheduling tile (a block takes a run of whole tiles)
+        /// Input bytes per scheduling tile (a block takes a run of whole tiles), clamped to [16, 1 MiB]. The
+        /// table's value (0 here) is reduced for small images so that every SM gets at least 4 tiles; an
+        /// explicit value is used as given.
+        int tile_bytes = 0;
     };
     void set_shape(const Shape& shape) noexcept;
     /// The shape the last compute/computeBatch call used, and the kernel family it picked.

@@ -217,7 +217,9 @@ using detail::BinMode;
 using detail::BinParams;
 namespace dc = detail::cuda;
 
-constexpr std::size_t kMaxTileBytes = 1u << 20;  // keeps per-tile indices below 2^24 vectors
+// Keeps every per-tile index the kernels split with fast_div below 2^24 (the head/tail loop counts up to
+// tile bytes / sample size samples; vectors and masked pixels stay below that).
+constexpr std::size_t kMaxTileBytes = 1u << 20;
 
 void check_output(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate,
                   const detail::ArgName& name) {
@@ -297,10 +299,12 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     const std::size_t sweep = static_cast<std::size_t>(pl.policy.threads) * std::max(1, pl.policy.vectors) * 16;
     // A block pays for zeroing and flushing its counters: give it at least one full sweep of input.
     pl.block_bytes_min = std::max<std::size_t>(sweep, 16 * 1024);
-    // Tiles: the policy's size, smaller for small images so that every block gets several.
+    // Tiles: the policy's size, smaller for small images so that every block gets several. An explicit
+    // Shape::tile_bytes is taken as given (within [16 bytes, kMaxTileBytes]).
     std::size_t tb = static_cast<std::size_t>(pl.policy.tile_bytes);
     const std::size_t want_tiles = static_cast<std::size_t>(info.sm_count) * 4;
-    if (total_bytes / want_tiles < tb) tb = std::max<std::size_t>(sweep, total_bytes / want_tiles);
+    if (over.tile_bytes <= 0 && total_bytes / want_tiles < tb)
+        tb = std::max<std::size_t>(sweep, total_bytes / want_tiles);
     pl.tile_bytes = std::min(std::max<std::size_t>(tb, 16), kMaxTileBytes);
     return pl;
 }

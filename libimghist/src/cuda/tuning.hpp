@@ -3,7 +3,8 @@
 // memory. Values come from the benchmark's shape sweep (imghist-bench --sweep): on an H200 (sm_90) the
 // default 512 threads x 4 loads, 2 blocks/SM, 32 copies was within 0.5% of the best of 352 shapes for 8-bit
 // gray data; of 64, 128, 256 and 512 KiB tiles, 256 KiB was the best or within 1.7% of it on every
-// single-image workload, 1-12% faster than 64 KiB (docs/PERFORMANCE.md, `--sweep-tiles`). sm_80 uses the same rows until it is measured.
+// single-image workload of 256 MiB, 1-12% faster than 64 KiB (docs/PERFORMANCE.md, `--sweep-tiles`); smaller
+// images get smaller tiles (make_plan: at least 4 per SM). sm_80 uses the same rows until it is measured.
 #pragma once
 
 #include <cstdint>
