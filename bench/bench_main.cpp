@@ -427,6 +427,26 @@ imghist::CudaHistogrammer::Shape table_shape(const Context& cx) {
     return sh;
 }
 
+/// CUB's DeviceHistogram on one image at `in` into cx.out_cub: its temporary storage is sized by a first
+/// query call, then the call is timed. Not ok (with CUB's message) where CUB rejects the request.
+Timing time_cub(Context& cx, const Workload& w, const void* in, std::size_t pixels, cudaStream_t s) {
+    Timing t;
+    std::size_t tb = 0;
+    const cudaError_t e = cub_histogram(w, in, pixels, cx.out_cub.as<unsigned>(), nullptr, tb, s);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        t.error = std::string("CUB: ") + cudaGetErrorString(e);
+        return t;
+    }
+    cx.cub_temp.reserve(tb);
+    return time_op(
+        [&] {
+            std::size_t t2 = tb;
+            BENCH_CUDA(cub_histogram(w, in, pixels, cx.out_cub.as<unsigned>(), cx.cub_temp.get(), t2, s));
+        },
+        s, cx.opt.timing);
+}
+
 // Measures every column of one case whose input is already on the device.
 void measure_single(Context& cx, Row& r) {
     const Workload& w = *r.w;
@@ -459,20 +479,7 @@ void measure_single(Context& cx, Row& r) {
     r.limit = time_op([&] { read_limit(in, r.bytes, cx.sink.as<unsigned>(), s); }, s, tc);
 
     if (cx.opt.cub) {
-        std::size_t tb = 0;
-        cudaError_t e = cub_histogram(w, in, pixels, cx.out_cub.as<unsigned>(), nullptr, tb, s);
-        if (e == cudaSuccess) {
-            cx.cub_temp.reserve(tb);
-            r.cub = time_op(
-                [&] {
-                    std::size_t t2 = tb;
-                    BENCH_CUDA(cub_histogram(w, in, pixels, cx.out_cub.as<unsigned>(), cx.cub_temp.get(), t2, s));
-                },
-                s, tc);
-        } else {
-            (void)cudaGetLastError();
-            r.cub.error = std::string("CUB: ") + cudaGetErrorString(e);
-        }
+        r.cub = time_cub(cx, w, in, pixels, s);
         if (r.cub.ok && r.ours.ok && cx.opt.check) {
             r.check = compare_counts(ours_h, download(cx.out_cub, counters));
             if (r.check != "ok") cx.failures = true;
@@ -836,21 +843,8 @@ int run_sweep(Context& cx) {
 
                 Timing limit = time_op([&] { read_limit(in, g.bytes, cx.sink.as<unsigned>(), s); }, s, cx.opt.timing);
                 std::vector<unsigned> ref;
-                Timing cub;
-                {
-                    std::size_t tb = 0;
-                    if (cub_histogram(*w, in, pixels, cx.out_cub.as<unsigned>(), nullptr, tb, s) == cudaSuccess) {
-                        cx.cub_temp.reserve(tb);
-                        cub = time_op(
-                            [&] {
-                                std::size_t t2 = tb;
-                                BENCH_CUDA(cub_histogram(*w, in, pixels, cx.out_cub.as<unsigned>(), cx.cub_temp.get(),
-                                                         t2, s));
-                            },
-                            s, cx.opt.timing);
-                        if (cub.ok) ref = download(cx.out_cub, counters);
-                    }
-                }
+                const Timing cub = time_cub(cx, *w, in, pixels, s);
+                if (cub.ok) ref = download(cx.out_cub, counters);
                 cx.hg->set_shape({});
                 Timing def = time_op([&] { cx.hg->compute(view, spec, out, s); }, s, cx.opt.timing);
                 const auto def_shape = cx.hg->last_shape();

@@ -137,6 +137,21 @@ struct Row {
     std::string note;
 };
 
+/// One result: `pixels` processed and `moved_bytes` of memory traffic in `ms` milliseconds.
+Row make_row(const std::string& workload, const std::string& data, const std::string& device, double ms,
+             double pixels, double moved_bytes, double vs, const std::string& note) {
+    Row r;
+    r.workload = workload;
+    r.data = data;
+    r.device = device;
+    r.ms = ms;
+    r.gpix = pixels / (ms * 1e-3) / 1e9;
+    r.gbs = moved_bytes / (ms * 1e-3) / 1e9;
+    r.vs = vs;
+    r.note = note;
+    return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,30 +203,26 @@ int main(int argc, char** argv) {
 
     std::vector<Row> rows;
     const std::vector<std::string> dists = {"uniform", "gauss32", "constant", "photo"};
-    bool warmed = false;
+    // The read+write limit: a device-to-device copy of the same bytes.
+    auto copy = [&] {
+        if (src.isContinuous() && dst.isContinuous())
+            check(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(width) * height,
+                                  cudaMemcpyDeviceToDevice, stream), "copy");
+        else
+            check(cudaMemcpy2DAsync(dst.data, dst.step, src.data, src.step, width, height, cudaMemcpyDeviceToDevice,
+                                    stream), "copy");
+    };
+    // Half a second of copies before the first measurement, so that the first data set is not timed while
+    // the GPU's clocks are still rising.
+    for (const auto t0 = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500);) {
+        for (int i = 0; i < 20; ++i) copy();
+        check(cudaStreamSynchronize(stream), "warm-up");
+    }
     for (const std::string& dist : dists) {
         fill(host, dist);
         src_store.upload(imghist::view_of(host));
-        if (!warmed) {
-            // Half a second of full-bandwidth copies before the first measurement, so that the first data
-            // set is not timed while the GPU's clocks are still rising.
-            const auto t0 = std::chrono::steady_clock::now();
-            while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500)) {
-                for (int i = 0; i < 20; ++i)
-                    check(cudaMemcpy2DAsync(dst.data, dst.step, src.data, src.step, width, height,
-                                            cudaMemcpyDeviceToDevice, stream), "warm-up copy");
-                check(cudaStreamSynchronize(stream), "warm-up");
-            }
-            warmed = true;
-        }
-        const double copy_ms = time_device(args.runs, stream, [&] {
-            if (src.isContinuous() && dst.isContinuous())
-                check(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(width) * height,
-                                      cudaMemcpyDeviceToDevice, stream), "copy");
-            else
-                check(cudaMemcpy2DAsync(dst.data, dst.step, src.data, src.step, width, height,
-                                        cudaMemcpyDeviceToDevice, stream), "copy");
-        });
+        const double copy_ms = time_device(args.runs, stream, copy);
         // The parts of the device-resident pipelines, timed alone.
         const double hist_ms = time_device(args.runs, stream, [&] { gpuhist::calcHist(src, hist, s); });
         imghist::Lut8 lut;
@@ -244,16 +255,7 @@ int main(int argc, char** argv) {
             cv::threshold(host, tmp, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
         });
         auto add = [&](const std::string& w, double ms, double moved_bytes, double vs, const std::string& note) {
-            Row r;
-            r.workload = w;
-            r.data = dist;
-            r.device = device;
-            r.ms = ms;
-            r.gpix = pixels / (ms * 1e-3) / 1e9;
-            r.gbs = moved_bytes / (ms * 1e-3) / 1e9;
-            r.vs = vs;
-            r.note = note;
-            rows.push_back(r);
+            rows.push_back(make_row(w, dist, device, ms, pixels, moved_bytes, vs, note));
         };
         add("copy/device", copy_ms, 2 * pixels, 1.0, "read+write limit");
         add("hist/device", hist_ms, pixels, copy_ms / hist_ms, "gpuhist::calcHist alone, vs copy");
@@ -284,16 +286,7 @@ int main(int argc, char** argv) {
         const double cv_ms = time_host(args.cpu_runs, [&] { theirs->apply(img, ref); });
         const double px = static_cast<double>(cw) * ch;
         auto add = [&](const std::string& w, double ms, double vs, const std::string& note) {
-            Row r;
-            r.workload = w;
-            r.data = "photo";
-            r.device = device;
-            r.ms = ms;
-            r.gpix = px / (ms * 1e-3) / 1e9;
-            r.gbs = px / (ms * 1e-3) / 1e9;
-            r.vs = vs;
-            r.note = note;
-            rows.push_back(r);
+            rows.push_back(make_row(w, "photo", device, ms, px, px, vs, note));
         };
         add("clahe/device", dev_ms, cv_ms / dev_ms, "vs cv::CLAHE");
         add("clahe/mat", mat_ms, cv_ms / mat_ms, "vs cv::CLAHE");

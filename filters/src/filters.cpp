@@ -41,7 +41,25 @@ void require(bool ok, ErrorCode code, const std::string& msg) {
     if (!ok) throw Error(code, msg);
 }
 
-std::uint64_t* channel_ptr(Histogram& h, int c) { return h.channel(c); }
+/// The histogram of a host image on the CPU backend, with the filter's thread count.
+Histogram cpu_hist(const ImageView& src, const BinSpec& spec, const FilterOptions& o) {
+    Options ho;
+    ho.backend = Backend::Cpu;
+    ho.cpu_threads = o.cpu_threads;
+    return calcHist(src, spec, ho);
+}
+
+/// Runs op(src, dst, device, stream) on device views directly, and on host views through the staging
+/// pipeline (which runs it on device copies of each chunk, on its own device and stream: device -1).
+template <class Op>
+void run_cuda(const ImageView& src, const ImageView& dst, const FilterOptions& o, Op&& op) {
+    if (src.location == Location::Device) {
+        op(src, dst, o.device, o.stream);
+        return;
+    }
+    detail::cuda_staged(src, dst, o.device, o.stream,
+                        [&](const ImageView& s, const ImageView& d, Stream st) { op(s, d, -1, st); });
+}
 
 }  // namespace
 
@@ -51,21 +69,12 @@ void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptio
     require(src.channels == 1, ErrorCode::Unsupported,
             "equalize_hist: 1-channel images only (use equalize_hist_color for 3 or 4 channels)");
     if (resolve(src, o) == Backend::Cpu) {
-        Options ho;
-        ho.backend = Backend::Cpu;
-        ho.cpu_threads = o.cpu_threads;
-        Histogram h = calcHist(src, BinSpec::u8(), ho);
+        Histogram h = cpu_hist(src, BinSpec::u8(), o);
         const Lut8 lut = equalize_table(h.channel(0));
         detail::cpu_apply_lut(src, dst, &lut, o.cpu_threads);
         return;
     }
-    if (src.location == Location::Device) {
-        detail::cuda_equalize(src, dst, o.device, o.stream);
-        return;
-    }
-    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-        detail::cuda_equalize(s, d, -1, st);
-    });
+    run_cuda(src, dst, o, detail::cuda_equalize);
 }
 
 void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, const FilterOptions& o) {
@@ -78,21 +87,14 @@ void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEquali
             detail::cpu_equalize_luma(src, dst, o.cpu_threads);
             return;
         }
-        Options ho;
-        ho.backend = Backend::Cpu;
-        ho.cpu_threads = o.cpu_threads;
-        Histogram h = calcHist(src, BinSpec::u8(), ho);
+        Histogram h = cpu_hist(src, BinSpec::u8(), o);
         Lut8 luts[4];
-        for (int c = 0; c < src.channels; ++c) luts[c] = equalize_table(channel_ptr(h, c));
+        for (int c = 0; c < src.channels; ++c) luts[c] = equalize_table(h.channel(c));
         detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
         return;
     }
-    if (src.location == Location::Device) {
-        detail::cuda_equalize_color(src, dst, mode, o.device, o.stream);
-        return;
-    }
-    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-        detail::cuda_equalize_color(s, d, mode, -1, st);
+    run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
+        detail::cuda_equalize_color(s, d, mode, device, st);
     });
 }
 
@@ -104,12 +106,8 @@ void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, con
         detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
         return;
     }
-    if (src.location == Location::Device) {
-        detail::cuda_apply_lut(src, dst, luts, o.device, o.stream);
-        return;
-    }
-    detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-        detail::cuda_apply_lut(s, d, luts, -1, st);
+    run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
+        detail::cuda_apply_lut(s, d, luts, device, st);
     });
 }
 
@@ -130,11 +128,8 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
 
     if (resolve(src, o) == Backend::Cpu) {
         if (automatic != AutoThreshold::None) {
-            Options ho;
-            ho.backend = Backend::Cpu;
-            ho.cpu_threads = o.cpu_threads;
             const BinSpec spec = src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
-            Histogram h = calcHist(src, spec, ho);
+            Histogram h = cpu_hist(src, spec, o);
             const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
                                                            : triangle_threshold(h.channel(0));
             p = detail::threshold_params(src.type, t, maxval, type);
