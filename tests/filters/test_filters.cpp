@@ -560,9 +560,12 @@ TEST_CASE("calcHist (GpuMat) matches cv::calcHist as CV_32SC1 rows", "[filters][
                     DeviceMat dh(cn, 256, CV_32SC1, 0);
                     gpuhist::calcHist(dsrc.mat, dmask.mat, dh.mat);
                     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-                    cv::Mat ref32;
-                    opencv_hist(src, 0, 256, 0.f, 256.f, mask).reshape(1, 1).convertTo(ref32, CV_32S);
-                    FILTERS_REQUIRE_IDENTICAL(download(dh.mat).row(0).clone(), ref32);
+                    const cv::Mat hm = download(dh.mat);
+                    for (int c = 0; c < cn; ++c) {
+                        cv::Mat ref32;
+                        opencv_hist(src, c, 256, 0.f, 256.f, mask).reshape(1, 1).convertTo(ref32, CV_32S);
+                        FILTERS_REQUIRE_IDENTICAL(hm.row(c).clone(), ref32);
+                    }
                 }
 }
 
