@@ -58,10 +58,7 @@ void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts,
 void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, int threads) {
     switch (src.type) {
         case SampleType::U8: {
-            Lut8 lut{};
-            for (int v = 0; v < 256; ++v)
-                lut[v] = fmath::threshold_value<std::uint8_t>(static_cast<std::uint8_t>(v), p.ithresh,
-                                                              static_cast<std::uint8_t>(p.imaxval), p.op, 255);
+            const Lut8 lut = threshold_lut(p);
             for_each_run(src, dst, threads, [&](const std::uint8_t* s, std::uint8_t* d, std::size_t n) {
                 for (std::size_t i = 0; i < n; ++i) d[i] = lut[s[i]];
             });

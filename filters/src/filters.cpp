@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "dispatch.hpp"
 #include "internal.hpp"
 
 namespace imghist {
@@ -12,28 +13,11 @@ namespace {
 using detail::check_same_shape;
 using detail::check_view;
 
-// Host views: the requested backend, Auto resolved. Device views: CUDA, always.
-Backend resolve(const ImageView& src, const FilterOptions& o) {
-    if (src.location == Location::Device) {
-        if (o.backend == Backend::Cpu)
-            throw Error(ErrorCode::InvalidArgument, "the CPU backend cannot read device views");
-        if (!detail::cuda_filters_available())
-            throw Error(ErrorCode::NoDevice, "device views need a CUDA device, and none is available");
-        return Backend::Cuda;
-    }
-    switch (o.backend) {
-        case Backend::Cpu: return Backend::Cpu;
-        case Backend::Cuda:
-            if (!detail::cuda_filters_available())
-                throw Error(ErrorCode::NoDevice, "the CUDA backend was requested but no CUDA device is available");
-            return Backend::Cuda;
-        default: return detail::cuda_filters_available() ? Backend::Cuda : Backend::Cpu;
-    }
-}
+Backend resolve(const ImageView& src, const FilterOptions& o) { return detail::resolve_backend(o.backend, src); }
 
 void check_pair(const ImageView& src, const ImageView& dst, const char* op) {
-    check_view(src, (std::string(op) + ": source").c_str());
-    check_view(dst, (std::string(op) + ": destination").c_str());
+    check_view(src, op, "source");
+    check_view(dst, op, "destination");
     check_same_shape(src, dst);
 }
 

@@ -20,11 +20,14 @@ struct ThresholdParams {
     float fmaxval = 0;    ///< f32
     double used = 0;      ///< what cv::threshold returns
 };
+/// The 8-bit table of a threshold: entry v is the output for input v.
+Lut8 threshold_lut(const ThresholdParams& p);
 /// Normalises (thresh, maxval) as cv::threshold does for `type` (u8, u16 or f32).
 ThresholdParams threshold_params(SampleType type, double thresh, double maxval, ThresholdType op);
 
 /// Validation helpers (throw Error(InvalidArgument / Unsupported) with precise messages).
-void check_view(const ImageView& v, const char* what);
+/// A filter's source or destination: not empty, and valid as the core defines it (detail::validate_image).
+void check_view(const ImageView& v, const char* op, const char* role);
 void check_same_shape(const ImageView& src, const ImageView& dst);
 
 // ---- CPU backend -------------------------------------------------------------------------------------------
@@ -38,7 +41,6 @@ void cpu_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeo
 
 // ---- CUDA backend (device views; asynchronous on `stream`) -------------------------------------------------
 /// True when this build has the CUDA filters compiled in and a device exists.
-bool cuda_filters_available() noexcept;
 
 void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Stream stream);
 void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, int device,

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch.hpp"
 #include "internal.hpp"
 
 namespace imghist {
@@ -95,14 +96,13 @@ ThresholdParams threshold_params(SampleType type, double thresh, double maxval, 
     return p;
 }
 
-void check_view(const ImageView& v, const char* what) {
-    if (v.empty()) throw Error(ErrorCode::InvalidArgument, std::string(what) + " is empty");
-    if (v.data == nullptr) throw Error(ErrorCode::InvalidArgument, std::string(what) + " has no data");
-    if (v.width < 0 || v.height < 0) throw Error(ErrorCode::InvalidArgument, std::string(what) + " has a negative size");
-    if (v.channels < 1 || v.channels > 4)
-        throw Error(ErrorCode::InvalidArgument, std::string(what) + " has " + std::to_string(v.channels) + " channels");
-    if (v.height > 1 && v.pitch < v.row_bytes())
-        throw Error(ErrorCode::InvalidArgument, std::string(what) + ": pitch smaller than a row");
+void check_view(const ImageView& v, const char* op, const char* role) {
+    if (v.empty()) throw Error(ErrorCode::InvalidArgument, std::string(op) + ": " + role + " is empty");
+    try {
+        validate_image(v, ArgName(role));
+    } catch (const Error& e) {  // the core's message, prefixed with the operation
+        throw Error(e.code(), std::string(op) + ": " + e.what());
+    }
 }
 
 void check_same_shape(const ImageView& src, const ImageView& dst) {
@@ -116,15 +116,18 @@ void check_same_shape(const ImageView& src, const ImageView& dst) {
         throw Error(ErrorCode::InvalidArgument, "source and destination must both be host or both be device views");
 }
 
-}  // namespace detail
-
-Lut8 threshold_table(double thresh, double maxval, ThresholdType type) {
-    const detail::ThresholdParams p = detail::threshold_params(SampleType::U8, thresh, maxval, type);
+Lut8 threshold_lut(const ThresholdParams& p) {
     Lut8 lut{};
     for (int v = 0; v < 256; ++v)
         lut[v] = fmath::threshold_value<std::uint8_t>(static_cast<std::uint8_t>(v), p.ithresh,
                                                       static_cast<std::uint8_t>(p.imaxval), p.op, 255);
     return lut;
+}
+
+}  // namespace detail
+
+Lut8 threshold_table(double thresh, double maxval, ThresholdType type) {
+    return detail::threshold_lut(detail::threshold_params(SampleType::U8, thresh, maxval, type));
 }
 
 }  // namespace imghist

@@ -76,8 +76,7 @@ void validate_mask(const ImageView& mask, const ImageView& img) {
         throw Error(ErrorCode::InvalidArgument, "mask and image must both be on the host or both on the device");
 }
 
-namespace {
-Backend resolve(Backend requested, const ImageView& img) {
+Backend resolve_backend(Backend requested, const ImageView& img) {
     if (requested == Backend::Cpu) {
         if (img.location == Location::Device)
             throw Error(ErrorCode::InvalidArgument, "the CPU backend cannot read a device image; use Backend::Cuda or Auto");
@@ -92,7 +91,6 @@ Backend resolve(Backend requested, const ImageView& img) {
     }
     return cuda_available() ? Backend::Cuda : Backend::Cpu;
 }
-}  // namespace
 
 }  // namespace detail
 
@@ -104,7 +102,7 @@ void accumulate_validated(const ImageView& image, const detail::BinParams& bp, H
         detail::validate_mask(*options.mask, image);
         mask = &*options.mask;
     }
-    const Backend b = detail::resolve(options.backend, image);
+    const Backend b = detail::resolve_backend(options.backend, image);
     if (b == Backend::Cpu)
         detail::cpu_histogram(image, mask, bp, hist.counts.data(), hist.out_of_range.data(), options.cpu_threads);
     else
@@ -157,7 +155,7 @@ std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const
     const detail::BinParams bp = detail::make_bin_params(spec, first.type);
     out.reserve(images.size());
     for (std::size_t i = 0; i < images.size(); ++i) out.push_back(Histogram::zeros(spec, first.channels));
-    const Backend b = detail::resolve(options.backend, first);
+    const Backend b = detail::resolve_backend(options.backend, first);
     if (b == Backend::Cpu) {
         for (std::size_t i = 0; i < images.size(); ++i)
             detail::cpu_histogram(images[i], masks.empty() ? nullptr : &masks[i], bp, out[i].counts.data(),

@@ -22,6 +22,9 @@ struct ArgName {
 
 /// Throws Error(InvalidArgument) with a precise message when the view cannot be read.
 void validate_image(const ImageView& img, const ArgName& name = "image");
+/// The backend a call on `img` runs on: the requested one (Auto: CUDA when a device exists); device images
+/// always run on CUDA. Throws for the CPU backend on a device image and for CUDA without a device.
+Backend resolve_backend(Backend requested, const ImageView& img);
 /// Validates a mask against its image.
 void validate_mask(const ImageView& mask, const ImageView& img);
 

@@ -250,7 +250,4 @@ inline cv::Mat download(const cv::cuda::GpuMat& g) {
     return m;
 }
 
-/// A size's area is small enough for the exhaustive loops of the test plan.
-inline bool small_enough(const Size2& s) { return static_cast<long long>(s.w) * s.h <= 640 * 480; }
-
 }  // namespace filters_test

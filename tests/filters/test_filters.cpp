@@ -680,7 +680,6 @@ TEST_CASE("errors reach OpenCV users as cv::Exception with OpenCV's codes", "[fi
 
     // GpuMat inputs: no device here means GpuNotSupported; with a device, an output that does not fit and
     // cannot be created (OpenCV without CUDA) is GpuNotSupported too.
-    imghist::DeviceImage store;
     if (!imghist::cuda_available()) {
         static unsigned char fake[64];
         cv::cuda::GpuMat g(4, 16, CV_8UC1, fake, 16), d;

@@ -214,7 +214,6 @@ bool is_pinned(const ImageView& v) {
 
 }  // namespace
 
-bool cuda_filters_available() noexcept { return cuda_available(); }
 
 void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Stream stream) {
     require_device_views(src, dst);

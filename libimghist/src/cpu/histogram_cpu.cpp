@@ -70,14 +70,12 @@ void count_band(const ImageView& img, const ImageView* mask, int bins, BinFn bin
 }
 
 // Gray 8-bit without mask: four interleaved sub-histograms so that runs of equal values do not
-// serialise on one counter (store-to-load forwarding on the same address).
-void count_band_u8_gray(const ImageView& img, const std::int16_t* lut, int bins, int y0, int y1,
+// serialise on one counter (store-to-load forwarding on the same address). lut1: the bin of each value
+// plus one (0 = out of range); sub: 4 x 257 counters, zeroed here.
+void count_band_u8_gray(const ImageView& img, const std::int16_t* lut1, std::uint32_t* sub, int bins, int y0, int y1,
                         std::uint32_t* hist, std::uint64_t* oor) {
-    std::vector<std::uint32_t> sub(4 * 257, 0);
-    std::uint32_t* h[4] = {sub.data(), sub.data() + 257, sub.data() + 2 * 257, sub.data() + 3 * 257};
-    // lut entries are -1..bins-1: shift by one so that out-of-range lands in slot 0.
-    std::int16_t lut1[256];
-    for (int v = 0; v < 256; ++v) lut1[v] = static_cast<std::int16_t>(lut[v] + 1);
+    std::fill(sub, sub + 4 * 257, 0u);
+    std::uint32_t* h[4] = {sub, sub + 257, sub + 2 * 257, sub + 3 * 257};
     for (int y = y0; y < y1; ++y) {
         const std::uint8_t* p = img.row(y);
         int x = 0;
@@ -111,17 +109,22 @@ void run_bands(const ImageView& img, const ImageView* mask, const BinParams& p, 
         std::max<std::size_t>(1, (std::size_t(1) << 31) / std::max<std::size_t>(1, row_samples));
     int nbands = std::max<int>(nthreads, static_cast<int>((img.height + max_rows_per_band - 1) / max_rows_per_band));
 
+    // The gray fast path's table, shifted by one so that out-of-range (-1) lands in slot 0: built once.
+    std::int16_t lut1[256] = {};
+    if (u8_gray_fast)
+        for (int v = 0; v < 256; ++v) lut1[v] = static_cast<std::int16_t>(lut[v] + 1);
     std::mutex merge_mutex;
     auto worker = [&](int first_band, int step) {
         std::vector<std::uint32_t> hist(hist_len);
         std::vector<std::uint64_t> local_oor(C);
+        std::vector<std::uint32_t> sub(u8_gray_fast ? 4 * 257 : 0);
         for (int band = first_band; band < nbands; band += step) {
             std::fill(hist.begin(), hist.end(), 0u);
             std::fill(local_oor.begin(), local_oor.end(), 0u);
             int y0 = static_cast<int>(static_cast<long long>(img.height) * band / nbands);
             int y1 = static_cast<int>(static_cast<long long>(img.height) * (band + 1) / nbands);
             if (u8_gray_fast)
-                count_band_u8_gray(img, lut, p.bins, y0, y1, hist.data(), local_oor.data());
+                count_band_u8_gray(img, lut1, sub.data(), p.bins, y0, y1, hist.data(), local_oor.data());
             else
                 count_band<T>(img, mask, p.bins, bin, y0, y1, hist.data(), local_oor.data());
             std::lock_guard<std::mutex> lock(merge_mutex);

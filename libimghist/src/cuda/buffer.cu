@@ -158,7 +158,7 @@ void DeviceImage::upload(const ImageView& host, Stream stream) {
 }
 void DeviceImage::download(void* host, std::size_t host_pitch, Stream stream) const {
     if (empty()) return;
-    const std::size_t row = static_cast<std::size_t>(width_) * channels_ * sample_size(type_);
+    const std::size_t row = view().row_bytes();
     if (host_pitch == 0) host_pitch = row;
     IMGHIST_CUDA(cudaMemcpy2DAsync(host, host_pitch, ptr_, pitch_, row, height_, cudaMemcpyDeviceToHost, stream));
     if (!stream) IMGHIST_CUDA(cudaStreamSynchronize(stream));

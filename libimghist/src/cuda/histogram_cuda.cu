@@ -22,9 +22,6 @@
 namespace imghist {
 
 namespace detail::cuda {
-namespace {
-
-}  // namespace
 using KernelFn = void (*)(Params);
 namespace {
 
@@ -110,7 +107,6 @@ struct DeviceInfo {
     int sm_count = 0;
     int cc_major = 0;
     std::size_t smem_optin = 48 * 1024;  // per block, after cudaFuncSetAttribute
-    std::size_t smem_per_sm = 0;
 };
 
 const DeviceInfo& device_info(int device) {
@@ -125,8 +121,6 @@ const DeviceInfo& device_info(int device) {
     IMGHIST_CUDA(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, device));
     IMGHIST_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     info.smem_optin = static_cast<std::size_t>(v);
-    IMGHIST_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    info.smem_per_sm = static_cast<std::size_t>(v);
     return cache.emplace(device, info).first->second;
 }
 
