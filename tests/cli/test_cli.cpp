@@ -253,6 +253,12 @@ TEST_CASE("imghist --version and --help on every command", "[cli]") {
     r = run_cli(d, "equalize --no-such-option a b");
     CHECK(r.code == 2);
     CHECK(contains(r.err, "no-such-option"));
+    // Usage errors found after parsing exit with 2 as well, whatever their wording.
+    r = run_cli(d, "equalize only-one.png");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "expected IN"));
+    r = run_cli(d, "hist");
+    CHECK(r.code == 2);
 }
 
 // ============================================================================================= equalize

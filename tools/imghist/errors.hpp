@@ -23,7 +23,11 @@ using imghist::ErrorCode;
 [[noreturn]] inline void fail_io(const std::string& file, const std::string& what) {
     fail(ErrorCode::Io, file, what);
 }
-[[noreturn]] inline void fail_usage(const std::string& what) { throw Error(ErrorCode::InvalidArgument, what); }
+/// A usage error (bad or missing arguments): main() exits with kExitUsage.
+struct UsageError : Error {
+    explicit UsageError(const std::string& what) : Error(ErrorCode::InvalidArgument, what) {}
+};
+[[noreturn]] inline void fail_usage(const std::string& what) { throw UsageError(what); }
 
 /// Display name of a path argument ("-" reads as "<stdin>" / "<stdout>").
 inline std::string display_name(const std::string& path, bool output = false) {

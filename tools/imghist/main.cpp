@@ -35,11 +35,9 @@ int main(int argc, char** argv) {
     try {
         for (auto& c : commands)
             if (c.app->parsed()) return c.run();
-    } catch (const imghist::Error& e) {
+    } catch (const UsageError& e) {
         std::fprintf(stderr, "imghist: %s\n", e.what());
-        return e.code() == imghist::ErrorCode::InvalidArgument && std::string(e.what()).rfind("--", 0) == 0
-                   ? kExitUsage
-                   : kExitFailure;
+        return kExitUsage;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "imghist: %s\n", e.what());
         return kExitFailure;
