@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -19,6 +20,13 @@
 namespace imghist_test {
 
 constexpr const char* kSkipMarker = "IMGHIST-SKIP";
+
+/// The source tree (for samples/images): $IMGHIST_SOURCE_DIR where the tests run from a relocated bundle
+/// (scripts/bundle_gpu.sh), else the tree this build came from.
+inline std::string source_dir() {
+    const char* env = std::getenv("IMGHIST_SOURCE_DIR");
+    return env && *env ? std::string(env) : std::string(IMGHIST_SOURCE_DIR);
+}
 
 /// True when the test may use CUDA; otherwise prints the skip marker (once per test case).
 inline bool cuda_or_skip() {

@@ -326,8 +326,7 @@ struct Photo {
 };
 Photo load_photo(const std::string& name) {
     Photo p;
-    const char* root = std::getenv("IMGHIST_SOURCE_DIR");  // set when the tests run from a relocated bundle
-    const std::string path = std::string(root ? root : IMGHIST_SOURCE_DIR) + "/samples/images/" + name;
+    const std::string path = source_dir() + "/samples/images/" + name;
     unsigned char* data = stbi_load(path.c_str(), &p.w, &p.h, &p.c, 0);
     if (!data) FAIL("cannot load " << path << ": " << stbi_failure_reason());
     p.pixels.assign(data, data + static_cast<std::size_t>(p.w) * p.h * p.c);

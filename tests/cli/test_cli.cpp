@@ -43,11 +43,8 @@ std::string cli_path() {
     return "imghist";
 }
 
-/// The source tree (for samples/images): $IMGHIST_SOURCE_DIR when the tests run from a bundle.
-fs::path source_dir() {
-    if (const char* env = std::getenv("IMGHIST_SOURCE_DIR"); env && *env) return env;
-    return IMGHIST_SOURCE_DIR;
-}
+/// The shipped photographs.
+fs::path samples_dir() { return fs::path(imghist_test::source_dir()) / "samples/images"; }
 
 struct TempDir {
     fs::path path;
@@ -273,8 +270,8 @@ IMGHIST_BACKEND_CASE("equalize: gray PNG is bit-exact with cv::equalizeHist", "[
     cv::equalizeHist(src, ref);
     CHECK(same(read(d / "out.png"), ref));
     // A real photograph, and a PGM output.
-    cv::Mat cam = read(source_dir() / "samples/images/camera.png", cv::IMREAD_GRAYSCALE);
-    r = run_cli(d, "equalize " + q(source_dir() / "samples/images/camera.png") + " cam.pgm" + device_arg(backend));
+    cv::Mat cam = read(samples_dir() / "camera.png", cv::IMREAD_GRAYSCALE);
+    r = run_cli(d, "equalize " + q(samples_dir() / "camera.png") + " cam.pgm" + device_arg(backend));
     REQUIRE(r.code == 0);
     cv::equalizeHist(cam, ref);
     CHECK(same(read(d / "cam.pgm"), ref));

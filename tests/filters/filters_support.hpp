@@ -58,18 +58,11 @@ inline const std::vector<int>& roi_offsets() {
     return o;
 }
 
-/// The source tree: $IMGHIST_SOURCE_DIR where the tests run from a relocated bundle (see
-/// scripts/bundle_gpu.sh), else the tree this build came from.
-inline std::string source_dir() {
-    const char* env = std::getenv("IMGHIST_SOURCE_DIR");
-    return env && *env ? std::string(env) : std::string(IMGHIST_SOURCE_DIR);
-}
-
 #ifdef IMGHIST_TEST_HAVE_IMGCODECS
 /// One of the shipped photographs (samples/images). They are part of the repository, so a missing or
 /// unreadable file fails the test instead of being replaced by something else.
 inline cv::Mat sample_photo(const std::string& name, int flags) {
-    const std::string path = source_dir() + "/samples/images/" + name;
+    const std::string path = imghist_test::source_dir() + "/samples/images/" + name;
     cv::Mat m = cv::imread(path, flags);
     INFO("photograph " << path);
     REQUIRE_FALSE(m.empty());
