@@ -93,14 +93,16 @@ double time_host(int runs, const std::function<void()>& fn, int warm = 1) {
     return median(ms);
 }
 
-cv::Mat photo_tile() {
+/// camera.png ($IMGHIST_SAMPLES_DIR, as a bundle's env.sh sets it, or samples/images above the working
+/// directory), read once; a synthetic smooth scene where it cannot be read.
+cv::Mat load_photo_tile() {
 #ifdef FILTERS_BENCH_HAVE_IMGCODECS
-    for (const char* p : {"samples/images/camera.png", "../samples/images/camera.png", "../../samples/images/camera.png"}) {
+    std::vector<std::string> paths;
+    if (const char* dir = std::getenv("IMGHIST_SAMPLES_DIR")) paths.push_back(std::string(dir) + "/camera.png");
+    for (const char* p : {"samples/images/camera.png", "../samples/images/camera.png", "../../samples/images/camera.png"})
+        paths.push_back(p);
+    for (const std::string& p : paths) {
         cv::Mat m = cv::imread(p, cv::IMREAD_GRAYSCALE);
-        if (!m.empty()) return m;
-    }
-    if (const char* dir = std::getenv("IMGHIST_SAMPLES")) {
-        cv::Mat m = cv::imread(std::string(dir) + "/camera.png", cv::IMREAD_GRAYSCALE);
         if (!m.empty()) return m;
     }
 #endif
@@ -112,13 +114,18 @@ cv::Mat photo_tile() {
     return m;
 }
 
+const cv::Mat& photo_tile() {
+    static const cv::Mat tile = load_photo_tile();
+    return tile;
+}
+
 void fill(cv::Mat& m, const std::string& dist) {
     if (dist == "constant") {
         m.setTo(94);
         return;
     }
     if (dist == "photo") {
-        const cv::Mat t = photo_tile();
+        const cv::Mat& t = photo_tile();
         for (int y = 0; y < m.rows; ++y) {
             const std::uint8_t* src = t.ptr(y % t.rows);
             std::uint8_t* dst = m.ptr(y);

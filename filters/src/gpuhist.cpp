@@ -215,6 +215,12 @@ void calcHist(const cv::Mat& src, cv::Mat& hist, int histSize, float lowerLevel,
 }
 
 // ---- equalizeHist --------------------------------------------------------------------------------------------
+namespace {
+imghist::ColorEqualize color_mode(EqualizeMode mode) {
+    return mode == EQUALIZE_PER_CHANNEL ? imghist::ColorEqualize::PerChannel : imghist::ColorEqualize::Luma;
+}
+}  // namespace
+
 void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream) {
     const char* func = "gpuhist::equalizeHist";
     check_input(src, func);
@@ -227,8 +233,7 @@ void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMo
             imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), gpu_options(stream));
         else
             imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
-                                         mode == EQUALIZE_PER_CHANNEL ? imghist::ColorEqualize::PerChannel
-                                                                      : imghist::ColorEqualize::Luma,
+                                         color_mode(mode),
                                          gpu_options(stream));
     });
 }
@@ -248,8 +253,7 @@ void equalizeHist(const cv::Mat& src, cv::Mat& dst, EqualizeMode mode, StreamArg
             imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), mat_options(stream));
         else
             imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
-                                         mode == EQUALIZE_PER_CHANNEL ? imghist::ColorEqualize::PerChannel
-                                                                      : imghist::ColorEqualize::Luma,
+                                         color_mode(mode),
                                          mat_options(stream));
     });
 }

@@ -109,9 +109,7 @@ std::string format_batch(const std::vector<Item>& items, const HistResult& total
 }
 
 int run_hist(HistArgs& a) {
-    if (a.format != "text" && a.format != "csv" && a.format != "json")
-        fail_usage("--format: expected text, csv or json");
-    HistParams p;
+    HistParams p;  // --format and --mode are checked by the parser (CLI::IsMember)
     p.bins = a.bins;
     if (!a.range.empty()) {
         parse_range(a.range, p.low, p.high);
@@ -162,7 +160,7 @@ int run_hist(HistArgs& a) {
         if (p.range_set) {
             spec = imghist::BinSpec::even(p.bins, p.low, p.high);
         } else if (t == imghist::SampleType::U8 || t == imghist::SampleType::U16) {
-            spec = imghist::BinSpec::even(p.bins, 0, t == imghist::SampleType::U8 ? 256.0 : 65536.0);
+            spec = imghist::BinSpec::full(t, p.bins);
         } else {
             fail_usage("--raw with --dtype " + a.dtype + " needs --range LO:HI");
         }

@@ -31,16 +31,6 @@ imghist::ImageView Image::view() const noexcept {
                                     row_bytes());
 }
 
-const char* layout_name(int channels) noexcept {
-    switch (channels) {
-        case 1: return "gray";
-        case 2: return "gray+alpha";
-        case 3: return "RGB";
-        case 4: return "RGBA";
-        default: return "?";
-    }
-}
-
 const char* channel_name(int channels, int c) noexcept {
     static const char* gray[] = {"gray", "a"};
     static const char* rgba[] = {"r", "g", "b", "a"};

@@ -11,9 +11,7 @@
 
 namespace cli {
 
-/// Channel layout of an Image. Colour images are RGB(A) in that order.
-enum class Layout : std::uint8_t { Gray = 1, GrayAlpha = 2, Rgb = 3, Rgba = 4 };
-
+/// Images hold 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA) interleaved channels, in that order.
 struct FreeDeleter {
     void operator()(std::uint8_t* p) const noexcept { std::free(p); }
 };
@@ -30,9 +28,6 @@ public:
     int height() const noexcept { return height_; }
     int channels() const noexcept { return channels_; }
     int depth() const noexcept { return depth_; }  ///< bits per sample: 8 or 16
-    Layout layout() const noexcept { return static_cast<Layout>(channels_); }
-    bool has_alpha() const noexcept { return channels_ == 2 || channels_ == 4; }
-    bool color() const noexcept { return channels_ >= 3; }
     std::size_t sample_bytes() const noexcept { return depth_ / 8; }
     std::size_t row_bytes() const noexcept {
         return static_cast<std::size_t>(width_) * channels_ * sample_bytes();
@@ -54,8 +49,6 @@ private:
     int width_ = 0, height_ = 0, channels_ = 0, depth_ = 8;
 };
 
-/// "gray", "gray+alpha", "RGB", "RGBA".
-const char* layout_name(int channels) noexcept;
 /// Name of channel c of an image with `channels` channels, as used in histogram output: gray, a, r, g, b.
 const char* channel_name(int channels, int c) noexcept;
 

@@ -13,7 +13,7 @@ namespace cli {
 
 imghist::BinSpec HistParams::spec_for(int depth) const {
     if (range_set) return imghist::BinSpec::even(bins, low, high);
-    return imghist::BinSpec::even(bins, 0.0, depth == 16 ? 65536.0 : 256.0);
+    return imghist::BinSpec::full(depth == 16 ? imghist::SampleType::U16 : imghist::SampleType::U8, bins);
 }
 
 namespace {

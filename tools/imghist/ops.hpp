@@ -12,13 +12,14 @@
 
 namespace cli {
 
-enum class HistMode { Auto, Gray, Channels };
+/// Gray: one histogram of the luma; Channels: one per channel (gray images have one either way).
+enum class HistMode { Gray, Channels };
 
 struct HistParams {
     int bins = 256;
     bool range_set = false;
     double low = 0, high = 256;
-    HistMode mode = HistMode::Auto;
+    HistMode mode = HistMode::Channels;
     /// Bin spec for an image of this depth: the range defaults to the depth's value range.
     imghist::BinSpec spec_for(int depth) const;
 };
