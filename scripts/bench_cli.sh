@@ -32,6 +32,7 @@ if [[ -z $IMGHIST ]]; then
   [[ -z $IMGHIST ]] && IMGHIST=$(command -v imghist || true)
 fi
 [[ -x $IMGHIST ]] || { echo "bench_cli: imghist program not found (build target imghist_cli, or pass -b)" >&2; exit 1; }
+IMGHIST=$(cd "$(dirname "$IMGHIST")" && pwd)/$(basename "$IMGHIST")  # the commands run inside the work folder
 [[ -z $WORK ]] && WORK=$(mktemp -d "${TMPDIR:-/tmp}/imghist-bench.XXXXXX")
 mkdir -p "$WORK"
 cd "$WORK"
@@ -107,8 +108,8 @@ for name in sorted(os.listdir(src)):
 PYEOF
 
 # ---- timing ------------------------------------------------------------------------------------------------
-# time_cmd OUTPUT CMD...: runs CMD RUNS times (OUTPUT, a file or folder, removed before each run); prints
-# the median seconds.
+# time_cmd OUTPUT CMD...: runs CMD RUNS times (OUTPUT, a file or folder, removed before each run, so the
+# last run's output is what size_of measures); prints the median seconds.
 time_cmd() {
   local out=$1; shift
   local times=()
@@ -158,37 +159,37 @@ table() {  # title
 
 mkdir -p out
 # 1. one 7680x4320 gray PNG
-t=$(time_cmd out/imghist.png "$IMGHIST" equalize big.png out/imghist.png --device "$DEVICE"); "$IMGHIST" equalize big.png out/imghist.png --device "$DEVICE" -q
+t=$(time_cmd out/imghist.png "$IMGHIST" equalize big.png out/imghist.png --device "$DEVICE")
 record "imghist equalize" "$t" "$(size_of out/imghist.png)" 1
 if [[ $have_im == 1 ]]; then
-  t=$(time_cmd out/im.png convert big.png -equalize out/im.png); convert big.png -equalize out/im.png
+  t=$(time_cmd out/im.png convert big.png -equalize out/im.png)
   record "ImageMagick convert -equalize" "$t" "$(size_of out/im.png)" 0
 fi
 if [[ $have_vips == 1 ]]; then
-  t=$(time_cmd out/vips.png vips hist_equal big.png out/vips.png); vips hist_equal big.png out/vips.png
+  t=$(time_cmd out/vips.png vips hist_equal big.png out/vips.png)
   record "vips hist_equal" "$t" "$(size_of out/vips.png)" 0
 fi
 if [[ $have_cv == 1 ]]; then
-  t=$(time_cmd out/cv.png "$PY" eq_one.py big.png out/cv.png); "$PY" eq_one.py big.png out/cv.png
+  t=$(time_cmd out/cv.png "$PY" eq_one.py big.png out/cv.png)
   record "OpenCV-python equalizeHist" "$t" "$(size_of out/cv.png)" 0
 fi
 table "Equalize one 7680x4320 gray PNG"
 
 # 2. a folder of JPEGs, luma equalization, quality 90
-t=$(time_cmd out/ih "$IMGHIST" equalize jpegs out/ih --quality 90 --device "$DEVICE" -q); "$IMGHIST" equalize jpegs out/ih --quality 90 --device "$DEVICE" -q
+t=$(time_cmd out/ih "$IMGHIST" equalize jpegs out/ih --quality 90 --device "$DEVICE" -q)
 record "imghist equalize (folder)" "$t" "$(size_of out/ih)" 1
 if [[ $have_im == 1 ]] && command -v mogrify >/dev/null; then
   mog() { mkdir -p out/im && mogrify -path out/im -quality 90 -colorspace YCbCr -channel R -equalize +channel -colorspace sRGB jpegs/*.jpg; }
-  t=$(time_cmd out/im mog); mog
+  t=$(time_cmd out/im mog)
   record "mogrify (Y of YCbCr)" "$t" "$(size_of out/im)" 0
 fi
 if [[ $have_vips == 1 ]]; then
   vip() { mkdir -p out/vips && ls jpegs | xargs -P "$(nproc)" -I{} vips hist_equal jpegs/{} "out/vips/{}[Q=90]"; }
-  t=$(time_cmd out/vips vip); vip
+  t=$(time_cmd out/vips vip)
   record "vips hist_equal, $(nproc) at a time" "$t" "$(size_of out/vips)" 0
 fi
 if [[ $have_cv == 1 ]]; then
-  t=$(time_cmd out/cv "$PY" eq_dir.py jpegs out/cv); "$PY" eq_dir.py jpegs out/cv
+  t=$(time_cmd out/cv "$PY" eq_dir.py jpegs out/cv)
   record "OpenCV-python loop (YCrCb)" "$t" "$(size_of out/cv)" 0
 fi
 table "Luma-equalize a folder of $COUNT 1920x1080 JPEGs"

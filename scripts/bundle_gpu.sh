@@ -72,51 +72,41 @@ is_system_lib() {
 
 declare -A COPIED=()
 missing=0
-for exe in "${EXES[@]}"; do
-    # ldd lists the whole dependency closure; run it against the build tree copy's own search path
+# copy_deps FILE: copies every non-system library that ldd resolves for FILE (the bundle's lib/ searched
+# first) into OUT_DIR/lib. A library ldd cannot find is looked up in the build tree: the bundled copy of an
+# executable has lost its build-tree RUNPATH.
+copy_deps() {
+    local file=$1 line lib path cand
     while IFS= read -r line; do
         # forms: "libfoo.so.1 => /path/libfoo.so.1 (0x...)", "libfoo.so.1 => not found", "/lib64/ld-linux... (0x...)"
         if [[ "$line" =~ ^[[:space:]]*([^[:space:]]+)[[:space:]]=\>[[:space:]]not[[:space:]]found ]]; then
             lib=${BASH_REMATCH[1]}
             is_system_lib "$lib" && continue
-            if [[ -z "${COPIED[$lib]:-}" ]]; then
-                # the bundled copy of an executable lost its build-tree RUNPATH: look in the build tree
-                cand=$(find "$BUILD_DIR" -name "$lib" \( -type f -o -type l \) 2>/dev/null | head -n 1 || true)
-                if [[ -n "$cand" ]]; then
-                    cp -L "$cand" "$OUT_DIR/lib/$lib"
-                    COPIED[$lib]=$cand
-                else
-                    echo "warning: $(basename "$exe"): $lib not found" >&2
-                    missing=1
-                fi
+            [[ -n "${COPIED[$lib]:-}" ]] && continue
+            cand=$(find "$BUILD_DIR" -name "$lib" \( -type f -o -type l \) 2>/dev/null | head -n 1 || true)
+            if [[ -n "$cand" ]]; then
+                cp -L "$cand" "$OUT_DIR/lib/$lib"
+                COPIED[$lib]=$cand
+            else
+                echo "warning: $(basename "$file"): $lib not found" >&2
+                missing=1
             fi
-            continue
-        fi
-        if [[ "$line" =~ ^[[:space:]]*([^[:space:]]+)[[:space:]]=\>[[:space:]](/[^[:space:]]+) ]]; then
+        elif [[ "$line" =~ ^[[:space:]]*([^[:space:]]+)[[:space:]]=\>[[:space:]](/[^[:space:]]+) ]]; then
             lib=${BASH_REMATCH[1]}
             path=${BASH_REMATCH[2]}
             is_system_lib "$lib" && continue
-            if [[ -z "${COPIED[$lib]:-}" ]]; then
-                cp -L "$path" "$OUT_DIR/lib/$lib"
-                COPIED[$lib]=$path
-            fi
+            [[ -n "${COPIED[$lib]:-}" ]] && continue
+            cp -L "$path" "$OUT_DIR/lib/$lib"
+            COPIED[$lib]=$path
         fi
-    done < <(LD_LIBRARY_PATH="$OUT_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$exe" 2>/dev/null || true)
-done
-# the libraries' own dependencies that only became visible once they were copied
+    done < <(LD_LIBRARY_PATH="$OUT_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$file" 2>/dev/null || true)
+}
+# ldd lists the whole dependency closure of each executable; the copied libraries are visited again for
+# dependencies that only became visible once they were in the bundle.
+for exe in "${EXES[@]}"; do copy_deps "$exe"; done
 for _ in 1 2; do
     for so in "$OUT_DIR"/lib/*; do
-        [[ -f "$so" ]] || continue
-        while IFS= read -r line; do
-            if [[ "$line" =~ ^[[:space:]]*([^[:space:]]+)[[:space:]]=\>[[:space:]](/[^[:space:]]+) ]]; then
-                lib=${BASH_REMATCH[1]}
-                path=${BASH_REMATCH[2]}
-                is_system_lib "$lib" && continue
-                [[ -n "${COPIED[$lib]:-}" ]] && continue
-                cp -L "$path" "$OUT_DIR/lib/$lib"
-                COPIED[$lib]=$path
-            fi
-        done < <(LD_LIBRARY_PATH="$OUT_DIR/lib" ldd "$so" 2>/dev/null || true)
+        [[ -f "$so" ]] && copy_deps "$so"
     done
 done
 

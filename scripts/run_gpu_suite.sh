@@ -19,29 +19,23 @@
 # Exit status: 0 when every step passed, 1 otherwise.
 set -uo pipefail
 
-if [[ "${1:-}" == "__tests" || "${1:-}" == "__sanitize" ]]; then
-    # ---- internal modes, run under `timeout` by the main script ------------------------------------------
-    mode=$1; shift
-    bundle=$1; tool=${2:-}
+if [[ "${1:-}" == "__sanitize" ]]; then
+    # ---- internal mode, run under `timeout` by the main script: one sanitizer over every test executable
+    # that has cases matching the filter ------------------------------------------------------------------
+    shift
+    bundle=$1; tool=$2
     status=0
     for t in "$bundle"/tests/test_*; do
         [[ -x "$t" ]] || continue
         name=$(basename "$t")
-        if [[ "$mode" == "__tests" ]]; then
-            echo "=== $name"
-            "$t"
-            rc=$?
-        else
-            # only executables that have [cuda] cases
-            filter=${SANITIZE_FILTER:-[cuda]}
-            n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
-            if [[ "${n:-0}" -eq 0 ]]; then echo "=== $name: no $filter cases"; continue; fi
-            echo "=== $name: compute-sanitizer --tool $tool, $n cases matching $filter"
-            extra=()
-            [[ "$tool" == "memcheck" ]] && extra=(--leak-check no)
-            "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "$filter"
-            rc=$?
-        fi
+        filter=${SANITIZE_FILTER:-[cuda]}
+        n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
+        if [[ "${n:-0}" -eq 0 ]]; then echo "=== $name: no $filter cases"; continue; fi
+        echo "=== $name: compute-sanitizer --tool $tool, $n cases matching $filter"
+        extra=()
+        [[ "$tool" == "memcheck" ]] && extra=(--leak-check no)
+        "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "$filter"
+        rc=$?
         if [[ $rc -eq 0 ]]; then echo "--- $name: PASS"; else echo "--- $name: FAIL (exit $rc)"; status=1; fi
     done
     exit $status
@@ -112,7 +106,7 @@ for step in $STEPS; do
             run_step gpu "$(step_limit 15)" bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
             ;;
         tests)
-            run_step tests "$(step_limit "${SUITE_T_TESTS:-75}")" bash "$SELF" __tests "$BUNDLE"
+            run_step tests "$(step_limit "${SUITE_T_TESTS:-75}")" bash "$BUNDLE/run_tests.sh"
             ;;
         memcheck|racecheck)
             if [[ -z "$SANITIZER" ]]; then
@@ -166,7 +160,7 @@ done
     if [[ -f "$OUT/logs/tests.log" ]]; then
         echo
         echo "tests:"
-        grep -E '^--- |^All tests passed|^test cases:' "$OUT/logs/tests.log" | sed 's/^/  /'
+        grep -E '^  (PASS|FAIL)  |^All tests passed|^test cases:' "$OUT/logs/tests.log" | sed 's/^/  /'
         if grep -q 'IMGHIST-SKIP' "$OUT/logs/tests.log"; then
             echo "  WARNING: some CUDA cases were skipped (IMGHIST-SKIP): no usable device seen by the tests"
         fi
