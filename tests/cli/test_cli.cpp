@@ -315,8 +315,9 @@ IMGHIST_BACKEND_CASE("equalize: colour PNG, luma and per-channel, match OpenCV",
     }
 }
 
-/// 16-bit equalization by a plain loop: the first non-empty level -> 0, the others
-/// round(cdf after it * 65535 / (N - h[i0])).
+/// 16-bit equalization by a plain loop, cv::equalizeHist's rule over 65536 levels: the first non-empty
+/// level -> 0, the others round(cdf after it * scale) with scale = 65535 / (N - h[i0]) computed first (in
+/// double; OpenCV's 8-bit code computes the scale once the same way, in float).
 cv::Mat equalize16_reference(const cv::Mat& src) {
     std::vector<std::uint64_t> h(65536, 0);
     for (int y = 0; y < src.rows; ++y)
@@ -324,12 +325,12 @@ cv::Mat equalize16_reference(const cv::Mat& src) {
     int i0 = 0;
     while (h[static_cast<std::size_t>(i0)] == 0) ++i0;
     const double total = static_cast<double>(src.total());
+    const double scale = 65535.0 / (total - static_cast<double>(h[static_cast<std::size_t>(i0)]));
     std::vector<std::uint16_t> lut(65536, 0);
     std::uint64_t sum = 0;
     for (int i = i0 + 1; i < 65536; ++i) {
         sum += h[static_cast<std::size_t>(i)];
-        lut[static_cast<std::size_t>(i)] =
-            static_cast<std::uint16_t>(std::nearbyint(sum * 65535.0 / (total - h[static_cast<std::size_t>(i0)])));
+        lut[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(std::nearbyint(static_cast<double>(sum) * scale));
     }
     cv::Mat out(src.size(), CV_16UC1);
     for (int y = 0; y < src.rows; ++y)
@@ -345,6 +346,27 @@ TEST_CASE("equalize: 16-bit PNG stays 16-bit and follows the equalization rule",
     cv::Mat out = read(d / "out16.png");
     REQUIRE(out.type() == CV_16UC1);
     CHECK(same(out, equalize16_reference(src)));
+    // Colour, per channel: each plane through its own 16-bit table.
+    cv::Mat c16 = photo(83, 47, CV_16UC3, 9);
+    write(d / "c16.png", c16);
+    REQUIRE(run_cli(d, "equalize c16.png c16-per.png --mode per-channel --device cpu").code == 0);
+    const cv::Mat per = read(d / "c16-per.png");
+    REQUIRE(per.type() == CV_16UC3);
+    for (int c = 0; c < 3; ++c) {
+        cv::Mat plane, got;
+        cv::extractChannel(c16, plane, c);
+        cv::extractChannel(per, got, c);
+        CHECK(same(got, equalize16_reference(plane)));
+    }
+    // Colour, luma: Y of OpenCV's YCrCb through the 16-bit table, then back.
+    REQUIRE(run_cli(d, "equalize c16.png c16-luma.png --mode luma --device cpu").code == 0);
+    cv::Mat ycc, planes[3], luma_ref;
+    cv::cvtColor(c16, ycc, cv::COLOR_BGR2YCrCb);
+    cv::split(ycc, planes);
+    planes[0] = equalize16_reference(planes[0]);
+    cv::merge(planes, 3, ycc);
+    cv::cvtColor(ycc, luma_ref, cv::COLOR_YCrCb2BGR);
+    CHECK(same(read(d / "c16-luma.png"), luma_ref));
 }
 
 TEST_CASE("equalize: JPEG to JPEG in luma mode equalizes the Y plane", "[cli][equalize][jpeg]") {

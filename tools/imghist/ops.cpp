@@ -75,29 +75,33 @@ void swap_red_blue(Image& img) {
 
 // 16-bit equalization (OpenCV has none): cv::equalizeHist's rule with 65536 levels — the first non-empty
 // level maps to 0, the others to round(cumulative count after it * 65535 / (total - its count)).
-void equalize16(std::uint16_t* plane, std::size_t pixel_stride, const Image& img, int channel, const Device& dev) {
-    imghist::Options o = dev.options();
-    o.cpu_threads = dev.cpu_threads;
-    cv::Mat ch;
-    cv::extractChannel(mat_of(img), ch, channel);
-    imghist::Histogram h = imghist::calcHist(imghist::view_of(ch), imghist::BinSpec::even(65536, 0, 65536), o);
-    const std::uint64_t* c = h.channel(0);
-    std::uint64_t total = h.total(0);
-    int i0 = 0;
-    while (i0 < 65535 && c[i0] == 0) ++i0;
-    std::vector<std::uint16_t> lut(65536, static_cast<std::uint16_t>(i0));
-    if (c[i0] != total) {
-        const double scale = 65535.0 / static_cast<double>(total - c[i0]);
-        std::uint64_t sum = 0;
-        lut[static_cast<std::size_t>(i0)] = 0;
-        for (int i = i0 + 1; i < 65536; ++i) {
-            sum += c[i];
-            double v = std::nearbyint(static_cast<double>(sum) * scale);
-            lut[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(v > 65535 ? 65535 : v);
+/// 16-bit equalization of the first `n` channels of a 16-bit image, in place: one histogram pass over all
+/// channels, then each channel through its own table.
+void equalize16(Image& img, int n, const Device& dev) {
+    const imghist::Histogram h =
+        imghist::calcHist(img.view(), imghist::BinSpec::full(imghist::SampleType::U16, 65536), dev.options());
+    auto* samples = reinterpret_cast<std::uint16_t*>(img.data());
+    const std::size_t stride = static_cast<std::size_t>(img.channels()), pixels = img.pixels();
+    std::vector<std::uint16_t> lut(65536);
+    for (int ch = 0; ch < n; ++ch) {
+        const std::uint64_t* c = h.channel(ch);
+        const std::uint64_t total = h.total(ch);
+        int i0 = 0;
+        while (i0 < 65535 && c[i0] == 0) ++i0;
+        std::fill(lut.begin(), lut.end(), static_cast<std::uint16_t>(i0));
+        if (c[i0] != total) {
+            const double scale = 65535.0 / static_cast<double>(total - c[i0]);
+            std::uint64_t sum = 0;
+            lut[static_cast<std::size_t>(i0)] = 0;
+            for (int i = i0 + 1; i < 65536; ++i) {
+                sum += c[i];
+                double v = std::nearbyint(static_cast<double>(sum) * scale);
+                lut[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(v > 65535 ? 65535 : v);
+            }
         }
+        std::uint16_t* plane = samples + ch;
+        for (std::size_t i = 0; i < pixels; ++i) plane[i * stride] = lut[plane[i * stride]];
     }
-    const std::size_t n = img.pixels();
-    for (std::size_t i = 0; i < n; ++i) plane[i * pixel_stride] = lut[plane[i * pixel_stride]];
 }
 
 // Y'CbCr round trip for luma operations on colour images (cv::COLOR_RGB2YCrCb; alpha kept aside).
@@ -133,15 +137,14 @@ void equalize(Image& img, EqualizeMode mode, const Device& dev) {
     if (img.depth() == 16) {
         // gray, each colour channel (per-channel), or the luma of colour
         if (img.channels() <= 2) {
-            equalize16(reinterpret_cast<std::uint16_t*>(img.data()), img.channels(), img, 0, dev);
+            equalize16(img, 1, dev);
         } else if (mode == EqualizeMode::PerChannel) {
-            for (int c = 0; c < 3; ++c)
-                equalize16(reinterpret_cast<std::uint16_t*>(img.data()) + c, img.channels(), img, c, dev);
+            equalize16(img, 3, dev);
         } else {
             on_luma(img, [&](cv::Mat& y) {
                 Image yi(y.cols, y.rows, 1, 16);
                 std::memcpy(yi.data(), y.data, yi.bytes());
-                equalize16(reinterpret_cast<std::uint16_t*>(yi.data()), 1, yi, 0, dev);
+                equalize16(yi, 1, dev);
                 std::memcpy(y.data, yi.data(), yi.bytes());
             });
         }
@@ -184,8 +187,7 @@ void equalize_luma_planes(JpegPlanes& planes, const Device& dev) {
     JpegPlane& y = planes.planes.at(0);
     imghist::ImageView full = imghist::ImageView::host(y.data.data(), y.stride, y.rows, imghist::SampleType::U8, 1,
                                                        static_cast<std::size_t>(y.stride));
-    imghist::Options o = dev.options();
-    o.cpu_threads = dev.cpu_threads;
+    const imghist::Options o = dev.options();
     // The histogram covers the visible samples only; the table then applies to the whole padded plane.
     imghist::Histogram h = imghist::calcHist(full.roi(0, 0, y.width, y.height), imghist::BinSpec::u8(), o);
     imghist::Lut8 lut = imghist::equalize_table(h.channel(0));
