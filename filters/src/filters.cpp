@@ -19,6 +19,16 @@ void check_pair(const ImageView& src, const ImageView& dst, const char* op) {
     check_view(src, op, "source");
     check_view(dst, op, "destination");
     check_same_shape(src, dst);
+    // Exact aliasing (in place) is fine: every operation reads a pixel before it writes that pixel, and
+    // tables are complete before any pixel is written. Partial overlap is not.
+    const auto* sb = static_cast<const std::uint8_t*>(src.data);
+    const auto* db = static_cast<const std::uint8_t*>(dst.data);
+    const std::size_t span_s = src.pitch * static_cast<std::size_t>(src.height - 1) + src.row_bytes();
+    const std::size_t span_d = dst.pitch * static_cast<std::size_t>(dst.height - 1) + dst.row_bytes();
+    const bool same = sb == db && src.pitch == dst.pitch;
+    if (!(same || db + span_d <= sb || sb + span_s <= db))
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string(op) + ": source and destination overlap without being the same image");
 }
 
 void require(bool ok, ErrorCode code, const std::string& msg) {
@@ -162,15 +172,6 @@ void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOption
     check_pair(src, dst, "CLAHE");
     require(src.channels == 1 && (src.type == SampleType::U8 || src.type == SampleType::U16), ErrorCode::Unsupported,
             "CLAHE: 1-channel u8 or u16 images only");
-    const auto* sb = static_cast<const std::uint8_t*>(src.data);
-    const auto* db = static_cast<const std::uint8_t*>(dst.data);
-    const std::size_t span_s = src.pitch * static_cast<std::size_t>(src.height - 1) + src.row_bytes();
-    const std::size_t span_d = dst.pitch * static_cast<std::size_t>(dst.height - 1) + dst.row_bytes();
-    // Exact aliasing is fine (every table is complete before any pixel is written, and each output pixel
-    // reads only the source pixel at its own position); partial overlap is not.
-    const bool same = sb == db && src.pitch == dst.pitch;
-    require(same || db + span_d <= sb || sb + span_s <= db, ErrorCode::InvalidArgument,
-            "CLAHE: source and destination overlap without being the same image");
     const int bins = src.type == SampleType::U8 ? 256 : 65536;
     require(extra_right >= 0 && extra_bottom >= 0, ErrorCode::InvalidArgument, "CLAHE: negative extra border");
     const fmath::ClaheGeometry g = fmath::clahe_geometry(src.width, src.height, tiles_x_, tiles_y_, bins, clip_limit_,

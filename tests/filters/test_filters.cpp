@@ -662,6 +662,18 @@ TEST_CASE("errors reach OpenCV users as cv::Exception with OpenCV's codes", "[fi
     REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(cv::Mat(), out); }) == cv::Error::StsBadArg);
     REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(f32, out); }) == cv::Error::StsUnsupportedFormat);
     REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(two, out); }) == cv::Error::BadNumChannels);
+    {
+        // A destination that partially overlaps its source is refused by every operation (in place is fine).
+        BackendScope scope(Backend::Cpu);
+        cv::Mat big = make_image(40, 16, CV_8UC1, Dist::Uniform, 4);
+        const cv::Mat src = big(cv::Rect(0, 0, 32, 16));
+        cv::Mat dst = big(cv::Rect(3, 0, 32, 16));
+        REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(src, dst); }) == cv::Error::StsBadArg);
+        REQUIRE(cv_error_code([&] { gpuhist::threshold(src, dst, 9, 255, cv::THRESH_BINARY); }) == cv::Error::StsBadArg);
+        REQUIRE(cv_error_code([&] { gpuhist::createCLAHE(2.0, cv::Size(4, 4))->apply(src, dst); }) == cv::Error::StsBadArg);
+        cv::Mat same = src;
+        REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(same, same); }) == 0);
+    }
     REQUIRE(cv_error_code([&] { gpuhist::threshold(color, out, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU); }) ==
             cv::Error::BadNumChannels);
     REQUIRE(cv_error_code([&] { gpuhist::threshold(f32, out, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU); }) ==
