@@ -755,6 +755,30 @@ TEST_CASE("folder: --shard K/N covers every file exactly once, and --merge sums 
     }
     CHECK(counts_of(wj["total"], "gray") == sum);
     CHECK(wj["total"]["images"] == 13);
+    // The folder as CSV: one row per file and bin, then TOTAL; every count equals cv::calcHist's.
+    REQUIRE(run_cli(d, "hist in --format csv --device cpu -o whole.csv").code == 0);
+    std::map<std::string, std::vector<std::uint64_t>> csv;
+    {
+        std::istringstream in(slurp(d / "whole.csv"));
+        std::string line;
+        std::getline(in, line);
+        CHECK(line == "file,bin,low,high,gray");
+        while (std::getline(in, line)) {
+            std::vector<std::string> f;
+            std::stringstream ls(line);
+            for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+            REQUIRE(f.size() == 5);
+            REQUIRE(f[0].size() > 2);
+            // keyed by file name: "in/f3.png" -> f3.png
+            csv[fs::path(f[0].substr(1, f[0].size() - 2)).filename().string()].push_back(std::stoull(f[4]));
+        }
+    }
+    CHECK(csv.size() == 14);
+    CHECK(csv["TOTAL"] == sum);
+    for (int i = 0; i < 13; ++i) {
+        const std::string name = "f" + std::to_string(i) + ".png";
+        CHECK(csv[name] == cv_hist(read(d / "in" / name, cv::IMREAD_GRAYSCALE), 0, 256, 0, 256));
+    }
 
     std::multiset<std::string> seen;
     std::string parts;

@@ -4,7 +4,6 @@
 // imghist hist --merge a.json b.json ...
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include "codec.hpp"
 #include "commands.hpp"
@@ -76,30 +75,10 @@ std::string format_batch(const std::vector<Item>& items, const HistResult& total
         std::string s = "file,bin,low,high";
         for (auto& n : names) s += "," + n;
         s += "\n";
-        auto rows = [&](const HistResult& r, const std::string& label) {
-            std::string csv = format_csv(r);
-            std::istringstream in(csv);
-            std::string line;
-            std::getline(in, line);  // header
-            while (std::getline(in, line)) {
-                // bin,low,high,<r's channels> -> file,bin,low,high,<all channels>
-                std::vector<std::string> f;
-                std::stringstream ls(line);
-                std::string cell;
-                while (std::getline(ls, cell, ',')) f.push_back(cell);
-                s += "\"" + label + "\"," + f[0] + "," + f[1] + "," + f[2];
-                for (auto& n : names) {
-                    std::string v;
-                    for (std::size_t c = 0; c < r.channels.size(); ++c)
-                        if (r.channels[c].name == n) v = f[3 + c];
-                    s += "," + v;
-                }
-                s += "\n";
-            }
-        };
         for (auto& it : items)
-            if (it.error.empty()) rows(it.hist, it.input.path);
-        rows(total, "TOTAL");
+            if (it.error.empty()) s += csv_rows(it.hist, names, &it.input.path);
+        const std::string total_label = "TOTAL";
+        s += csv_rows(total, names, &total_label);
         return s;
     }
     std::string s;

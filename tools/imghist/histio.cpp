@@ -152,21 +152,39 @@ std::string format_text(const HistResult& r) {
     return s;
 }
 
-std::string format_csv(const HistResult& r) {
-    std::string s = "bin,low,high";
-    for (auto& c : r.channels) s += "," + c.name;
-    s += "\n";
+std::string csv_rows(const HistResult& r, const std::vector<std::string>& columns, const std::string* label) {
+    // Each column's channel in r, or none.
+    std::vector<const std::vector<std::uint64_t>*> col(columns.size(), nullptr);
+    for (std::size_t k = 0; k < columns.size(); ++k)
+        for (auto& c : r.channels)
+            if (c.name == columns[k]) col[k] = &c.counts;
+    std::string s;
     const double w = (r.high - r.low) / r.bins;
     char buf[64];
     for (int b = 0; b < r.bins; ++b) {
+        if (label) s += "\"" + *label + "\",";
         s += std::to_string(b) + "," + num(r.low + w * b) + "," + num(b + 1 == r.bins ? r.high : r.low + w * (b + 1));
-        for (auto& c : r.channels) {
-            std::snprintf(buf, sizeof buf, ",%" PRIu64, c.counts[static_cast<std::size_t>(b)]);
-            s += buf;
+        for (const auto* counts : col) {
+            if (counts) {
+                std::snprintf(buf, sizeof buf, ",%" PRIu64, (*counts)[static_cast<std::size_t>(b)]);
+                s += buf;
+            } else {
+                s += ",";
+            }
         }
         s += "\n";
     }
     return s;
+}
+
+std::string format_csv(const HistResult& r) {
+    std::vector<std::string> names;
+    std::string s = "bin,low,high";
+    for (auto& c : r.channels) {
+        s += "," + c.name;
+        names.push_back(c.name);
+    }
+    return s + "\n" + csv_rows(r, names, nullptr);
 }
 
 }  // namespace cli

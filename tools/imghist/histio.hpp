@@ -47,5 +47,8 @@ HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& so
 
 std::string format_text(const HistResult& r);
 std::string format_csv(const HistResult& r);
+/// CSV data rows of r: ["label",]bin,low,high, then one count per name in `columns` (empty where r has no
+/// channel of that name).
+std::string csv_rows(const HistResult& r, const std::vector<std::string>& columns, const std::string* label);
 
 }  // namespace cli
