@@ -591,6 +591,16 @@ void upload(Context& cx, std::size_t bytes) {
 
 // ---- JSON ---------------------------------------------------------------------------------------------------
 
+void json_shape(Json& j, const char* key, const imghist::CudaHistogrammer::Shape& sh) {
+    j.begin_object(key)
+        .kv("threads", sh.threads)
+        .kv("vectors", sh.vectors)
+        .kv("blocks_per_sm", sh.blocks_per_sm)
+        .kv("copies", sh.copies)
+        .kv("tile_bytes", sh.tile_bytes)
+        .end_object();
+}
+
 void json_timing(Json& j, const char* key, const Timing& t, double bytes) {
     if (!t.ok && t.error.empty()) {
         j.null(key);
@@ -762,13 +772,7 @@ int run_table(Context& cx) {
             json_timing(j, "ours", r.ours, b);
             if (r.ours.ok) {
                 j.kv("kernel", r.kernel);
-                j.begin_object("shape")
-                    .kv("threads", r.shape.threads)
-                    .kv("vectors", r.shape.vectors)
-                    .kv("blocks_per_sm", r.shape.blocks_per_sm)
-                    .kv("copies", r.shape.copies)
-                    .kv("tile_bytes", r.shape.tile_bytes)
-                    .end_object();
+                json_shape(j, "shape", r.shape);
             }
             json_timing(j, "cub", r.cub, b);
             json_timing(j, "npp", r.npp, b);
@@ -947,29 +951,12 @@ int run_sweep(Context& cx) {
                 json_timing(j, "read_limit", limit, bytes);
                 json_timing(j, "cub", cub, bytes);
                 json_timing(j, "default", def, bytes);
-                j.begin_object("default_shape")
-                    .kv("threads", def_shape.threads)
-                    .kv("vectors", def_shape.vectors)
-                    .kv("blocks_per_sm", def_shape.blocks_per_sm)
-                    .kv("copies", def_shape.copies)
-                    .end_object();
+                json_shape(j, "default_shape", def_shape);
                 j.begin_array("shapes");
                 for (const auto& e : entries) {
                     j.begin_object();
-                    j.begin_object("requested")
-                        .kv("threads", e.req.threads)
-                        .kv("vectors", e.req.vectors)
-                        .kv("blocks_per_sm", e.req.blocks_per_sm)
-                        .kv("copies", e.req.copies)
-                        .kv("tile_bytes", e.req.tile_bytes)
-                        .end_object();
-                    j.begin_object("used")
-                        .kv("threads", e.used.threads)
-                        .kv("vectors", e.used.vectors)
-                        .kv("blocks_per_sm", e.used.blocks_per_sm)
-                        .kv("copies", e.used.copies)
-                        .kv("tile_bytes", e.used.tile_bytes)
-                        .end_object();
+                    json_shape(j, "requested", e.req);
+                    json_shape(j, "used", e.used);
                     json_timing(j, "timing", e.t, bytes);
                     j.kv("check_vs_cub", e.check);
                     j.end_object();
