@@ -6,15 +6,11 @@
 
 #include "dispatch.hpp"
 #include "internal.hpp"
+#include "level_table.hpp"
 
 namespace imghist {
-namespace {
 
-using detail::check_same_shape;
-using detail::check_view;
-
-Backend resolve(const ImageView& src, const FilterOptions& o) { return detail::resolve_backend(o.backend, src); }
-
+namespace detail {
 void check_pair(const ImageView& src, const ImageView& dst, const char* op) {
     check_view(src, op, "source");
     check_view(dst, op, "destination");
@@ -30,6 +26,15 @@ void check_pair(const ImageView& src, const ImageView& dst, const char* op) {
         throw Error(ErrorCode::InvalidArgument,
                     std::string(op) + ": source and destination overlap without being the same image");
 }
+}  // namespace detail
+
+namespace {
+
+using detail::check_pair;
+using detail::check_same_shape;
+using detail::check_view;
+
+Backend resolve(const ImageView& src, const FilterOptions& o) { return detail::resolve_backend(o.backend, src); }
 
 void require(bool ok, ErrorCode code, const std::string& msg) {
     if (!ok) throw Error(code, msg);

@@ -14,6 +14,21 @@
 //   threshold + Triangle | u8          | 1        | cv::threshold(... | THRESH_TRIANGLE)    | =
 //   Clahe::apply         | u8, u16     | 1        | cv::createCLAHE(clip, grid)->apply      | see Clahe
 //
+// The operations that follow scikit-image (0.19) instead of OpenCV, which has none of them; their rules are
+// stated where they are declared, below "contrast stretch, histogram matching, multi-level Otsu":
+//
+//   operation            | sample type | channels | scikit-image reference                  | exactness
+//   ---------------------+-------------+----------+-----------------------------------------+----------
+//   stretch_contrast     | u8, u16     | 1..4     | exposure.rescale_intensity(img, in_range| = (u8, u16)
+//                        |             |          |   = np.percentile(img, (low, 100-high)))|
+//                        |             |          | PerChannel: per channel; Luma: see below|
+//   match_histograms     | u8, u16     | 1..4     | exposure.match_histograms (per channel) | rounded, see
+//   match_histogram      | u8, u16     | 1..4     |   (a given target histogram)            | match_table
+//   threshold_multiotsu  | u8, u16*    | 1        | filters.threshold_multiotsu(img, k) and | = thresholds
+//                        |             |          |   np.digitize, scaled to the full range |
+//   apply_table          | u8, u16     | 1..4     | (a table per channel)                   |
+//   (* u16: when the image spans at most 4096 levels, max - min < 4096)
+//
 // Views: host or device (the location of src and dst must agree), any pitch, any ROI offset; src and dst
 // must have the same size and type; dst may be src itself (in-place) but must not partially overlap it.
 // dst views describe writable memory even though ImageView::data is a const pointer.
@@ -37,6 +52,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "imghist/histogram.hpp"
 #include "imghist/image.hpp"
@@ -128,6 +144,99 @@ private:
     double clip_limit_;
     int tiles_x_, tiles_y_;
 };
+
+// ---- contrast stretch, histogram matching, multi-level Otsu (scikit-image's rules) -------------------------
+//
+// These operations take a histogram over every level of the sample type (256 bins for u8, 65536 for u16),
+// compute a table or thresholds from it on the host (a few microseconds for 8-bit data), then run one table
+// pass over the image. Host views: the histogram is taken on the chosen backend and the table pass runs
+// there too. Device views: the histogram is taken on the device and copied to the host (the call waits for
+// FilterOptions::stream once, for that copy); the table pass is then enqueued on the stream and the call
+// returns without waiting for it. Luma histograms of host views are always taken on the CPU.
+
+/// A table over every level of a sample type: 256 entries (u8) or 65536 (u16); entry v is the output level
+/// for the input level v.
+using LevelTable = std::vector<std::uint16_t>;
+
+/// The `percent` percentile (0..100) of the samples counted in `hist` (`bins` levels), by NumPy's default
+/// rule (np.percentile, method "linear"): with n samples sorted ascending as x[0..n-1], q = percent / 100
+/// and h = (n - 1) * q, both in double precision, the result is x[n-1] when h >= n - 1; otherwise, with
+/// i = floor(h), g = h - i, a = x[i] and d = x[i+1] - a, it is a + d * g when g < 0.5 and x[i+1] - d * (1 - g)
+/// when g >= 0.5 (NumPy's two-sided form of the same interpolation). x[k] is read from the cumulative
+/// counts: the smallest level whose cumulative count exceeds k. Throws InvalidArgument for an empty
+/// histogram or a percent outside [0, 100].
+double histogram_percentile(const std::uint64_t* hist, int bins, double percent);
+
+/// The contrast-stretch table of skimage.exposure.rescale_intensity(img, in_range=(lo, hi)) with
+/// lo = histogram_percentile(hist, low_percent) and hi = histogram_percentile(hist, 100 - high_percent)
+/// (100 - high_percent computed in double precision), out_range the full range [0, bins - 1]:
+///   lo != hi:  table[v] = trunc((min(max(v, lo), hi) - lo) / (hi - lo) * (bins - 1))   (double precision,
+///              that order of operations; trunc is NumPy's conversion back to the integer type)
+///   lo == hi:  table[v] = trunc(lo)
+/// `low_percent` of the samples (at most, as np.percentile places it) become 0, `high_percent` become the
+/// maximum. ImageMagick's -normalize is 2 / 1, -auto-level 0 / 0. Both percents in [0, 100], sum <= 100.
+LevelTable stretch_table(const std::uint64_t* hist, int bins, double low_percent, double high_percent);
+
+/// The histogram-matching table of skimage.exposure.match_histograms for one channel, rounded:
+/// with n = the source's total count and m = the target's, the source quantile of level v is
+/// cumsum(source)[v] / n, the target's quantiles are cumsum(target)[u] / m at the levels u the target holds
+/// (non-zero bins), and table[v] = round_half_even(np.interp(source quantile, target quantiles, those
+/// levels)) — np.interp's arithmetic exactly: below / at the first point its level, otherwise, for the last
+/// point xp[j] <= x, the level fp[j] when x == xp[j], else slope * (x - xp[j]) + fp[j] with
+/// slope = (fp[j+1] - fp[j]) / (xp[j+1] - xp[j]) (double precision, no fused multiply-add).
+/// scikit-image returns the unrounded value for one channel (float64) and truncates it for several
+/// (uint8 / uint16 output array); this table is within 0.5 of the former and 1 of the latter.
+/// Throws InvalidArgument when either histogram is empty.
+LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* target_hist, int bins);
+
+/// The thresholds of skimage.filters.threshold_multiotsu(image, classes) for the image whose histogram is
+/// `hist` (`bins` = 256, or 65536 when the image spans at most 4096 levels), ascending, `classes` - 1 of them
+/// (classes 2..5). Same answer, bit for bit: scikit-image works on the histogram trimmed to [min, max]
+/// (L bins), probabilities p = float32(count / total), cumulative float32 moments P[i] = P[i-1] + p[i] and
+/// S[i] = S[i-1] + i * p[i] with P[0] = S[0] = p[0], class variances H(i, j) = (S' * S') / P' (float32; S', P'
+/// the differences over [i, j]; 0 when P' <= 0; H(0, 0) = 0) and picks, over all threshold indices
+/// t0 < ... < t(k-2) <= L - 2 in lexicographic order, the first maximum of the float32 sum
+/// ((H(0, t0) + H(t(k-2) + 1, L-1)) + H(t0 + 1, t1)) + ...; thresholds are min + t. An image with exactly
+/// `classes` levels gets its lowest classes - 1 levels; fewer levels throw InvalidArgument, as skimage's
+/// ValueError. The search is not exhaustive: a dynamic program over exact (double) sums bounds every prefix,
+/// and only combinations within a relative 1e-6 of the best bound — more than float32 rounding of a 5-term
+/// sum can move — are evaluated in skimage's arithmetic and order.
+std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
+
+/// The label table of np.digitize(v, thresholds) — the number of thresholds <= v — scaled to the full
+/// range: table[v] = (label * (bins - 1) + (k - 1) / 2) / (k - 1) in integers (k = thresholds + 1 classes;
+/// 3 classes: 0, 128, 255; 4: 0, 85, 170, 255; 5: 0, 64, 128, 191, 255 for u8).
+LevelTable multiotsu_label_table(const std::vector<int>& thresholds, int bins);
+
+/// Applies `tables[c]` to channel c of a u8 or u16 image (tables of 256 or 65536 entries).
+void apply_table(const ImageView& src, const ImageView& dst, const LevelTable* tables,
+                 const FilterOptions& options = {});
+
+enum class StretchMode : std::uint8_t { Luma, PerChannel };
+
+/// Contrast stretch by percentiles (stretch_table). PerChannel: one histogram and table per channel.
+/// Luma (3 or 4 channels, BGR order): the percentiles come from the histogram of the luma
+/// Y = (1868 B + 9617 G + 4899 R + 8192) >> 14 (cv::cvtColor's BGR2GRAY, 8- and 16-bit) and the one table is
+/// applied to B, G and R alike (hue is kept, as ImageMagick's channel-synchronised -contrast-stretch);
+/// alpha is copied. 1-channel images ignore the mode.
+void stretch_contrast(const ImageView& src, const ImageView& dst, double low_percent, double high_percent,
+                      StretchMode mode = StretchMode::Luma, const FilterOptions& options = {});
+
+/// Histogram matching (match_table), channel c of src against channel c of reference; reference has the
+/// same sample type and channel count as src and any size (it may live on the host or the device).
+void match_histograms(const ImageView& src, const ImageView& reference, const ImageView& dst,
+                      const FilterOptions& options = {});
+
+/// Histogram matching against given target histograms: `target` holds 256 (u8) or 65536 (u16) bins and
+/// either one channel (used for every channel of src) or src.channels channels.
+void match_histogram(const ImageView& src, const ImageView& dst, const Histogram& target,
+                     const FilterOptions& options = {});
+
+/// Multi-level Otsu of a 1-channel u8 / u16 image: returns multiotsu_thresholds() and writes the label
+/// image (multiotsu_label_table) to dst. Device views: the thresholds are known once the histogram has
+/// reached the host; the label pass is enqueued on the stream.
+std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst, int classes = 3,
+                                     const FilterOptions& options = {});
 
 /// Frees the calling thread's cached workspaces (device temporaries, pinned staging buffers, streams).
 /// Work already enqueued that uses them must have completed.

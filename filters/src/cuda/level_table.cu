@@ -1,0 +1,155 @@
+// imghist filters — CUDA kernels of the level-table operations: the u16 table pass (65536-entry tables, one
+// per channel, read through the L1/L2 caches) and the luma histogram of BGR(A) images. The u8 table pass
+// is the 8-bit LUT kernel of filters_cuda.cu (through apply_lut).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../level_table.hpp"
+#include "cuda/common.cuh"  // core: cuda_check, DeviceGuard
+#include "imghist/buffer.hpp"
+
+namespace imghist::detail {
+namespace {
+
+#define LEVELS_CUDA(expr) ::imghist::detail::cuda_check((expr), "filters: " #expr)
+#define LEVELS_LAUNCHED(name) ::imghist::detail::cuda_check(cudaGetLastError(), name)
+
+constexpr int kThreads = 256;
+
+/// Device storage of this thread for one (device, stream): the u16 tables and the luma counts. Work on one
+/// stream is ordered, so a later call may overwrite what an earlier one's kernels have finished reading.
+struct LevelWorkspace {
+    int device = 0;
+    Stream stream = nullptr;
+    DeviceBuffer tables, counts;
+};
+
+LevelWorkspace& level_workspace(Stream stream) {
+    thread_local std::vector<std::unique_ptr<LevelWorkspace>> all;
+    int dev = 0;
+    LEVELS_CUDA(cudaGetDevice(&dev));
+    for (auto& w : all)
+        if (w->device == dev && w->stream == stream) return *w;
+    all.push_back(std::make_unique<LevelWorkspace>());
+    all.back()->device = dev;
+    all.back()->stream = stream;
+    return *all.back();
+}
+
+cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
+
+template <int C>
+__global__ void table16_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
+                               std::size_t dpitch, int width, int height, const std::uint16_t* __restrict__ tables) {
+    const int n = width * C;
+    for (int y = blockIdx.y; y < height; y += gridDim.y) {
+        const auto* s = reinterpret_cast<const std::uint16_t*>(src + static_cast<std::size_t>(y) * spitch);
+        auto* d = reinterpret_cast<std::uint16_t*>(dst + static_cast<std::size_t>(y) * dpitch);
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+            d[i] = __ldg(tables + (static_cast<std::size_t>(i % C) << 16) + s[i]);
+    }
+}
+
+/// The luma of cv::cvtColor(BGR2GRAY) for 8- and 16-bit samples (the same integers as the CPU loop).
+template <class T>
+__device__ __forceinline__ unsigned luma_of(const T* px) {
+    return (px[0] * 1868u + px[1] * 9617u + px[2] * 4899u + 8192u) >> 14;
+}
+
+template <class T, int Levels>
+__global__ void luma_hist_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
+                                 int channels, unsigned int* __restrict__ counts) {
+    // 8-bit: a block-private histogram in shared memory; 16-bit: straight to global memory.
+    constexpr bool kShared = Levels <= 256;
+    __shared__ unsigned int local[kShared ? Levels : 1];
+    if (kShared)
+        for (int i = threadIdx.x; i < Levels; i += blockDim.x) local[i] = 0;
+    __syncthreads();
+    for (int y = blockIdx.y; y < height; y += gridDim.y) {
+        const T* row = reinterpret_cast<const T*>(src + static_cast<std::size_t>(y) * pitch);
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
+            const unsigned v = luma_of(row + static_cast<std::size_t>(x) * channels);
+            if (kShared) atomicAdd(&local[v], 1u);
+            else atomicAdd(&counts[v], 1u);
+        }
+    }
+    if (kShared) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < Levels; i += blockDim.x)
+            if (local[i]) atomicAdd(&counts[i], local[i]);
+    }
+}
+
+dim3 grid_for(int width, int height) {
+    int dev = 0, sms = 1;
+    LEVELS_CUDA(cudaGetDevice(&dev));
+    LEVELS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const long long target = static_cast<long long>(sms) * 8;
+    const long long gy = std::max(1LL, std::min<long long>({static_cast<long long>(height), 65535LL, target}));
+    const long long gx = std::max(1LL, std::min<long long>((width + kThreads - 1) / kThreads, std::max(1LL, target / gy)));
+    return dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
+}
+
+void require_device_views(const ImageView& src, const ImageView& dst) {
+    if (src.location != Location::Device || dst.location != Location::Device)
+        throw Error(ErrorCode::InvalidArgument, "filters: CUDA operations need device views");
+}
+
+}  // namespace
+
+void cuda_apply_table16(const ImageView& src, const ImageView& dst, const LevelTable* tables, int device,
+                        Stream stream) {
+    require_device_views(src, dst);
+    if (static_cast<long long>(src.width) * src.channels >= (1LL << 31))
+        throw Error(ErrorCode::Unsupported, "apply_table: rows of 2^31 samples or more");
+    DeviceGuard scope(device);
+    LevelWorkspace& ws = level_workspace(stream);
+    const std::size_t bytes = static_cast<std::size_t>(src.channels) * 65536 * sizeof(std::uint16_t);
+    ws.tables.reserve(bytes);
+    // Pageable source: the copy returns once the tables are staged, so they may go out of scope afterwards.
+    for (int c = 0; c < src.channels; ++c)
+        LEVELS_CUDA(cudaMemcpyAsync(ws.tables.as<std::uint8_t>() + static_cast<std::size_t>(c) * 65536 * 2,
+                                    tables[c].data(), 65536 * 2, cudaMemcpyHostToDevice, cu(stream)));
+    const dim3 grid = grid_for(src.width * src.channels, src.height);
+    const auto* s = static_cast<const std::uint8_t*>(src.data);
+    auto* d = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(dst.data));
+    const auto* t = ws.tables.as<std::uint16_t>();
+    switch (src.channels) {
+        case 1: table16_kernel<1><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
+        case 2: table16_kernel<2><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
+        case 3: table16_kernel<3><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
+        default: table16_kernel<4><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
+    }
+    LEVELS_LAUNCHED("table16_kernel");
+}
+
+void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, Stream stream) {
+    if (src.location != Location::Device) throw Error(ErrorCode::InvalidArgument, "luma histogram: device view expected");
+    if (src.pixels() >= (std::size_t(1) << 32))
+        throw Error(ErrorCode::Unsupported, "luma histogram: images of 2^32 pixels or more");
+    DeviceGuard scope(device);
+    LevelWorkspace& ws = level_workspace(stream);
+    const int levels = src.type == SampleType::U8 ? 256 : 65536;
+    const std::size_t bytes = static_cast<std::size_t>(levels) * sizeof(unsigned int);
+    ws.counts.reserve(bytes);
+    LEVELS_CUDA(cudaMemsetAsync(ws.counts.data(), 0, bytes, cu(stream)));
+    const dim3 grid = grid_for(src.width, src.height);
+    const auto* s = static_cast<const std::uint8_t*>(src.data);
+    if (levels == 256)
+        luma_hist_kernel<std::uint8_t, 256><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, src.width, src.height,
+                                                                              src.channels, ws.counts.as<unsigned int>());
+    else
+        luma_hist_kernel<std::uint16_t, 65536><<<grid, kThreads, 0, cu(stream)>>>(
+            s, src.pitch, src.width, src.height, src.channels, ws.counts.as<unsigned int>());
+    LEVELS_LAUNCHED("luma_hist_kernel");
+    std::vector<unsigned int> host(static_cast<std::size_t>(levels));
+    LEVELS_CUDA(cudaMemcpyAsync(host.data(), ws.counts.data(), bytes, cudaMemcpyDeviceToHost, cu(stream)));
+    LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
+    for (int v = 0; v < levels; ++v) hist[v] = host[static_cast<std::size_t>(v)];
+}
+
+}  // namespace imghist::detail

@@ -1,0 +1,94 @@
+// imghist filters — histogram matching: scikit-image's match_histograms as a table per channel, with
+// np.interp's arithmetic (the rule is stated in filters.hpp).
+#include <cmath>
+#include <string>
+
+#include "internal.hpp"
+#include "level_table.hpp"
+
+namespace imghist {
+
+LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* target_hist, int bins) {
+    if (!source_hist || !target_hist || bins < 1) throw Error(ErrorCode::InvalidArgument, "match_table: no histogram");
+    // The target's points: (cumulative quantile, level) at each level it holds.
+    std::vector<double> xp, fp;
+    std::uint64_t m = 0, n = 0;
+    for (int u = 0; u < bins; ++u) m += target_hist[u];
+    for (int v = 0; v < bins; ++v) n += source_hist[v];
+    if (m == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the target histogram is empty");
+    if (n == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the source histogram is empty");
+    std::uint64_t cum = 0;
+    for (int u = 0; u < bins; ++u) {
+        if (target_hist[u] == 0) continue;
+        cum += target_hist[u];
+        xp.push_back(static_cast<double>(cum) / static_cast<double>(m));
+        fp.push_back(static_cast<double>(u));
+    }
+    const std::size_t last = xp.size() - 1;
+    LevelTable t(static_cast<std::size_t>(bins));
+    cum = 0;
+    std::size_t j = 0;  // source quantiles only grow: the interval search resumes where it stopped
+    for (int v = 0; v < bins; ++v) {
+        cum += source_hist[v];
+        const double x = static_cast<double>(cum) / static_cast<double>(n);
+        double r;
+        if (x <= xp[0]) {
+            r = fp[0];
+        } else if (x >= xp[last]) {
+            r = fp[last];
+        } else {
+            while (xp[j + 1] <= x) ++j;  // xp[j] <= x < xp[j + 1]
+            if (xp[j] == x) {
+                r = fp[j];
+            } else {
+                const double slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
+                r = slope * (x - xp[j]) + fp[j];
+            }
+        }
+        t[static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(std::nearbyint(r));  // half to even
+    }
+    return t;
+}
+
+namespace {
+
+void apply_matching(const ImageView& src, const ImageView& dst, const Histogram& target, int target_channels,
+                    const FilterOptions& o) {
+    const int levels = detail::level_count(src.type, "histogram matching");
+    const Histogram h = detail::level_histogram(src, o);
+    LevelTable tables[4];
+    for (int c = 0; c < src.channels; ++c)
+        tables[c] = match_table(h.channel(c), target.channel(target_channels == 1 ? 0 : c), levels);
+    apply_table(src, dst, tables, o);
+}
+
+}  // namespace
+
+void match_histograms(const ImageView& src, const ImageView& reference, const ImageView& dst,
+                      const FilterOptions& o) {
+    detail::check_pair(src, dst, "match_histograms");
+    detail::check_view(reference, "match_histograms", "reference");
+    if (reference.type != src.type || reference.channels != src.channels)
+        throw Error(ErrorCode::InvalidArgument,
+                    "match_histograms: the reference must have the image's sample type and channel count (" +
+                        std::to_string(src.channels) + " channels)");
+    detail::level_count(src.type, "match_histograms");
+    FilterOptions ro = o;
+    if (reference.location != src.location) ro.backend = Backend::Auto;  // each image on its own side
+    const Histogram target = detail::level_histogram(reference, ro);
+    apply_matching(src, dst, target, src.channels, o);
+}
+
+void match_histogram(const ImageView& src, const ImageView& dst, const Histogram& target, const FilterOptions& o) {
+    detail::check_pair(src, dst, "match_histogram");
+    const int levels = detail::level_count(src.type, "match_histogram");
+    if (target.bins() != levels || target.counts.size() != static_cast<std::size_t>(target.channels) * levels)
+        throw Error(ErrorCode::InvalidArgument, "match_histogram: the target histogram must have " +
+                                                    std::to_string(levels) + " bins for this image");
+    if (target.channels != 1 && target.channels != src.channels)
+        throw Error(ErrorCode::InvalidArgument,
+                    "match_histogram: the target histogram must have 1 or " + std::to_string(src.channels) + " channels");
+    apply_matching(src, dst, target, target.channels, o);
+}
+
+}  // namespace imghist
