@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <string>
 
 #include "internal.hpp"
@@ -297,6 +298,119 @@ double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval,
     return guarded(func, [&] {
         return imghist::threshold(imghist::view_of(src), imghist::view_of(dst), thresh, maxval, k.type, k.automatic,
                                   mat_options(stream), nullptr);
+    });
+}
+
+// ---- contrast stretch, histogram matching, multi-level Otsu ---------------------------------------------------
+namespace {
+imghist::StretchMode stretch_mode(EqualizeMode mode) {
+    return mode == EQUALIZE_PER_CHANNEL ? imghist::StretchMode::PerChannel : imghist::StretchMode::Luma;
+}
+
+template <class M>
+void check_level_input(const M& src, std::initializer_list<int> channels, const char* func) {
+    check_input(src, func);
+    check_depth(src, {CV_8U, CV_16U}, func);
+    check_channels(src, channels, func);
+}
+
+template <class M>
+void check_reference(const M& src, const M& reference, const char* func) {
+    check_input(reference, func);
+    if (reference.type() != src.type())
+        fail(cv::Error::StsUnmatchedFormats, "the reference must have the image's type (" +
+                                                 cv::typeToString(src.type()) + ")", func);
+}
+}  // namespace
+
+void stretchContrast(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double lowPercent, double highPercent,
+                     EqualizeMode mode, StreamArg stream) {
+    const char* func = "gpuhist::stretchContrast";
+    check_level_input(src, {1, 3, 4}, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    guarded(func, [&] {
+        imghist::stretch_contrast(imghist::view_of(src), imghist::view_of(dst), lowPercent, highPercent,
+                                  stretch_mode(mode), gpu_options(stream));
+    });
+}
+
+void stretchContrast(const cv::Mat& src, cv::Mat& dst, double lowPercent, double highPercent, EqualizeMode mode,
+                     StreamArg stream) {
+    const char* func = "gpuhist::stretchContrast";
+    check_level_input(src, {1, 3, 4}, func);
+    dst.create(src.size(), src.type());
+    guarded(func, [&] {
+        imghist::stretch_contrast(imghist::view_of(src), imghist::view_of(dst), lowPercent, highPercent,
+                                  stretch_mode(mode), mat_options(stream));
+    });
+}
+
+void matchHistograms(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& reference, cv::cuda::GpuMat& dst,
+                     StreamArg stream) {
+    const char* func = "gpuhist::matchHistograms";
+    check_level_input(src, {1, 3, 4}, func);
+    check_reference(src, reference, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    guarded(func, [&] {
+        imghist::match_histograms(imghist::view_of(src), imghist::view_of(reference), imghist::view_of(dst),
+                                  gpu_options(stream));
+    });
+}
+
+void matchHistograms(const cv::Mat& src, const cv::Mat& reference, cv::Mat& dst, StreamArg stream) {
+    const char* func = "gpuhist::matchHistograms";
+    check_level_input(src, {1, 3, 4}, func);
+    check_reference(src, reference, func);
+    dst.create(src.size(), src.type());
+    guarded(func, [&] {
+        imghist::match_histograms(imghist::view_of(src), imghist::view_of(reference), imghist::view_of(dst),
+                                  mat_options(stream));
+    });
+}
+
+void matchHistogramsToHist(const cv::Mat& src, const cv::Mat& targetHist, cv::Mat& dst, StreamArg stream) {
+    const char* func = "gpuhist::matchHistogramsToHist";
+    check_level_input(src, {1, 3, 4}, func);
+    const int levels = src.depth() == CV_8U ? 256 : 65536;
+    if (targetHist.rows != levels || (targetHist.cols != 1 && targetHist.cols != src.channels()) ||
+        targetHist.channels() != 1 || (targetHist.depth() != CV_32F && targetHist.depth() != CV_32S))
+        fail(cv::Error::StsBadArg, "the target histogram must be CV_32F or CV_32S, " + std::to_string(levels) +
+                                       " rows, 1 or " + std::to_string(src.channels()) + " columns", func);
+    imghist::Histogram target = imghist::Histogram::zeros(
+        src.depth() == CV_8U ? imghist::BinSpec::u8() : imghist::BinSpec::full(imghist::SampleType::U16, levels),
+        targetHist.cols);
+    for (int c = 0; c < targetHist.cols; ++c)
+        for (int b = 0; b < levels; ++b) {
+            const double v = targetHist.depth() == CV_32F ? targetHist.at<float>(b, c) : targetHist.at<int>(b, c);
+            if (!(v >= 0) || v != std::floor(v))
+                fail(cv::Error::StsBadArg, "the target histogram must hold non-negative integer counts", func);
+            target.channel(c)[b] = static_cast<std::uint64_t>(v);
+        }
+    dst.create(src.size(), src.type());
+    guarded(func, [&] {
+        imghist::match_histogram(imghist::view_of(src), imghist::view_of(dst), target, mat_options(stream));
+    });
+}
+
+std::vector<int> thresholdMultiOtsu(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, int classes,
+                                    StreamArg stream) {
+    const char* func = "gpuhist::thresholdMultiOtsu";
+    check_level_input(src, {1}, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    return guarded(func, [&] {
+        return imghist::threshold_multiotsu(imghist::view_of(src), imghist::view_of(dst), classes, gpu_options(stream));
+    });
+}
+
+std::vector<int> thresholdMultiOtsu(const cv::Mat& src, cv::Mat& dst, int classes, StreamArg stream) {
+    const char* func = "gpuhist::thresholdMultiOtsu";
+    check_level_input(src, {1}, func);
+    dst.create(src.size(), src.type());
+    return guarded(func, [&] {
+        return imghist::threshold_multiotsu(imghist::view_of(src), imghist::view_of(dst), classes, mat_options(stream));
     });
 }
 

@@ -12,12 +12,28 @@
 //   gpuhist::createCLAHE   cv::createCLAHE: CV_8UC1 and CV_16UC1; within one grey level of cv::CLAHE and
 //                          identical on the vast majority of pixels
 //
-//   function      | depths              | channels | GpuMat | cv::Mat
-//   --------------+---------------------+----------+--------+--------
-//   calcHist      | 8U (16U, 32F: Mat)  | 1, 3, 4  | yes    | yes
-//   equalizeHist  | 8U                  | 1, 3, 4  | yes    | yes
-//   threshold     | 8U, 16U, 32F        | 1, 3, 4  | yes    | yes     (automatic modes: 1 channel)
-//   CLAHE::apply  | 8U, 16U             | 1        | yes    | yes
+// and, following scikit-image 0.19 (OpenCV has no counterpart; the rules are in imghist/filters.hpp):
+//
+//   gpuhist::stretchContrast     exposure.rescale_intensity(img, in_range=np.percentile(img, (low,
+//                                100 - high))), identical; colour: EQUALIZE_LUMA (one table from the luma's
+//                                percentiles for B, G, R; alpha copied) or EQUALIZE_PER_CHANNEL
+//   gpuhist::matchHistograms     exposure.match_histograms (per channel), rounded half to even: within one
+//                                grey level of scikit-image
+//   gpuhist::thresholdMultiOtsu  filters.threshold_multiotsu (identical thresholds) and np.digitize scaled to
+//                                the full range as the output image
+//
+//   function            | depths              | channels | GpuMat | cv::Mat
+//   --------------------+---------------------+----------+--------+--------
+//   calcHist            | 8U (16U, 32F: Mat)  | 1, 3, 4  | yes    | yes
+//   equalizeHist        | 8U                  | 1, 3, 4  | yes    | yes
+//   threshold           | 8U, 16U, 32F        | 1, 3, 4  | yes    | yes     (automatic modes: 1 channel)
+//   CLAHE::apply        | 8U, 16U             | 1        | yes    | yes
+//   stretchContrast     | 8U, 16U             | 1, 3, 4  | yes    | yes
+//   matchHistograms     | 8U, 16U             | 1, 3, 4  | yes    | yes
+//   thresholdMultiOtsu  | 8U, 16U (span<=4096)| 1        | yes    | yes
+//
+// The last three take the histogram to the host for the small table / threshold computation: their GpuMat
+// overloads wait for their stream once (for that histogram), then enqueue the table pass and return.
 //
 // Streams. Every function takes an optional last argument that is either a cv::cuda::Stream (OpenCV
 // builds with CUDA) or a raw cudaStream_t. GpuMat overloads enqueue their work on that stream and return
@@ -127,6 +143,32 @@ double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thre
 void thresholdAsync(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
                     int* computedThreshold = nullptr, StreamArg stream = {});
 double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval, int type, StreamArg stream = {});
+
+// ---- contrast stretch, histogram matching, multi-level Otsu -------------------------------------------------
+/// Contrast stretch by percentiles: lowPercent of the samples (per np.percentile) go to 0, highPercent to the
+/// maximum, linearly in between (imghist::stretch_table). lowPercent = 2, highPercent = 1 is ImageMagick's
+/// -normalize; 0, 0 is -auto-level. 3/4-channel images use `mode` (EQUALIZE_LUMA by default).
+void stretchContrast(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double lowPercent, double highPercent,
+                     EqualizeMode mode = EQUALIZE_LUMA, StreamArg stream = {});
+void stretchContrast(const cv::Mat& src, cv::Mat& dst, double lowPercent, double highPercent,
+                     EqualizeMode mode = EQUALIZE_LUMA, StreamArg stream = {});
+
+/// Histogram matching of each channel of src to the same channel of `reference` (same depth and channel
+/// count, any size), as imghist::match_table.
+void matchHistograms(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& reference, cv::cuda::GpuMat& dst,
+                     StreamArg stream = {});
+void matchHistograms(const cv::Mat& src, const cv::Mat& reference, cv::Mat& dst, StreamArg stream = {});
+/// Histogram matching to a given histogram: `targetHist` as cv::calcHist returns it for this depth's full
+/// range (256 x 1 for 8U, 65536 x 1 for 16U, or one column per channel; CV_32F or CV_32S, non-negative
+/// integer counts). One column is used for every channel.
+void matchHistogramsToHist(const cv::Mat& src, const cv::Mat& targetHist, cv::Mat& dst, StreamArg stream = {});
+
+/// Multi-level Otsu: returns the classes - 1 thresholds of skimage.filters.threshold_multiotsu (classes 2..5)
+/// and writes the label image np.digitize(src, thresholds) scaled to the depth's full range (3 classes on 8U:
+/// 0, 128, 255; see imghist::multiotsu_label_table).
+std::vector<int> thresholdMultiOtsu(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, int classes = 3,
+                                    StreamArg stream = {});
+std::vector<int> thresholdMultiOtsu(const cv::Mat& src, cv::Mat& dst, int classes = 3, StreamArg stream = {});
 
 // ---- CLAHE -----------------------------------------------------------------------------------------------
 /// cv::CLAHE with GPU overloads. apply(InputArray, OutputArray) accepts cv::Mat or GpuMat (default stream).
