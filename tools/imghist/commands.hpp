@@ -36,10 +36,12 @@ Command add_hist(CLI::App& app);
 Command add_equalize(CLI::App& app);
 Command add_threshold(CLI::App& app);
 Command add_clahe(CLI::App& app);
+Command add_stretch(CLI::App& app);
+Command add_match(CLI::App& app);
 Command add_gen(CLI::App& app);
 Command add_bench(CLI::App& app);
 
-/// Shared by equalize, threshold and clahe: IN... OUT with files, folders, patterns, stdin/stdout.
+/// Shared by equalize, threshold, clahe, stretch and match: IN... OUT with files, folders, patterns, stdin/stdout.
 struct ImageJob {
     Common common;
     std::vector<std::string> paths;  ///< inputs then the output (unless --in-place)

@@ -1,5 +1,5 @@
-// imghist — command-line front end: histograms, equalization, thresholds and CLAHE for images and
-// folders, on the CPU or CUDA GPUs.
+// imghist — command-line front end: histograms, equalization, contrast stretch, histogram matching,
+// thresholds (multi-level too) and CLAHE for images and folders, on the CPU or CUDA GPUs.
 #include <cstdio>
 #include <exception>
 
@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Run 'imghist COMMAND --help' for a command's options. Inputs may be files, folders or patterns;\n"
                "'-' reads standard input or writes standard output.");
-    std::vector<Command> commands = {add_equalize(app), add_threshold(app), add_clahe(app),
-                                     add_hist(app),     add_gen(app),       add_bench(app)};
+    std::vector<Command> commands = {add_equalize(app), add_stretch(app), add_match(app), add_threshold(app),
+                                     add_clahe(app),    add_hist(app),    add_gen(app),   add_bench(app)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

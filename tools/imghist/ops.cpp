@@ -223,4 +223,111 @@ void clahe(Image& img, const ClaheParams& p, const Device& dev) {
     }
 }
 
+namespace {
+
+imghist::BinSpec level_spec(int depth) {
+    return depth == 16 ? imghist::BinSpec::full(imghist::SampleType::U16, 65536) : imghist::BinSpec::u8();
+}
+
+/// Colour channels of an image: gray (+ alpha) 1, RGB(A) 3.
+int colour_channels(const Image& img) { return img.channels() >= 3 ? 3 : 1; }
+
+/// Tables for the colour channels, the identity for alpha; applied in one pass.
+void apply_colour_tables(Image& img, const imghist::LevelTable* colour, const Device& dev) {
+    const int levels = img.depth() == 16 ? 65536 : 256;
+    imghist::LevelTable tables[4];
+    for (int c = 0; c < img.channels(); ++c) {
+        if (c < colour_channels(img)) {
+            tables[c] = colour[c];
+        } else {
+            tables[c].resize(static_cast<std::size_t>(levels));
+            for (int v = 0; v < levels; ++v) tables[c][static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(v);
+        }
+    }
+    imghist::apply_table(img.view(), img.view(), tables, filter_options(dev));
+}
+
+}  // namespace
+
+void stretch(Image& img, const StretchParams& p, const Device& dev) {
+    const int levels = img.depth() == 16 ? 65536 : 256;
+    imghist::LevelTable colour[3];
+    if (p.mode == StretchMode::Luma || colour_channels(img) == 1) {
+        const Image gray = to_gray(img);
+        const imghist::Histogram h = imghist::calcHist(gray.view(), level_spec(img.depth()), dev.options());
+        colour[0] = imghist::stretch_table(h.channel(0), levels, p.low, p.high);
+        colour[1] = colour[2] = colour[0];
+    } else {
+        const imghist::Histogram h = imghist::calcHist(img.view(), level_spec(img.depth()), dev.options());
+        for (int c = 0; c < 3; ++c) colour[c] = imghist::stretch_table(h.channel(c), levels, p.low, p.high);
+    }
+    apply_colour_tables(img, colour, dev);
+}
+
+MatchTarget match_target(const Image& reference, const Device& dev) {
+    const imghist::Histogram h = imghist::calcHist(reference.view(), level_spec(reference.depth()), dev.options());
+    const int levels = h.bins();
+    MatchTarget t;
+    t.depth = reference.depth();
+    for (int c = 0; c < colour_channels(reference); ++c) t.channels.emplace_back(h.channel(c), h.channel(c) + levels);
+    if (colour_channels(reference) == 3) {
+        const Image gray = to_gray(reference);
+        const imghist::Histogram g = imghist::calcHist(gray.view(), level_spec(reference.depth()), dev.options());
+        t.gray.assign(g.channel(0), g.channel(0) + levels);
+    }
+    return t;
+}
+
+MatchTarget match_target(const HistResult& hist, const std::string& source) {
+    MatchTarget t;
+    if (hist.bins == 256 && hist.low == 0 && hist.high == 256) t.depth = 8;
+    else if (hist.bins == 65536 && hist.low == 0 && hist.high == 65536) t.depth = 16;
+    else
+        throw Error(ErrorCode::InvalidArgument,
+                    source + ": a target histogram needs a bin per level: 256 bins over [0, 256) (8-bit) or 65536 "
+                             "over [0, 65536) (16-bit)");
+    std::vector<const HistResult::Channel*> picked;
+    for (const char* name : {"r", "g", "b"})
+        for (const auto& ch : hist.channels)
+            if (ch.name == name) picked.push_back(&ch);
+    if (picked.size() != 3) {
+        picked.clear();
+        for (const auto& ch : hist.channels)
+            if (ch.name == "gray") picked.push_back(&ch);
+        if (picked.empty() && hist.channels.size() == 1) picked.push_back(&hist.channels[0]);
+    }
+    if (picked.empty())
+        throw Error(ErrorCode::InvalidArgument, source + ": expected channels r, g, b or one gray channel");
+    for (const auto* ch : picked) t.channels.push_back(ch->counts);
+    for (const auto& ch : hist.channels)
+        if (ch.name == "gray" && picked.size() == 3) t.gray = ch.counts;
+    return t;
+}
+
+void match(Image& img, const MatchTarget& target, const Device& dev) {
+    if (target.depth != img.depth())
+        throw Error(ErrorCode::InvalidArgument, "the reference is " + std::to_string(target.depth) +
+                                                    "-bit, the image " + std::to_string(img.depth()) + "-bit");
+    const int levels = img.depth() == 16 ? 65536 : 256;
+    const int n = colour_channels(img);
+    const imghist::Histogram h = imghist::calcHist(img.view(), level_spec(img.depth()), dev.options());
+    imghist::LevelTable colour[3];
+    if (n == 1 && target.channels.size() == 3) {
+        if (target.gray.empty())
+            throw Error(ErrorCode::InvalidArgument, "a gray image needs a gray reference histogram (this one has r, g, b)");
+        colour[0] = imghist::match_table(h.channel(0), target.gray.data(), levels);
+    } else {
+        for (int c = 0; c < n; ++c) {
+            const auto& tc = target.channels[target.channels.size() == 1 ? 0 : static_cast<std::size_t>(c)];
+            colour[c] = imghist::match_table(h.channel(c), tc.data(), levels);
+        }
+    }
+    apply_colour_tables(img, colour, dev);
+}
+
+std::vector<int> threshold_multiotsu(const Image& img, int classes, const Device& dev, Image& out) {
+    out = to_gray(img);
+    return imghist::threshold_multiotsu(out.view(), out.view(), classes, filter_options(dev));
+}
+
 }  // namespace cli

@@ -3,7 +3,9 @@
 // library; colour conversions from OpenCV (so luma and gray match cv::cvtColor exactly).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "codec_jpeg.hpp"
 #include "device.hpp"
@@ -50,5 +52,35 @@ struct ClaheParams {
 };
 /// CLAHE of gray images; colour images get it on their luma (as equalize's luma mode).
 void clahe(Image& img, const ClaheParams& p, const Device& dev);
+
+enum class StretchMode { Luma, PerChannel };
+struct StretchParams {
+    double low = 2, high = 1;  ///< percent of the samples that go to black / to white
+    StretchMode mode = StretchMode::Luma;
+};
+/// Contrast stretch (imghist::stretch_table: scikit-image's rescale_intensity between np.percentile's low and
+/// 100 - high). Luma: one table from the gray's histogram (cv::COLOR_RGB2GRAY) for R, G and B alike;
+/// PerChannel: a table per colour channel. Alpha is kept as it is.
+void stretch(Image& img, const StretchParams& p, const Device& dev);
+
+/// The histograms an image is matched to: one (used for every colour channel) or one per colour channel,
+/// each over every level of `depth` (256 or 65536 bins); with three, `gray` (when known) serves gray images.
+struct MatchTarget {
+    int depth = 8;
+    std::vector<std::vector<std::uint64_t>> channels;
+    std::vector<std::uint64_t> gray;
+};
+/// The colour channels' histograms of a reference image (alpha left out), and its gray's (cv::COLOR_RGB2GRAY).
+MatchTarget match_target(const Image& reference, const Device& dev);
+/// A histogram JSON of `imghist hist --format json` (bins covering every level: 256 over [0, 256) for 8-bit,
+/// 65536 over [0, 65536) for 16-bit); errors name `source`.
+MatchTarget match_target(const HistResult& hist, const std::string& source);
+/// Histogram matching of the colour channels (imghist::match_table); alpha kept. A one-histogram target
+/// applies to every channel; a gray image takes a colour target's gray histogram.
+void match(Image& img, const MatchTarget& target, const Device& dev);
+
+/// Multi-level Otsu on the gray of `img` (imghist::threshold_multiotsu): returns the thresholds and writes the
+/// label image (np.digitize scaled to the full range) to `out`.
+std::vector<int> threshold_multiotsu(const Image& img, int classes, const Device& dev, Image& out);
 
 }  // namespace cli
