@@ -10,6 +10,7 @@ PACKAGES=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   catch2 libstb-dev libspng-dev libjpeg62-turbo-dev zlib1g-dev libdeflate-dev
   libcli11-dev nlohmann-json3-dev
+  python3-skimage
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -14,7 +14,8 @@ namespace imghist {
 namespace detail {
 namespace {
 
-/// cv::cvtColor's BGR2GRAY for 8- and 16-bit samples: 14-bit fixed-point weights, rounded.
+/// The luma of stretch_contrast: cv::cvtColor's BGR2GRAY for 8-bit samples (14-bit fixed-point weights,
+/// rounded); the same integers for 16-bit samples.
 inline std::uint32_t luma_of(std::uint32_t b, std::uint32_t g, std::uint32_t r) {
     return (b * 1868u + g * 9617u + r * 4899u + 8192u) >> 14;
 }

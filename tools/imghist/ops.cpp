@@ -252,7 +252,15 @@ void apply_colour_tables(Image& img, const imghist::LevelTable* colour, const De
 void stretch(Image& img, const StretchParams& p, const Device& dev) {
     const int levels = img.depth() == 16 ? 65536 : 256;
     imghist::LevelTable colour[3];
-    if (p.mode == StretchMode::Luma || colour_channels(img) == 1) {
+    if (p.mode == StretchMode::Luma && colour_channels(img) == 3) {
+        // The library's luma (BGR order; cvtColor's 14-bit weights, which 16-bit cvtColor does not use).
+        swap_red_blue(img);
+        imghist::stretch_contrast(img.view(), img.view(), p.low, p.high, imghist::StretchMode::Luma,
+                                  filter_options(dev));
+        swap_red_blue(img);
+        return;
+    }
+    if (colour_channels(img) == 1) {
         const Image gray = to_gray(img);
         const imghist::Histogram h = imghist::calcHist(gray.view(), level_spec(img.depth()), dev.options());
         colour[0] = imghist::stretch_table(h.channel(0), levels, p.low, p.high);

@@ -54,7 +54,7 @@ __global__ void table16_kernel(const std::uint8_t* __restrict__ src, std::size_t
     }
 }
 
-/// The luma of cv::cvtColor(BGR2GRAY) for 8- and 16-bit samples (the same integers as the CPU loop).
+/// The luma of stretch_contrast (the same integers as the CPU loop in level_table.cpp).
 template <class T>
 __device__ __forceinline__ unsigned luma_of(const T* px) {
     return (px[0] * 1868u + px[1] * 9617u + px[2] * 4899u + 8192u) >> 14;
