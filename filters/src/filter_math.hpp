@@ -160,9 +160,13 @@ constexpr int kYuvShift = 14;
 IMGHIST_HD int descale(int x) { return (x + (1 << (kYuvShift - 1))) >> kYuvShift; }
 IMGHIST_HD std::uint8_t sat_u8(int v) { return static_cast<std::uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
 
+/// The Y of cv::cvtColor(COLOR_BGR2YCrCb) on CV_8U, unsaturated (also the luma of contrast stretch, where
+/// 16-bit samples use the same integers; no overflow below 2^17).
+IMGHIST_HD int ycrcb_luma(int b, int g, int r) { return descale(b * 1868 + g * 9617 + r * 4899); }
+
 /// BGR -> (Y, Cr, Cb) as cv::cvtColor(COLOR_BGR2YCrCb) on CV_8U.
 IMGHIST_HD void bgr_to_ycrcb(int b, int g, int r, int& y, int& cr, int& cb) {
-    const int Y = descale(b * 1868 + g * 9617 + r * 4899);
+    const int Y = ycrcb_luma(b, g, r);
     y = sat_u8(Y);
     cr = sat_u8(descale((r - Y) * 11682 + (128 << kYuvShift)));
     cb = sat_u8(descale((b - Y) * 9241 + (128 << kYuvShift)));

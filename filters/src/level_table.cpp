@@ -14,12 +14,6 @@ namespace imghist {
 namespace detail {
 namespace {
 
-/// The luma of stretch_contrast: cv::cvtColor's BGR2GRAY for 8-bit samples (14-bit fixed-point weights,
-/// rounded); the same integers for 16-bit samples.
-inline std::uint32_t luma_of(std::uint32_t b, std::uint32_t g, std::uint32_t r) {
-    return (b * 1868u + g * 9617u + r * 4899u + 8192u) >> 14;
-}
-
 template <class T>
 void cpu_luma_histogram(const ImageView& src, std::uint64_t* hist, int levels, int threads) {
     std::mutex merge;
@@ -29,7 +23,7 @@ void cpu_luma_histogram(const ImageView& src, std::uint64_t* hist, int levels, i
             const auto* row = reinterpret_cast<const T*>(src.row(y));
             for (int x = 0; x < src.width; ++x) {
                 const T* px = row + static_cast<std::size_t>(x) * src.channels;
-                ++local[luma_of(px[0], px[1], px[2])];
+                ++local[static_cast<std::size_t>(fmath::ycrcb_luma(px[0], px[1], px[2]))];
             }
         }
         std::lock_guard<std::mutex> lock(merge);

@@ -243,4 +243,25 @@ inline cv::Mat download(const cv::cuda::GpuMat& g) {
     return m;
 }
 
+/// Runs a filter through the cv::Mat path on `backend`, and for CUDA also through the GpuMat path with the
+/// input and output at different misalignments; every result must equal `expected` exactly.
+template <class MatFn, class GpuFn>
+inline void check_op(Backend backend, const cv::Mat& src, const cv::Mat& expected, MatFn&& mat_fn, GpuFn&& gpu_fn) {
+    {
+        BackendScope scope(backend);
+        cv::Mat dst;
+        mat_fn(src, dst);
+        FILTERS_REQUIRE_IDENTICAL(dst, expected);
+    }
+    if (backend == Backend::Cuda) {
+        DeviceMat in(src);
+        for (int xo : {0, 5}) {
+            DeviceMat out(src.rows, src.cols, src.type(), xo);
+            gpu_fn(in.mat, out.mat);
+            REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+            FILTERS_REQUIRE_IDENTICAL(download(out.mat), expected);
+        }
+    }
+}
+
 }  // namespace filters_test

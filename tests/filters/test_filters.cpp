@@ -15,27 +15,6 @@ using namespace filters_test;
 
 namespace {
 
-/// Runs a filter through the cv::Mat path on `backend`, and for CUDA also through the GpuMat path with the
-/// input and output at different misalignments; every result must equal `expected` exactly.
-template <class MatFn, class GpuFn>
-void check_op(Backend backend, const cv::Mat& src, const cv::Mat& expected, MatFn&& mat_fn, GpuFn&& gpu_fn) {
-    {
-        BackendScope scope(backend);
-        cv::Mat dst;
-        mat_fn(src, dst);
-        FILTERS_REQUIRE_IDENTICAL(dst, expected);
-    }
-    if (backend == Backend::Cuda) {
-        DeviceMat in(src);
-        for (int xo : {0, 5}) {
-            DeviceMat out(src.rows, src.cols, src.type(), xo);
-            gpu_fn(in.mat, out.mat);
-            REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-            FILTERS_REQUIRE_IDENTICAL(download(out.mat), expected);
-        }
-    }
-}
-
 cv::Mat opencv_equalize_luma(const cv::Mat& src) {
     cv::Mat bgr, ycc, out;
     if (src.channels() == 4) cv::cvtColor(src, bgr, cv::COLOR_BGRA2BGR);

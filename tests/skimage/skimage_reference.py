@@ -79,7 +79,7 @@ def run(args, device, expect_ok=True):
 
 # ---- independent references ------------------------------------------------------------------------------------
 def gray_of(rgb):
-    """The documented luma: cv::COLOR_RGB2GRAY's 14-bit fixed-point weights, as a plain NumPy expression."""
+    """The documented luma (the Y of cv::COLOR_RGB2YCrCb's 14-bit fixed point), as a plain NumPy expression."""
     r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
     return ((r * 4899 + g * 9617 + b * 1868 + 8192) >> 14).astype(rgb.dtype)
 

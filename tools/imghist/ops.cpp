@@ -253,7 +253,7 @@ void stretch(Image& img, const StretchParams& p, const Device& dev) {
     const int levels = img.depth() == 16 ? 65536 : 256;
     imghist::LevelTable colour[3];
     if (p.mode == StretchMode::Luma && colour_channels(img) == 3) {
-        // The library's luma (BGR order; cvtColor's 14-bit weights, which 16-bit cvtColor does not use).
+        // The library's luma (BGR order): the Y of Y'CbCr, as equalize's luma mode uses.
         swap_red_blue(img);
         imghist::stretch_contrast(img.view(), img.view(), p.low, p.high, imghist::StretchMode::Luma,
                                   filter_options(dev));

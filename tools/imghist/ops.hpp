@@ -59,9 +59,8 @@ struct StretchParams {
     StretchMode mode = StretchMode::Luma;
 };
 /// Contrast stretch (imghist::stretch_table: scikit-image's rescale_intensity between np.percentile's low and
-/// 100 - high). Luma: one table from the histogram of the luma (imghist::stretch_contrast's, the 14-bit
-/// fixed-point weights of cv::COLOR_RGB2GRAY) for R, G and B alike; PerChannel: a table per colour channel.
-/// Alpha is kept as it is.
+/// 100 - high). Luma: one table from the histogram of the luma (imghist::stretch_contrast's: the Y of
+/// cv::COLOR_RGB2YCrCb) for R, G and B alike; PerChannel: a table per colour channel. Alpha is kept as it is.
 void stretch(Image& img, const StretchParams& p, const Device& dev);
 
 /// The histograms an image is matched to: one (used for every colour channel) or one per colour channel,

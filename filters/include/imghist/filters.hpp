@@ -216,8 +216,8 @@ enum class StretchMode : std::uint8_t { Luma, PerChannel };
 
 /// Contrast stretch by percentiles (stretch_table). PerChannel: one histogram and table per channel.
 /// Luma (3 or 4 channels, BGR order): the percentiles come from the histogram of the luma
-/// Y = (1868 B + 9617 G + 4899 R + 8192) >> 14 (cv::cvtColor's BGR2GRAY for 8-bit samples; 16-bit samples
-/// use the same integer formula, which OpenCV's 16-bit cvtColor does not round alike) and the one table is
+/// Y = (1868 B + 9617 G + 4899 R + 8192) >> 14 (the Y of cv::cvtColor(BGR2YCrCb) for 8-bit samples, as in
+/// equalize_hist_color; 16-bit samples use the same integers) and the one table is
 /// applied to B, G and R alike (hue is kept, as ImageMagick's channel-synchronised -contrast-stretch);
 /// alpha is copied. 1- and 2-channel images ignore the mode (every channel on its own).
 void stretch_contrast(const ImageView& src, const ImageView& dst, double low_percent, double high_percent,

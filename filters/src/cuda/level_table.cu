@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../filter_math.hpp"
 #include "../level_table.hpp"
 #include "cuda/common.cuh"  // core: cuda_check, DeviceGuard
 #include "imghist/buffer.hpp"
@@ -54,12 +55,6 @@ __global__ void table16_kernel(const std::uint8_t* __restrict__ src, std::size_t
     }
 }
 
-/// The luma of stretch_contrast (the same integers as the CPU loop in level_table.cpp).
-template <class T>
-__device__ __forceinline__ unsigned luma_of(const T* px) {
-    return (px[0] * 1868u + px[1] * 9617u + px[2] * 4899u + 8192u) >> 14;
-}
-
 template <class T, int Levels>
 __global__ void luma_hist_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
                                  int channels, unsigned int* __restrict__ counts) {
@@ -72,7 +67,8 @@ __global__ void luma_hist_kernel(const std::uint8_t* __restrict__ src, std::size
     for (int y = blockIdx.y; y < height; y += gridDim.y) {
         const T* row = reinterpret_cast<const T*>(src + static_cast<std::size_t>(y) * pitch);
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
-            const unsigned v = luma_of(row + static_cast<std::size_t>(x) * channels);
+            const T* px = row + static_cast<std::size_t>(x) * channels;
+            const int v = fmath::ycrcb_luma(px[0], px[1], px[2]);
             if (kShared) atomicAdd(&local[v], 1u);
             else atomicAdd(&counts[v], 1u);
         }

@@ -1,0 +1,446 @@
+// Contrast stretch, histogram matching and multi-level Otsu against plain loops of the rules filters.hpp
+// states (which the scikit-image script in tests/skimage checks against scikit-image itself): sorted samples
+// for np.percentile, a linear scan for np.interp, skimage's exhaustive multi-Otsu search written out. Both
+// backends, cv::Mat and GpuMat paths, every size class, ROI offsets, distributions, u8 and u16.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+
+#include "filters_support.hpp"
+#include "imghist/filters.hpp"
+
+using namespace filters_test;
+
+namespace {
+
+// ---- plain-loop references ---------------------------------------------------------------------------------
+int top_of(int depth) { return depth == CV_8U ? 255 : 65535; }
+
+int sample(const cv::Mat& m, int y, int x, int c) {
+    return m.depth() == CV_8U ? m.ptr<std::uint8_t>(y)[x * m.channels() + c] : m.ptr<std::uint16_t>(y)[x * m.channels() + c];
+}
+void put(cv::Mat& m, int y, int x, int c, int v) {
+    if (m.depth() == CV_8U) m.ptr<std::uint8_t>(y)[x * m.channels() + c] = static_cast<std::uint8_t>(v);
+    else m.ptr<std::uint16_t>(y)[x * m.channels() + c] = static_cast<std::uint16_t>(v);
+}
+
+/// The documented luma (the integers of cv::COLOR_BGR2YCrCb's Y).
+int luma(const cv::Mat& m, int y, int x) {
+    return (sample(m, y, x, 0) * 1868 + sample(m, y, x, 1) * 9617 + sample(m, y, x, 2) * 4899 + 8192) >> 14;
+}
+
+/// np.percentile(values, p), method "linear", from the sorted values.
+double np_percentile(std::vector<int> v, double p) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    const double h = static_cast<double>(n - 1) * (p / 100.0);
+    if (h >= static_cast<double>(n - 1)) return v.back();
+    const std::size_t i = static_cast<std::size_t>(std::floor(h));
+    const double g = h - std::floor(h);
+    const double a = v[i], b = v[i + 1], d = b - a;
+    return g >= 0.5 ? b - d * (1 - g) : a + d * g;
+}
+
+/// rescale_intensity(x, in_range=(lo, hi)) on one sample, as NumPy computes and converts it.
+int rescale(int x, double lo, double hi, int top) {
+    if (lo == hi) return static_cast<int>(lo);
+    const double c = std::min(std::max(static_cast<double>(x), lo), hi);
+    return static_cast<int>((c - lo) / (hi - lo) * top);
+}
+
+cv::Mat ref_stretch(const cv::Mat& src, double low, double high, bool luma_mode) {
+    cv::Mat out = src.clone();
+    const int cn = src.channels(), top = top_of(src.depth());
+    auto channel_values = [&](int c) {
+        std::vector<int> v;
+        for (int y = 0; y < src.rows; ++y)
+            for (int x = 0; x < src.cols; ++x) v.push_back(c < 0 ? luma(src, y, x) : sample(src, y, x, c));
+        return v;
+    };
+    if (luma_mode && cn >= 3) {
+        const std::vector<int> l = channel_values(-1);
+        const double lo = np_percentile(l, low), hi = np_percentile(l, 100 - high);
+        for (int y = 0; y < src.rows; ++y)
+            for (int x = 0; x < src.cols; ++x)
+                for (int c = 0; c < 3; ++c) put(out, y, x, c, rescale(sample(src, y, x, c), lo, hi, top));
+        return out;
+    }
+    for (int c = 0; c < cn; ++c) {
+        const std::vector<int> v = channel_values(c);
+        const double lo = np_percentile(v, low), hi = np_percentile(v, 100 - high);
+        for (int y = 0; y < src.rows; ++y)
+            for (int x = 0; x < src.cols; ++x) put(out, y, x, c, rescale(sample(src, y, x, c), lo, hi, top));
+    }
+    return out;
+}
+
+/// round_half_even(np.interp(quantile of v in src, target quantiles, target levels)), per sample.
+cv::Mat ref_match(const cv::Mat& src, const std::vector<std::map<int, std::uint64_t>>& target) {
+    cv::Mat out = src.clone();
+    for (int c = 0; c < src.channels(); ++c) {
+        const auto& t = target[target.size() == 1 ? 0 : static_cast<std::size_t>(c)];
+        std::map<int, std::uint64_t> counts;
+        for (int y = 0; y < src.rows; ++y)
+            for (int x = 0; x < src.cols; ++x) ++counts[sample(src, y, x, c)];
+        const double n = static_cast<double>(src.total());
+        std::uint64_t m = 0;
+        for (auto& kv : t) m += kv.second;
+        std::vector<double> xp, fp;
+        std::uint64_t cum = 0;
+        for (auto& kv : t) {
+            cum += kv.second;
+            xp.push_back(static_cast<double>(cum) / static_cast<double>(m));
+            fp.push_back(kv.first);
+        }
+        std::map<int, int> table;
+        cum = 0;
+        for (auto& kv : counts) {
+            cum += kv.second;
+            const double q = static_cast<double>(cum) / n;
+            double r = 0;
+            if (q <= xp.front()) r = fp.front();
+            else if (q >= xp.back()) r = fp.back();
+            else
+                for (std::size_t j = 0; j + 1 < xp.size(); ++j)
+                    if (xp[j] <= q && q < xp[j + 1]) {
+                        r = xp[j] == q ? fp[j] : (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (q - xp[j]) + fp[j];
+                        break;
+                    }
+            table[kv.first] = static_cast<int>(std::nearbyint(r));
+        }
+        for (int y = 0; y < src.rows; ++y)
+            for (int x = 0; x < src.cols; ++x) put(out, y, x, c, table[sample(src, y, x, c)]);
+    }
+    return out;
+}
+
+std::vector<std::map<int, std::uint64_t>> counts_of(const cv::Mat& m) {
+    std::vector<std::map<int, std::uint64_t>> r(static_cast<std::size_t>(m.channels()));
+    for (int y = 0; y < m.rows; ++y)
+        for (int x = 0; x < m.cols; ++x)
+            for (int c = 0; c < m.channels(); ++c) ++r[static_cast<std::size_t>(c)][sample(m, y, x, c)];
+    return r;
+}
+
+/// skimage's _get_multiotsu_thresh_indices_lut and threshold_multiotsu, written out: exhaustive recursion in
+/// lexicographic order, float32 arithmetic, strict '>'.
+std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, int classes) {
+    int lo = 0, hi = static_cast<int>(hist.size()) - 1;
+    while (hist[static_cast<std::size_t>(lo)] == 0) ++lo;
+    while (hist[static_cast<std::size_t>(hi)] == 0) --hi;
+    const int L = hi - lo + 1, m = classes - 1;
+    std::uint64_t total = 0;
+    int distinct = 0;
+    for (int i = lo; i <= hi; ++i) {
+        total += hist[static_cast<std::size_t>(i)];
+        distinct += hist[static_cast<std::size_t>(i)] != 0;
+    }
+    std::vector<int> out;
+    if (distinct == classes) {
+        for (int i = lo; i <= hi && static_cast<int>(out.size()) < m; ++i)
+            if (hist[static_cast<std::size_t>(i)]) out.push_back(i);
+        return out;
+    }
+    std::vector<float> prob(static_cast<std::size_t>(L)), P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
+    for (int i = 0; i < L; ++i) prob[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(hist[static_cast<std::size_t>(lo + i)]) / static_cast<double>(total));
+    P[0] = S[0] = prob[0];
+    for (int i = 1; i < L; ++i) {
+        P[static_cast<std::size_t>(i)] = P[static_cast<std::size_t>(i - 1)] + prob[static_cast<std::size_t>(i)];
+        S[static_cast<std::size_t>(i)] = S[static_cast<std::size_t>(i - 1)] + static_cast<float>(i) * prob[static_cast<std::size_t>(i)];
+    }
+    auto H = [&](int i, int j) -> float {
+        if (i == 0) {
+            if (j == 0) return 0.f;
+            const float p = P[static_cast<std::size_t>(j)], s = S[static_cast<std::size_t>(j)];
+            return p > 0 ? (s * s) / p : 0.f;
+        }
+        const float p = P[static_cast<std::size_t>(j)] - P[static_cast<std::size_t>(i - 1)];
+        if (!(p > 0)) return 0.f;
+        const float s = S[static_cast<std::size_t>(j)] - S[static_cast<std::size_t>(i - 1)];
+        return (s * s) / p;
+    };
+    std::vector<int> cur(static_cast<std::size_t>(m)), best(static_cast<std::size_t>(m));
+    float smax = 0;
+    std::function<void(int, int)> rec = [&](int start, int d) {
+        if (d == m) {
+            float s = H(0, cur[0]) + H(cur[static_cast<std::size_t>(m - 1)] + 1, L - 1);
+            for (int i = 0; i + 1 < m; ++i) s += H(cur[static_cast<std::size_t>(i)] + 1, cur[static_cast<std::size_t>(i + 1)]);
+            if (s > smax) {
+                smax = s;
+                best = cur;
+            }
+            return;
+        }
+        for (int t = start; t < L - m + d; ++t) {
+            cur[static_cast<std::size_t>(d)] = t;
+            rec(t + 1, d + 1);
+        }
+    };
+    rec(0, 0);
+    for (int& t : best) t += lo;
+    return best;
+}
+
+std::vector<std::uint64_t> level_hist(const cv::Mat& gray) {
+    std::vector<std::uint64_t> h(gray.depth() == CV_8U ? 256 : 65536, 0);
+    for (int y = 0; y < gray.rows; ++y)
+        for (int x = 0; x < gray.cols; ++x) ++h[static_cast<std::size_t>(sample(gray, y, x, 0))];
+    return h;
+}
+
+cv::Mat ref_labels(const cv::Mat& gray, const std::vector<int>& t) {
+    cv::Mat out = gray.clone();
+    const int k1 = static_cast<int>(t.size()), top = top_of(gray.depth());
+    for (int y = 0; y < gray.rows; ++y)
+        for (int x = 0; x < gray.cols; ++x) {
+            const int v = sample(gray, y, x, 0);
+            const int label = static_cast<int>(std::count_if(t.begin(), t.end(), [v](int th) { return th <= v; }));
+            put(out, y, x, 0, (label * top + k1 / 2) / k1);
+        }
+    return out;
+}
+
+/// A 16-bit image spanning at most `span` levels from `base` (multi-Otsu's 16-bit range).
+cv::Mat narrow16(int w, int h, int base, int span, std::uint64_t seed, int xo = -1) {
+    cv::Mat m = make_image(w, h, CV_16UC1, Dist::Gauss32, seed, xo);
+    for (int y = 0; y < m.rows; ++y)
+        for (int x = 0; x < m.cols; ++x) m.at<std::uint16_t>(y, x) = static_cast<std::uint16_t>(base + m.at<std::uint16_t>(y, x) % span);
+    return m;
+}
+
+const std::vector<std::pair<double, double>>& percent_pairs() {
+    static const std::vector<std::pair<double, double>> p{{2, 1}, {0, 0}, {0.5, 0.5}, {10, 25}, {33.3, 0}, {50, 50}};
+    return p;
+}
+
+}  // namespace
+
+// ---- the rules on their own -----------------------------------------------------------------------------------
+
+TEST_CASE("histogram_percentile equals np.percentile's linear rule on the sorted samples", "[filters][stretch]") {
+    std::mt19937_64 rng(7);
+    for (int trial = 0; trial < 200; ++trial) {
+        const int n = 1 + static_cast<int>(rng() % 300);
+        const int span = 1 + static_cast<int>(rng() % 256);
+        std::vector<int> v(static_cast<std::size_t>(n));
+        std::vector<std::uint64_t> h(256, 0);
+        for (int& x : v) {
+            x = static_cast<int>(rng() % static_cast<std::uint64_t>(span));
+            ++h[static_cast<std::size_t>(x)];
+        }
+        for (double p : {0.0, 0.5, 1.0, 2.0, 25.0, 33.3, 50.0, 97.5, 99.0, 100.0}) {
+            INFO("n " << n << " p " << p);
+            REQUIRE(imghist::histogram_percentile(h.data(), 256, p) == np_percentile(v, p));
+        }
+    }
+    // A hand-checked case: 0, 10 -> np.percentile(..., 25) = 2.5; (0, 10, 10, 10), 50 -> 10.
+    std::vector<std::uint64_t> h(256, 0);
+    h[0] = 1;
+    h[10] = 1;
+    CHECK(imghist::histogram_percentile(h.data(), 256, 25) == 2.5);
+    h[10] = 3;
+    CHECK(imghist::histogram_percentile(h.data(), 256, 50) == 10.0);
+}
+
+TEST_CASE("multiotsu_thresholds equals scikit-image's exhaustive search, ties included", "[filters][multiotsu]") {
+    std::mt19937_64 rng(11);
+    int compared = 0;
+    for (int trial = 0; trial < 120; ++trial) {
+        const int classes = 2 + trial % 4;
+        // Narrow spans keep the exhaustive reference quick for 5 classes; wider ones for fewer classes.
+        const int span = classes == 5 ? 8 + static_cast<int>(rng() % 40) : 8 + static_cast<int>(rng() % 120);
+        const int base = static_cast<int>(rng() % static_cast<std::uint64_t>(256 - span));
+        std::vector<std::uint64_t> h(256, 0);
+        const int kind = trial % 3;
+        for (int i = 0; i < span; ++i) {
+            std::uint64_t c = rng() % 1000;
+            if (kind == 1) c = (i % 5 == 0) ? 0 : 100;                   // flat with gaps: many ties
+            if (kind == 2) c = static_cast<std::uint64_t>(std::min(i, span - 1 - i) + 1);  // symmetric: mirror ties
+            h[static_cast<std::size_t>(base + i)] = c;
+        }
+        h[static_cast<std::size_t>(base)] = std::max<std::uint64_t>(h[static_cast<std::size_t>(base)], 1);
+        h[static_cast<std::size_t>(base + span - 1)] = std::max<std::uint64_t>(h[static_cast<std::size_t>(base + span - 1)], 1);
+        int distinct = 0;
+        for (auto c : h) distinct += c != 0;
+        INFO("trial " << trial << " classes " << classes << " span " << span);
+        if (distinct < classes) {
+            REQUIRE_THROWS_AS(imghist::multiotsu_thresholds(h.data(), 256, classes), imghist::Error);
+            continue;
+        }
+        REQUIRE(imghist::multiotsu_thresholds(h.data(), 256, classes) == ref_multiotsu(h, classes));
+        ++compared;
+    }
+    CHECK(compared > 100);
+    // The photograph at 3 and 4 classes over its full 256-level span.
+    const cv::Mat cam = photo(1);
+    const std::vector<std::uint64_t> h = level_hist(cam);
+    for (int classes : {3, 4}) REQUIRE(imghist::multiotsu_thresholds(h.data(), 256, classes) == ref_multiotsu(h, classes));
+}
+
+TEST_CASE("level-table rules refuse what they cannot serve", "[filters][errors]") {
+    std::vector<std::uint64_t> h(256, 0), empty(256, 0);
+    h[3] = 5;
+    h[9] = 1;
+    CHECK_THROWS_AS(imghist::stretch_table(h.data(), 256, -1, 1), imghist::Error);
+    CHECK_THROWS_AS(imghist::stretch_table(h.data(), 256, 60, 50), imghist::Error);
+    CHECK_THROWS_AS(imghist::stretch_table(empty.data(), 256, 2, 1), imghist::Error);
+    CHECK_THROWS_AS(imghist::match_table(h.data(), empty.data(), 256), imghist::Error);
+    CHECK_THROWS_AS(imghist::multiotsu_thresholds(h.data(), 256, 6), imghist::Error);
+    CHECK_THROWS_AS(imghist::multiotsu_thresholds(h.data(), 256, 3), imghist::Error);  // 2 values, 3 classes
+    std::vector<std::uint64_t> wide(65536, 0);
+    wide[0] = wide[5000] = wide[7] = wide[9] = 1;
+    try {
+        imghist::multiotsu_thresholds(wide.data(), 65536, 3);
+        FAIL("a 5001-level span was accepted");
+    } catch (const imghist::Error& e) {
+        CHECK(e.code() == imghist::ErrorCode::Unsupported);
+        CHECK(std::string(e.what()).find("5001 levels") != std::string::npos);
+    }
+    // Through gpuhist: OpenCV's codes.
+    cv::Mat f(4, 4, CV_32F, cv::Scalar(1)), d;
+    CHECK_THROWS_AS(gpuhist::stretchContrast(f, d, 2, 1), cv::Exception);
+    cv::Mat a(4, 4, CV_8UC1, cv::Scalar(1)), b(4, 4, CV_8UC3, cv::Scalar(1));
+    CHECK_THROWS_AS(gpuhist::matchHistograms(a, b, d), cv::Exception);
+    CHECK_THROWS_AS(gpuhist::thresholdMultiOtsu(a, d, 3), cv::Exception);  // a constant image has 1 level
+}
+
+// ---- the operations, both backends -------------------------------------------------------------------------------
+
+IMGHIST_BACKEND_CASE("stretchContrast matches the percentile rule: sizes x ROI offsets x distributions, u8 and u16", "[filters][stretch]") {
+    std::uint64_t seed = 300;
+    for (int depth : {CV_8U, CV_16U})
+        for (const Size2& s : size_classes())
+            for (int xo : {-1, 0, 3})
+                for (Dist d : all_dists()) {
+                    const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, 1), d, seed++, xo);
+                    const auto& pp = percent_pairs()[seed % percent_pairs().size()];
+                    INFO((depth == CV_8U ? "u8 " : "u16 ") << s.w << "x" << s.h << " offset " << xo << " " << name(d)
+                                                            << " low " << pp.first << " high " << pp.second);
+                    const cv::Mat expected = ref_stretch(src, pp.first, pp.second, false);
+                    check_op(backend, src, expected,
+                             [&](const cv::Mat& a, cv::Mat& b) { gpuhist::stretchContrast(a, b, pp.first, pp.second); },
+                             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                                 gpuhist::stretchContrast(a, b, pp.first, pp.second);
+                             });
+                }
+}
+
+IMGHIST_BACKEND_CASE("stretchContrast on colour: luma (alpha copied) and per channel, u8 and u16", "[filters][stretch][color]") {
+    std::uint64_t seed = 900;
+    for (int depth : {CV_8U, CV_16U})
+        for (int cn : {3, 4})
+            for (const Size2& s : {Size2{1, 1}, Size2{7, 3}, Size2{333, 127}})
+                for (int xo : {-1, 1})
+                    for (Dist d : {Dist::Uniform, Dist::Gauss32, Dist::Photo, Dist::Constant})
+                        for (const auto& pp : {std::make_pair(2.0, 1.0), std::make_pair(0.0, 0.0)}) {
+                            const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), d, seed++, xo);
+                            INFO(cn << " channels depth " << depth << " " << s.w << "x" << s.h << " offset " << xo << " "
+                                    << name(d) << " low " << pp.first);
+                            check_op(backend, src, ref_stretch(src, pp.first, pp.second, true),
+                                     [&](const cv::Mat& a, cv::Mat& b) { gpuhist::stretchContrast(a, b, pp.first, pp.second); },
+                                     [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                                         gpuhist::stretchContrast(a, b, pp.first, pp.second);
+                                     });
+                            check_op(backend, src, ref_stretch(src, pp.first, pp.second, false),
+                                     [&](const cv::Mat& a, cv::Mat& b) {
+                                         gpuhist::stretchContrast(a, b, pp.first, pp.second, gpuhist::EQUALIZE_PER_CHANNEL);
+                                     },
+                                     [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                                         gpuhist::stretchContrast(a, b, pp.first, pp.second, gpuhist::EQUALIZE_PER_CHANNEL);
+                                     });
+                        }
+}
+
+TEST_CASE("the luma of stretchContrast is the Y of cv::cvtColor(BGR2YCrCb) on 8-bit images", "[filters][stretch][color]") {
+    const cv::Mat src = make_image(333, 127, CV_8UC3, Dist::Photo, 5, 1);
+    cv::Mat ycc;
+    cv::cvtColor(src, ycc, cv::COLOR_BGR2YCrCb);
+    for (int y = 0; y < src.rows; ++y)
+        for (int x = 0; x < src.cols; ++x) REQUIRE(luma(src, y, x) == ycc.at<cv::Vec3b>(y, x)[0]);
+}
+
+IMGHIST_BACKEND_CASE("matchHistograms matches the np.interp rule: sizes x ROI offsets x distributions, u8 and u16", "[filters][match]") {
+    std::uint64_t seed = 1300;
+    for (int depth : {CV_8U, CV_16U})
+        for (int cn : {1, 3})
+            for (const Size2& s : size_classes())
+                for (int xo : {-1, 3})
+                    for (Dist d : all_dists()) {
+                        const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), d, seed++, xo);
+                        const Dist rd = all_dists()[seed % all_dists().size()];
+                        const cv::Mat ref = make_image(97, 61, CV_MAKETYPE(depth, cn), rd, seed++, 1);
+                        INFO(cn << " channels depth " << depth << " " << s.w << "x" << s.h << " offset " << xo << " "
+                                << name(d) << " to " << name(rd));
+                        const cv::Mat expected = ref_match(src, counts_of(ref));
+                        check_op(backend, src, expected,
+                                 [&](const cv::Mat& a, cv::Mat& b) { gpuhist::matchHistograms(a, ref, b); },
+                                 [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                                     DeviceMat r(ref);
+                                     gpuhist::matchHistograms(a, r.mat, b);
+                                 });
+                    }
+}
+
+IMGHIST_BACKEND_CASE("matching to a given histogram equals matching to an image that has it", "[filters][match]") {
+    const cv::Mat src = make_image(333, 127, CV_8UC3, Dist::Photo, 17, 3);
+    const cv::Mat ref = make_image(200, 100, CV_8UC1, Dist::Gauss32, 18);
+    cv::Mat hist;
+    cv::calcHist(std::vector<cv::Mat>{ref}, {0}, cv::Mat(), hist, {256}, {0.f, 256.f});
+    std::vector<std::map<int, std::uint64_t>> target(1);
+    for (int v = 0; v < 256; ++v)
+        if (hist.at<float>(v) > 0) target[0][v] = static_cast<std::uint64_t>(hist.at<float>(v));
+    BackendScope scope(backend);
+    cv::Mat out;
+    gpuhist::matchHistogramsToHist(src, hist, out);
+    FILTERS_REQUIRE_IDENTICAL(out, ref_match(src, target));
+}
+
+IMGHIST_BACKEND_CASE("thresholdMultiOtsu: skimage's thresholds and the scaled np.digitize labels, u8 and u16", "[filters][multiotsu]") {
+    std::uint64_t seed = 2100;
+    for (const Size2& s : size_classes())
+        for (int xo : {-1, 0, 3})
+            for (int classes : {2, 3, 4, 5}) {
+                for (int depth : {CV_8U, CV_16U}) {
+                    cv::Mat src;
+                    if (depth == CV_8U) {
+                        // 5 classes over a full 256-level span would make the exhaustive reference slow: narrow it.
+                        src = make_image(s.w, s.h, CV_8UC1, classes == 5 ? Dist::Gauss4 : Dist::Gauss32, seed++, xo);
+                    } else {
+                        src = narrow16(s.w, s.h, 20000, classes == 5 ? 40 : 300, seed++, xo);
+                    }
+                    const std::vector<std::uint64_t> h = level_hist(src);
+                    int distinct = 0;
+                    for (auto c : h) distinct += c != 0;
+                    INFO(s.w << "x" << s.h << " offset " << xo << " classes " << classes << " depth " << depth
+                              << " levels " << distinct);
+                    if (distinct < classes) {
+                        BackendScope scope(backend);
+                        cv::Mat out;
+                        REQUIRE_THROWS_AS(gpuhist::thresholdMultiOtsu(src, out, classes), cv::Exception);
+                        continue;
+                    }
+                    const std::vector<int> t = ref_multiotsu(h, classes);
+                    const cv::Mat expected = ref_labels(src, t);
+                    check_op(backend, src, expected,
+                             [&](const cv::Mat& a, cv::Mat& b) { REQUIRE(gpuhist::thresholdMultiOtsu(a, b, classes) == t); },
+                             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                                 REQUIRE(gpuhist::thresholdMultiOtsu(a, b, classes) == t);
+                             });
+                }
+            }
+}
+
+IMGHIST_BACKEND_CASE("level-table operations in place", "[filters][stretch][match][multiotsu]") {
+    const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Gauss32, 41, 1);
+    const cv::Mat ref = make_image(64, 64, CV_8UC1, Dist::Uniform, 42);
+    BackendScope scope(backend);
+    cv::Mat a = src.clone(), b = src.clone(), c = src.clone();
+    gpuhist::stretchContrast(a, a, 2, 1);
+    FILTERS_REQUIRE_IDENTICAL(a, ref_stretch(src, 2, 1, false));
+    gpuhist::matchHistograms(b, ref, b);
+    FILTERS_REQUIRE_IDENTICAL(b, ref_match(src, counts_of(ref)));
+    const std::vector<int> t = gpuhist::thresholdMultiOtsu(c, c, 3);
+    REQUIRE(t == ref_multiotsu(level_hist(src), 3));
+    FILTERS_REQUIRE_IDENTICAL(c, ref_labels(src, t));
+}
