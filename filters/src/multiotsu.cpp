@@ -11,11 +11,12 @@ namespace {
 constexpr int kMaxSpan = 4096;  // levels between min and max of an image the search accepts
 constexpr int kMaxClasses = 5;
 
-/// The between-class variance table of scikit-image's _multiotsu.pyx, in float32, upper triangle stored
-/// row by row as it does: H(i, j) at i * (2L - i + 1) / 2 + j - i.
+/// The between-class variance table of scikit-image's _multiotsu.pyx, in float32 and with its arithmetic:
+/// H(i, j) for the class [i, j] of the trimmed histogram, stored as a full L x L matrix (row i from column i)
+/// so that the search reads rows contiguously.
 class VarianceTable {
 public:
-    VarianceTable(const std::uint64_t* counts, int L, std::uint64_t total) : L_(L) {
+    VarianceTable(const std::uint64_t* counts, int L, std::uint64_t total) : L_(L), h_(scratch()) {
         std::vector<float> P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
         auto prob = [&](int i) { return static_cast<float>(static_cast<double>(counts[i]) / static_cast<double>(total)); };
         P[0] = prob(0);
@@ -25,69 +26,92 @@ public:
             P[static_cast<std::size_t>(i)] = P[static_cast<std::size_t>(i - 1)] + p;
             S[static_cast<std::size_t>(i)] = S[static_cast<std::size_t>(i - 1)] + static_cast<float>(i) * p;
         }
-        h_.assign(static_cast<std::size_t>(L) * (L + 1) / 2, 0.f);
-        // Row 0: H(0, j) = S[j]^2 / P[j], except H(0, 0), which scikit-image leaves at 0.
-        for (int j = 1; j < L; ++j) {
-            const float p = P[static_cast<std::size_t>(j)];
-            if (p > 0) {
-                const float s = S[static_cast<std::size_t>(j)];
-                h_[static_cast<std::size_t>(j)] = (s * s) / p;
+        // Entries left of the diagonal are never read; the matrix is not cleared.
+        if (h_.size() < static_cast<std::size_t>(L) * L) h_.resize(static_cast<std::size_t>(L) * L);
+        h_[0] = 0.f;
+        // Row 0: H(0, j) = S[j]^2 / P[j], except H(0, 0), which scikit-image leaves at 0. Other rows use the
+        // differences from i - 1. A class whose float32 weight is not positive has H = 0.
+        for (int i = 0; i < L; ++i) {
+            const float p0 = i == 0 ? 0.f : P[static_cast<std::size_t>(i - 1)];
+            const float s0 = i == 0 ? 0.f : S[static_cast<std::size_t>(i - 1)];
+            float* row = h_.data() + static_cast<std::size_t>(i) * L;
+            const float* Pj = P.data();
+            const float* Sj = S.data();
+            // The quotient is formed for every entry and then selected (not a branch around the division),
+            // so that the loop vectorises; lanes with p <= 0 are discarded.
+            for (int j = i == 0 ? 1 : i; j < L; ++j) {
+                const float p = Pj[j] - p0;  // exact for i == 0 (x - 0)
+                const float s = Sj[j] - s0;
+                const float q = (s * s) / p;
+                row[j] = p > 0 ? q : 0.f;
             }
         }
-        std::size_t idx = static_cast<std::size_t>(L);
-        for (int i = 1; i < L; ++i)
-            for (int j = i; j < L; ++j, ++idx) {
-                const float p = P[static_cast<std::size_t>(j)] - P[static_cast<std::size_t>(i - 1)];
-                if (p > 0) {
-                    const float s = S[static_cast<std::size_t>(j)] - S[static_cast<std::size_t>(i - 1)];
-                    h_[idx] = (s * s) / p;
-                }
-            }
     }
-    float operator()(int i, int j) const {
-        return h_[static_cast<std::size_t>(i) * (2 * static_cast<std::size_t>(L_) - i + 1) / 2 + j - i];
-    }
+    float operator()(int i, int j) const { return h_[static_cast<std::size_t>(i) * L_ + j]; }
+    const float* row(int i) const { return h_.data() + static_cast<std::size_t>(i) * L_; }
 
 private:
+    /// The calling thread's matrix, reused: a fresh 256 KiB allocation per call costs more in page faults
+    /// than the whole search.
+    static std::vector<float>& scratch() {
+        thread_local std::vector<float> m;
+        return m;
+    }
     int L_;
-    std::vector<float> h_;
+    std::vector<float>& h_;
 };
 
-/// Finds scikit-image's threshold indices. Every combination's float32 sum F differs from its exact sum R
-/// by at most m * 2^-24 * R (m <= 4 additions of non-negative terms), so the first combination reaching the
-/// largest F has R >= Rmax * (1 - 2 * 4 * 2^-24) > Rmax * (1 - 1e-6). The dynamic program gives, for every
-/// start level and number of remaining thresholds, the largest exact sum of the classes that follow
-/// (`best`); the search walks the combinations in scikit-image's (lexicographic) order, skips every prefix
-/// whose bound falls below Rmax * (1 - 1e-6), and evaluates the rest exactly as scikit-image does.
+/// Finds scikit-image's threshold indices without its exhaustive walk. Each combination's float32 sum F
+/// (m <= 4 additions of non-negative terms) lies within m * 2^-24 * R of its exact sum R. The dynamic program
+/// below computes, in float32 too, for every start level s and number r of thresholds still to place, the
+/// largest sum of the classes covering [s, L-1] (`best`), and so a bound for every prefix of a combination;
+/// its own rounding is of the same order. The first combination reaching the largest F therefore has a
+/// computed bound within a relative 1e-6 of the computed maximum (a margin of about twice the worst case):
+/// the search walks the combinations in scikit-image's (lexicographic) order, skips every prefix whose bound
+/// falls below max * (1 - 2e-6), and evaluates the rest exactly as scikit-image does.
 class Search {
 public:
     Search(const VarianceTable& H, int L, int m) : H_(H), L_(L), m_(m) {
-        // best[r][s]: the largest exact sum of H over classes covering [s, L-1] cut by r thresholds, each
-        // threshold t with r' thresholds still to place (itself included) obeying t <= L - 1 - r'.
-        best_.assign(static_cast<std::size_t>(m) * (L + 1), 0.0);
+        // best[r][s]: over thresholds t (each with r' thresholds still to place, itself included, obeying
+        // t <= L - 1 - r'), the largest H sum of the classes covering [s, L-1] cut by r thresholds.
+        best_.assign(static_cast<std::size_t>(m) * (L + 1), -1.f);
         for (int s = 0; s < L; ++s) at(0, s) = H_(s, L - 1);
-        for (int r = 1; r < m; ++r)
-            for (int s = 0; s < L; ++s) {
-                double b = -1.0;
-                for (int t = s; t <= L - 1 - r; ++t) b = std::max(b, static_cast<double>(H_(s, t)) + at(r - 1, t + 1));
-                at(r, s) = b;
-            }
-        double rmax = -1.0;
-        for (int t = 0; t <= L - 1 - m; ++t) rmax = std::max(rmax, static_cast<double>(H_(0, t)) + at(m - 1, t + 1));
-        floor_ = rmax * (1.0 - 1e-6);
+        for (int r = 1; r < m; ++r) {
+            const float* next = &at(r - 1, 0);
+            for (int s = 0; s <= L - 1 - r; ++s) at(r, s) = row_max(H_.row(s), next, s, L - 1 - r);
+        }
+        const float rmax = row_max(H_.row(0), &at(m - 1, 0), 0, L - 1 - m);
+        floor_ = rmax * (1.0f - 2e-6f);
         current_.assign(static_cast<std::size_t>(m), 0);
         result_.assign(static_cast<std::size_t>(m), 0);
     }
 
     std::vector<int> run() {
-        walk(0, 0, 0.0);
+        walk(0, 0, 0.f);
         return result_;
     }
 
 private:
-    double& at(int r, int s) { return best_[static_cast<std::size_t>(r) * (L_ + 1) + s]; }
+    float& at(int r, int s) { return best_[static_cast<std::size_t>(r) * (L_ + 1) + s]; }
 
-    void walk(int depth, int start, double prefix) {
+    /// max over t in [t0, t1] of row[t] + next[t + 1], in independent lanes (vectorisable).
+    static float row_max(const float* row, const float* next, int t0, int t1) {
+        constexpr int kLanes = 8;
+        float lane[kLanes];
+        for (float& l : lane) l = -1.f;
+        int t = t0;
+        for (; t + kLanes - 1 <= t1; t += kLanes)
+            for (int k = 0; k < kLanes; ++k) {
+                const float v = row[t + k] + next[t + k + 1];
+                lane[k] = v > lane[k] ? v : lane[k];
+            }
+        float b = -1.f;
+        for (; t <= t1; ++t) b = std::max(b, row[t] + next[t + 1]);
+        for (float l : lane) b = std::max(b, l);
+        return b;
+    }
+
+    void walk(int depth, int start, float prefix) {
         if (depth == m_) {
             // scikit-image's order of float32 additions: first class + last class, then the middle ones.
             float sigma = H_(0, current_[0]) + H_(current_[static_cast<std::size_t>(m_ - 1)] + 1, L_ - 1);
@@ -100,9 +124,11 @@ private:
             return;
         }
         const int remaining = m_ - depth;  // thresholds still to place, this one included
+        const float* row = H_.row(start);
+        const float* next = &at(remaining - 1, 0);
         for (int t = start; t <= L_ - 1 - remaining; ++t) {
-            const double closed = prefix + static_cast<double>(H_(start, t));
-            if (closed + at(remaining - 1, t + 1) < floor_) continue;
+            const float closed = prefix + row[t];
+            if (closed + next[t + 1] < floor_) continue;
             current_[static_cast<std::size_t>(depth)] = t;
             walk(depth + 1, t + 1, closed);
         }
@@ -110,8 +136,8 @@ private:
 
     const VarianceTable& H_;
     int L_, m_;
-    std::vector<double> best_;
-    double floor_ = 0;
+    std::vector<float> best_;
+    float floor_ = 0;
     float sigma_max_ = 0.f;
     std::vector<int> current_, result_;
 };
