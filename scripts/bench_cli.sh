@@ -2,7 +2,9 @@
 # bench_cli.sh — imghist against the image tools people already use, on the two workloads of the CLI's
 # performance targets, in one run on one machine:
 #   1. equalize one 7680x4320 gray PNG (a photograph upscaled, with sensor-like noise);
-#   2. luma-equalize a folder of 120 1920x1080 colour JPEGs (4:2:0, quality 92), written at quality 90.
+#   2. luma-equalize a folder of 120 1920x1080 colour JPEGs (4:2:0, quality 92), written at quality 90;
+#   3. and 4. the same two inputs through a 2%/1% contrast stretch (imghist stretch, ImageMagick
+#      -contrast-stretch 2%x1%), beside imghist's own equalize times (stretch should be at least as fast).
 # Peers, each where installed (a missing one is reported, not fatal): ImageMagick (convert / mogrify),
 # libvips (vips), OpenCV-python (cv2). Every command is timed RUNS times; the median is reported with the
 # output size. Inputs are generated once with vips, ImageMagick or OpenCV-python (the first available).
@@ -193,3 +195,26 @@ if [[ $have_cv == 1 ]]; then
   record "OpenCV-python loop (YCrCb)" "$t" "$(size_of out/cv)" 0
 fi
 table "Luma-equalize a folder of $COUNT 1920x1080 JPEGs"
+
+# 3. contrast stretch 2%/1% of the 7680x4320 PNG; imghist's equalize of it as the reference row
+eq_big=$(time_cmd out/imghist-eq.png "$IMGHIST" equalize big.png out/imghist-eq.png --device "$DEVICE")
+t=$(time_cmd out/imghist-st.png "$IMGHIST" stretch big.png out/imghist-st.png --low 2% --high 1% --device "$DEVICE")
+record "imghist stretch 2%/1%" "$t" "$(size_of out/imghist-st.png)" 1
+record "imghist equalize (same input)" "$eq_big" "$(size_of out/imghist-eq.png)" 0
+if [[ $have_im == 1 ]]; then
+  t=$(time_cmd out/im-st.png convert big.png -contrast-stretch 2%x1% out/im-st.png)
+  record "ImageMagick convert -contrast-stretch 2%x1%" "$t" "$(size_of out/im-st.png)" 0
+fi
+table "Contrast-stretch one 7680x4320 gray PNG"
+
+# 4. contrast stretch of the JPEG folder (luma percentiles, one table for R, G, B), quality 90
+eq_dir=$(time_cmd out/ih-eq "$IMGHIST" equalize jpegs out/ih-eq --quality 90 --device "$DEVICE" -q)
+t=$(time_cmd out/ih-st "$IMGHIST" stretch jpegs out/ih-st --quality 90 --device "$DEVICE" -q)
+record "imghist stretch (folder)" "$t" "$(size_of out/ih-st)" 1
+record "imghist equalize (folder, same input)" "$eq_dir" "$(size_of out/ih-eq)" 0
+if [[ $have_im == 1 ]] && command -v mogrify >/dev/null; then
+  mogs() { mkdir -p out/im-st && mogrify -path out/im-st -quality 90 -contrast-stretch 2%x1% jpegs/*.jpg; }
+  t=$(time_cmd out/im-st mogs)
+  record "mogrify -contrast-stretch 2%x1%" "$t" "$(size_of out/im-st)" 0
+fi
+table "Contrast-stretch a folder of $COUNT 1920x1080 JPEGs"

@@ -11,7 +11,15 @@
 //   equalize/mat-pin   the same with cv::Mats in page-locked memory (gpuhist::createPinnedMat): no staging
 //   clahe/device, clahe/mat, clahe/opencv   CLAHE 8K (clip 40, 8x8 tiles) on the GPU and with cv::CLAHE
 //   equalize/opencv, otsu/opencv            cv::equalizeHist, cv::threshold(OTSU) on the same image
-// Device timings: CUDA events around each call, after warm-up, median of --runs runs (>= 20 by default).
+//   stretch/device     gpuhist::stretchContrast(2%, 1%) on GpuMat views (device histogram -> host percentiles
+//                      and table -> device table pass), vs copy/device
+//   match/device       imghist::match_histogram to a fixed target histogram (a gauss sigma 32 image's), the
+//                      batch-normalisation use: device histogram -> host table -> device table pass
+//   multiotsu5/device  gpuhist::thresholdMultiOtsu with 5 classes: histogram, threshold search on the host,
+//                      label pass; the call returns the thresholds
+//   The same four at 1920 x 1080 ("1080p" rows): per-image latency, the image size where launch and the
+//   histogram's round trip to the host dominate.
+// Device timings: CUDA events around each call, after warm-up, median of --runs runs (>= 21).
 // Host timings (cv::Mat paths and OpenCV): steady clock, median. Data: uniform, gauss sigma 32, constant,
 // photo (a tiled photograph, or a synthetic scene when OpenCV's imgcodecs is missing).
 #include <cuda_runtime.h>
@@ -167,7 +175,7 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
         if (a == "--mib") args.mib = std::atof(next().c_str());
-        else if (a == "--runs") args.runs = std::max(1, std::atoi(next().c_str()));
+        else if (a == "--runs") args.runs = std::max(21, std::atoi(next().c_str()));
         else if (a == "--cpu-runs") args.cpu_runs = std::max(1, std::atoi(next().c_str()));
         else if (a == "--json") args.json = next();
         else if (a == "--quick") args.quick = true;
@@ -178,7 +186,7 @@ int main(int argc, char** argv) {
     }
     if (args.quick) {
         args.mib = std::min(args.mib, 64.0);
-        args.runs = std::min(args.runs, 20);
+        args.runs = std::min(args.runs, 21);
         args.cpu_runs = std::min(args.cpu_runs, 3);
     }
     if (!imghist::cuda_available()) {
@@ -210,6 +218,14 @@ int main(int argc, char** argv) {
 
     std::vector<Row> rows;
     const std::vector<std::string> dists = {"uniform", "gauss32", "constant", "photo"};
+    // The target of match/*: the histogram of a gauss sigma 32 image (one channel, 256 bins).
+    imghist::Histogram target = imghist::Histogram::zeros(imghist::BinSpec::u8(), 1);
+    {
+        cv::Mat g(1024, 1024, CV_8UC1);
+        fill(g, "gauss32");
+        for (int y = 0; y < g.rows; ++y)
+            for (int x = 0; x < g.cols; ++x) ++target.channel(0)[g.at<std::uint8_t>(y, x)];
+    }
     // The read+write limit: a device-to-device copy of the same bytes.
     auto copy = [&] {
         if (src.isContinuous() && dst.isContinuous())
@@ -274,6 +290,57 @@ int main(int argc, char** argv) {
         add("equalize/mat-pin", pinned_ms, pixels, cv_eq_ms / pinned_ms, "pinned cv::Mat in and out; GB/s = input bytes");
         add("equalize/opencv", cv_eq_ms, pixels, 1.0, "cv::equalizeHist");
         add("otsu/opencv", cv_otsu_ms, pixels, 1.0, "cv::threshold OTSU");
+        const double st_ms = time_device(args.runs, stream, [&] { gpuhist::stretchContrast(src, dst, 2, 1, gpuhist::EQUALIZE_LUMA, s); });
+        const double match_ms = time_device(args.runs, stream, [&] {
+            imghist::match_histogram(imghist::view_of(src), imghist::view_of(dst), target, fo);
+        });
+        const double mo_ms = time_device(args.runs, stream, [&] {
+            if (dist != "constant") gpuhist::thresholdMultiOtsu(src, dst, 5, s);
+        });
+        add("stretch/device", st_ms, 2 * pixels, copy_ms / st_ms, "2%/1%, vs copy");
+        add("match/device", match_ms, 2 * pixels, copy_ms / match_ms, "to a fixed histogram, vs copy");
+        if (dist != "constant")  // one level: no 5-class split exists
+            add("multiotsu5/device", mo_ms, 2 * pixels, copy_ms / mo_ms, "5 classes incl. search, vs copy");
+    }
+
+    // Stretch, matching and 5-class multi-Otsu per 1080p image (device-resident, photo and uniform data).
+    {
+        const int fw = 1920, fh = 1080;
+        const double px = static_cast<double>(fw) * fh;
+        gpuhist::DeviceImage a(fw, fh), b(fw, fh);
+        cv::cuda::GpuMat ga = gpuhist::asGpuMat(a), gb = gpuhist::asGpuMat(b);
+        cv::Mat img(fh, fw, CV_8UC1);
+        imghist::FilterOptions fo;
+        fo.backend = imghist::Backend::Cuda;
+        fo.stream = s;
+        for (const std::string dist : {"photo", "uniform"}) {
+            fill(img, dist);
+            a.upload(imghist::view_of(img));
+            const double copy_ms = time_device(args.runs, stream, [&] {
+                check(cudaMemcpy2DAsync(gb.data, gb.step, ga.data, ga.step, fw, fh, cudaMemcpyDeviceToDevice, stream), "copy");
+            });
+            const double st_ms = time_device(args.runs, stream, [&] { gpuhist::stretchContrast(ga, gb, 2, 1, gpuhist::EQUALIZE_LUMA, s); });
+            const double match_ms = time_device(args.runs, stream, [&] {
+                imghist::match_histogram(imghist::view_of(ga), imghist::view_of(gb), target, fo);
+            });
+            const double mo_ms = time_device(args.runs, stream, [&] { gpuhist::thresholdMultiOtsu(ga, gb, 5, s); });
+            const cv::Mat hist1 = [&] {
+                cv::Mat h;
+                cv::calcHist(std::vector<cv::Mat>{img}, {0}, cv::Mat(), h, {256}, {0.f, 256.f});
+                return h;
+            }();
+            std::vector<std::uint64_t> h64(256);
+            for (int v = 0; v < 256; ++v) h64[v] = static_cast<std::uint64_t>(hist1.at<float>(v));
+            const double search_ms = time_host(args.runs, [&] { imghist::multiotsu_thresholds(h64.data(), 256, 5); }, 3);
+            auto add = [&](const std::string& w, double ms, double moved, double vs, const std::string& note) {
+                rows.push_back(make_row(w, dist, device, ms, px, moved, vs, note));
+            };
+            add("copy/1080p", copy_ms, 2 * px, 1.0, "read+write limit at 1080p");
+            add("stretch/1080p", st_ms, 2 * px, copy_ms / st_ms, "2%/1%, vs copy");
+            add("match/1080p", match_ms, 2 * px, copy_ms / match_ms, "to a fixed histogram, vs copy");
+            add("multiotsu5/1080p", mo_ms, 2 * px, copy_ms / mo_ms, "5 classes incl. search; target < 0.050 ms");
+            add("multiotsu5/search", search_ms, px, mo_ms / search_ms, "host threshold search alone (ratio: share of the call)");
+        }
     }
 
     // CLAHE 8K.
