@@ -240,7 +240,7 @@ TEST_CASE("imghist --version and --help on every command", "[cli]") {
     Run r = run_cli(d, "--version");
     CHECK(r.code == 0);
     CHECK(contains(r.out, "imghist 0."));
-    for (const char* cmd : {"", "equalize", "threshold", "clahe", "hist", "gen"}) {
+    for (const char* cmd : {"", "equalize", "stretch", "match", "threshold", "clahe", "hist", "gen"}) {
         r = run_cli(d, std::string(cmd) + " --help");
         INFO(cmd);
         CHECK(r.code == 0);
@@ -367,6 +367,71 @@ TEST_CASE("equalize: 16-bit PNG stays 16-bit and follows the equalization rule",
     cv::merge(planes, 3, ycc);
     cv::cvtColor(ycc, luma_ref, cv::COLOR_YCrCb2BGR);
     CHECK(same(read(d / "c16-luma.png"), luma_ref));
+}
+
+IMGHIST_BACKEND_CASE("stretch, match, multiotsu: 16-bit PNGs stay 16-bit and follow the rules (plain loops)", "[cli][stretch][match][multiotsu]") {
+    TempDir d;
+    const cv::Mat src = photo(97, 61, CV_16UC1, 21);
+    write(d / "in16.png", src);
+    // --auto-level: lo = min, hi = max (np.percentile at 0 and 100), v -> trunc((v - lo) / (hi - lo) * 65535).
+    REQUIRE(run_cli(d, "stretch in16.png st16.png --auto-level" + device_arg(backend)).code == 0);
+    const cv::Mat st = read(d / "st16.png");
+    REQUIRE(st.type() == CV_16UC1);
+    double lo = 0, hi = 0;
+    cv::minMaxLoc(src, &lo, &hi);
+    cv::Mat expect = src.clone();
+    expect.forEach<std::uint16_t>([&](std::uint16_t& v, const int*) {
+        v = static_cast<std::uint16_t>((static_cast<double>(v) - lo) / (hi - lo) * 65535.0);
+    });
+    CHECK(same(st, expect));
+    // Matching an image to itself gives it back: every quantile meets its own level.
+    REQUIRE(run_cli(d, "match in16.png in16.png self16.png" + device_arg(backend)).code == 0);
+    CHECK(same(read(d / "self16.png"), src));
+    // Multi-Otsu on a 16-bit image of three flat levels: the two lowest levels are the thresholds.
+    cv::Mat three(40, 30, CV_16UC1, cv::Scalar(1000));
+    three(cv::Rect(0, 0, 30, 10)).setTo(2000);
+    three(cv::Rect(0, 30, 30, 10)).setTo(3000);
+    write(d / "three16.png", three);
+    Run r = run_cli(d, "threshold three16.png labels16.png --method multiotsu --classes 3" + device_arg(backend));
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "thresholds: 1000 2000"));
+    cv::Mat labels = read(d / "labels16.png");
+    REQUIRE(labels.type() == CV_16UC1);
+    // np.digitize: label = thresholds <= v, so 1000 -> 1 (scaled (65535 + 1) / 2), 2000 and 3000 -> 2.
+    CHECK(labels.at<std::uint16_t>(20, 5) == 32768);
+    CHECK(labels.at<std::uint16_t>(5, 5) == 65535);
+    CHECK(labels.at<std::uint16_t>(35, 5) == 65535);
+}
+
+TEST_CASE("stretch, match, multiotsu: usage errors exit 2, bad inputs name the file and write nothing", "[cli][errors]") {
+    TempDir d;
+    write(d / "g.png", photo(64, 48, CV_8UC1, 3));
+    write(d / "g16.png", photo(64, 48, CV_16UC1, 3));
+    write(d / "flat.png", cv::Mat(8, 8, CV_8UC1, cv::Scalar(9)));
+    write_bytes(d / "text.png", "not a picture\n");
+    struct Case {
+        std::string args;
+        int code;
+        std::string expect;
+    };
+    for (const Case& c : {Case{"stretch g.png out.png --low 150%", 2, "--low"},
+                          Case{"stretch g.png out.png --low 60 --high 50", 2, "must not exceed 100%"},
+                          Case{"stretch g.png out.png --normalize --low 3", 2, "excludes"},
+                          Case{"match g.png out.png", 2, "expected IN... REF OUT"},
+                          Case{"match g.png missing.png out.png", 1, "missing.png"},
+                          Case{"match g16.png g.png out.png", 1, "the reference is 8-bit, the image 16-bit"},
+                          Case{"match text.png g.png out.png", 1, "text.png"},
+                          Case{"threshold g.png out.png --method multiotsu --classes 7", 2, "--classes"},
+                          Case{"threshold g.png out.png --method otsu --classes 3", 2, "--classes is only used"},
+                          Case{"threshold flat.png out.png --method multiotsu", 1, "flat.png: multi-Otsu: the image has only 1 different values"},
+                          Case{"threshold g16.png out.png --method multiotsu", 1, "at most 4096"}}) {
+        INFO(c.args);
+        Run r = run_cli(d, c.args + " --device cpu");
+        CHECK(r.code == c.code);
+        CHECK(contains(r.err, c.expect));
+        CHECK_FALSE(fs::exists(d / "out.png"));
+    }
+    CHECK(temporaries(d.path).empty());
 }
 
 TEST_CASE("equalize: JPEG to JPEG in luma mode equalizes the Y plane", "[cli][equalize][jpeg]") {
