@@ -10,6 +10,9 @@
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
 #                       driver's (libcuda, libnvidia*)
 #   OUT_DIR/samples/images/   the sample photographs (tests and the benchmark's "photo" data set)
+#   OUT_DIR/tests/skimage_reference.py  the CLI against scikit-image, for hosts whose python3 has numpy,
+#                       PIL and skimage: python3 tests/skimage_reference.py --imghist bin/imghist
+#                       --samples samples/images --work /tmp/sk --device cuda
 #   OUT_DIR/run_tests.sh      runs every test executable and prints a summary
 #   OUT_DIR/run_gpu_suite.sh  the full GPU suite (copy of scripts/run_gpu_suite.sh)
 #   OUT_DIR/env.sh            `source` it to set LD_LIBRARY_PATH and the sample directory
@@ -113,6 +116,7 @@ done
 # ---- data and scripts --------------------------------------------------------------------------------------
 cp -p "$SOURCE_DIR"/samples/images/*.png "$OUT_DIR/samples/images/" 2>/dev/null || true
 [[ -f "$SOURCE_DIR/samples/images/CREDITS.md" ]] && cp -p "$SOURCE_DIR/samples/images/CREDITS.md" "$OUT_DIR/samples/images/"
+cp -p "$SOURCE_DIR/tests/skimage/skimage_reference.py" "$OUT_DIR/tests/skimage_reference.py"
 cp -p "$SCRIPT_DIR/run_gpu_suite.sh" "$OUT_DIR/run_gpu_suite.sh"
 chmod +x "$OUT_DIR/run_gpu_suite.sh"
 
