@@ -16,7 +16,8 @@ constexpr int kMaxClasses = 5;
 /// so that the search reads rows contiguously.
 class VarianceTable {
 public:
-    VarianceTable(const std::uint64_t* counts, int L, std::uint64_t total) : L_(L), h_(scratch()) {
+    VarianceTable(const std::uint64_t* counts, int L, std::uint64_t total)
+        : L_(L), h_(static_cast<std::size_t>(L) * L <= kScratchFloats ? scratch() : own_) {
         std::vector<float> P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
         auto prob = [&](int i) { return static_cast<float>(static_cast<double>(counts[i]) / static_cast<double>(total)); };
         P[0] = prob(0);
@@ -51,13 +52,16 @@ public:
     const float* row(int i) const { return h_.data() + static_cast<std::size_t>(i) * L_; }
 
 private:
-    /// The calling thread's matrix, reused: a fresh 256 KiB allocation per call costs more in page faults
-    /// than the whole search.
+    /// The calling thread's matrix for spans up to 256 levels (8-bit images), reused: a fresh 256 KiB
+    /// allocation per call costs more in page faults than the whole search. Wider (16-bit) spans, up to
+    /// 64 MiB, get their own matrix for the call, so that a thread does not keep that much for good.
+    static constexpr std::size_t kScratchFloats = 256 * 256;
     static std::vector<float>& scratch() {
         thread_local std::vector<float> m;
         return m;
     }
     int L_;
+    std::vector<float> own_;
     std::vector<float>& h_;
 };
 

@@ -198,9 +198,9 @@ LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* ta
 /// t0 < ... < t(k-2) <= L - 2 in lexicographic order, the first maximum of the float32 sum
 /// ((H(0, t0) + H(t(k-2) + 1, L-1)) + H(t0 + 1, t1)) + ...; thresholds are min + t. An image with exactly
 /// `classes` levels gets its lowest classes - 1 levels; fewer levels throw InvalidArgument, as skimage's
-/// ValueError. The search is not exhaustive: a dynamic program over exact (double) sums bounds every prefix,
-/// and only combinations within a relative 1e-6 of the best bound — more than float32 rounding of a 5-term
-/// sum can move — are evaluated in skimage's arithmetic and order.
+/// ValueError. The search is not exhaustive: a dynamic program bounds the best completion of every prefix,
+/// and only combinations whose bound lies within a relative 2e-6 of the best — about twice what float32
+/// rounding of a 5-term sum and of the bounds can move — are evaluated in skimage's arithmetic and order.
 std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
 
 /// The label table of np.digitize(v, thresholds) — the number of thresholds <= v — scaled to the full
