@@ -9,10 +9,18 @@
 //   TGA    | 8-bit, 1-4 channels                    | 8-bit, 1-4 channels            | stb_image(_write)
 //   PNM    | P1-P6, 8 and 16-bit                    | P5/P6, 8 and 16-bit            | own (codec.cpp)
 //
-// (stb_image 2.27's PNM reader returns 16-bit samples big-endian and accepts truncated files, hence our own.)
-// The format is read from the content (magic bytes), never from the name; the output format comes from
-// the output's extension. The pixel limit is checked against the header before any pixel memory is
-// allocated. Every error names the file.
+// (stb_image 2.27's PNM reader returns 16-bit samples big-endian and accepts truncated files, hence our own;
+// only stb's BMP and TGA readers are compiled in, so no file reaches another of its readers.)
+// The format is read from the content (magic bytes), never from the name (TGA, which has no signature,
+// is the one exception: tried last, and only for a .tga name); the output format comes from the output's
+// extension.
+//
+// Hostile files: every decoder passes its header through checked_image_bytes (the pixel limit, the output
+// format's size limits, the decoded byte count without overflow) before any pixel memory is allocated, and
+// through check_encoded_size (the file must be long enough for what the header claims: exactly for
+// uncompressed data, by the format's largest compression ratio otherwise), so decoding time and memory are
+// bounded by the file's size. Truncated data is an error, never zero-filled pixels. Every error names the
+// file.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +42,10 @@ Format sniff_format(const Bytes& data, const std::string& name_hint);
 
 struct DecodeOptions {
     std::uint64_t max_pixels = std::uint64_t(1) << 28;
+    /// Where the decoded image will be written, when known: its size limits are checked with the header, so
+    /// an image that cannot be written is refused before it is decoded and processed.
+    Format output = Format::Unknown;
+    std::string output_name;
 };
 
 struct EncodeOptions {
@@ -42,8 +54,18 @@ struct EncodeOptions {
     int threads = 0;            ///< 0: all hardware threads (the PNG writer compresses in parallel)
 };
 
-/// Throws Error naming `name` when the header's size is above the limit.
-void check_pixel_limit(std::uint64_t width, std::uint64_t height, const DecodeOptions& opt, const std::string& name);
+/// The one check of an image header, before any pixel memory is allocated: width and height non-zero and at
+/// most 2^31-1, width x height at most opt.max_pixels, the size within what opt.output can hold, and the
+/// decoded byte count width x height x channels x bytes-per-sample computed without overflow. Returns that
+/// byte count; throws Error naming `name` (or the output) and the limit.
+std::size_t checked_image_bytes(std::uint64_t width, std::uint64_t height, int channels, int depth,
+                                const DecodeOptions& opt, const std::string& name);
+/// Refuses a header that promises more than the file holds: `min_bytes` is the fewest bytes any valid
+/// encoding of the claimed image occupies, `available` what the file has for it.
+void check_encoded_size(std::uint64_t min_bytes, std::uint64_t available, const std::string& name, const char* format);
+/// Throws Error(Unsupported) naming `name` when `format` cannot hold a width x height image (JPEG: 65500,
+/// TGA: 65535 per side; BMP: 2 GiB of pixel data).
+void check_output_size(Format format, std::uint64_t width, std::uint64_t height, int channels, const std::string& name);
 
 Image decode_image(const Bytes& data, const std::string& name, const DecodeOptions& opt);
 /// Throws Error(Unsupported) naming `name` when `format` cannot hold an image of this depth / channels.

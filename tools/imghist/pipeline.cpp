@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <glob.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -58,8 +60,21 @@ bool is_image_name(const std::string& name) {
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
-void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out) {
+/// Device and inode of a folder: how the walk recognises a folder it is already inside.
+using DirId = std::pair<dev_t, ino_t>;
+
+// `ancestors` holds the folders from the root down to this one: a symbolic link back to any of them is a
+// loop, reported and not followed (a link to a folder elsewhere is followed, as find -L does).
+void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out,
+          std::set<DirId>& ancestors) {
     std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
+    struct stat dst {};
+    if (stat(dir.c_str(), &dst) != 0) fail_io(dir, "cannot list folder");
+    const DirId id{dst.st_dev, dst.st_ino};
+    if (!ancestors.insert(id).second) {
+        std::fprintf(stderr, "imghist: %s: symbolic link loop (a folder that contains it), not followed\n", dir.c_str());
+        return;
+    }
     DIR* d = opendir(dir.c_str());
     if (!d) fail_io(dir, "cannot list folder");
     std::vector<std::string> names;
@@ -74,11 +89,17 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
         std::string rel = rel_dir.empty() ? n : rel_dir + "/" + n;
         std::string full = root + "/" + rel;
         if (is_directory(full)) {
-            if (recursive) walk(root, rel, recursive, out);
+            if (recursive) walk(root, rel, recursive, out, ancestors);
         } else if (is_image_name(n)) {
-            out.push_back(InputFile{full, rel});
+            // A FIFO, socket or device with an image's name: reading it could block forever.
+            const std::string kind = special_file_kind(full);
+            if (!kind.empty())
+                std::fprintf(stderr, "imghist: %s: is %s, not a regular file; skipped\n", full.c_str(), kind.c_str());
+            else
+                out.push_back(InputFile{full, rel});
         }
     }
+    ancestors.erase(id);
 }
 
 std::string base_name(const std::string& p) {
@@ -103,7 +124,8 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool
     for (const std::string& raw : args) {
         std::string a = strip_slashes(raw);
         if (is_directory(a)) {
-            walk(a, "", recursive, out);
+            std::set<DirId> ancestors;
+            walk(a, "", recursive, out, ancestors);
         } else if (path_exists(a) || a == "-") {
             out.push_back(InputFile{a, base_name(a)});
         } else if (has_wildcard(a)) {
@@ -163,20 +185,41 @@ private:
     std::condition_variable not_empty_, not_full_;
 };
 
+/// Width of the terminal on stderr (80 when it cannot be read).
+std::size_t terminal_columns() {
+    winsize ws{};
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
+}
+
 class Progress {
 public:
     Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(2)) {}
+    /// One line, fitted to the terminal's width (read at every update, so resizing works): the bar shrinks,
+    /// then goes, and the text is cut, so the line never wraps (a wrapped line would start a new line at
+    /// every update).
     void draw(std::size_t done, std::size_t failed, double secs, bool final = false) {
         if (!enabled_) return;
-        const int width = 30;
         std::size_t n = done + failed;
-        int fill = total_ ? static_cast<int>(n * width / total_) : width;
-        std::string bar(static_cast<std::size_t>(fill), '=');
-        if (fill < width) bar += '>' + std::string(static_cast<std::size_t>(width - fill - 1), ' ');
         double rate = secs > 0 ? n / secs : 0;
         double eta = rate > 0 ? (total_ - n) / rate : 0;
-        std::fprintf(stderr, "\r[%s] %zu/%zu  %.1f img/s  ETA %.0fs%s\033[K", bar.c_str(), n, total_, rate, eta,
-                     failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "");
+        char info[160];
+        std::snprintf(info, sizeof info, " %zu/%zu  %.1f img/s  ETA %.0fs%s", n, total_, rate, eta,
+                      failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "");
+        const std::size_t cols = terminal_columns();
+        const std::size_t room = cols > 1 ? cols - 1 : 0;  // the last column would wrap on some terminals
+        std::string line;
+        const std::size_t text = std::strlen(info);
+        if (room >= text + 2 + 10) {
+            const std::size_t width = std::min<std::size_t>(30, room - text - 2);
+            const std::size_t fill = total_ ? n * width / total_ : width;
+            line = "[" + std::string(fill, '=');
+            if (fill < width) line += '>' + std::string(width - fill - 1, ' ');
+            line += "]";
+        }
+        line += info;
+        if (line.size() > room) line.resize(room);
+        std::fprintf(stderr, "\r%s\033[K", line.c_str());
         if (final) std::fputc('\n', stderr);
         std::fflush(stderr);
         drawn_ = true;
