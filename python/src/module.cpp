@@ -269,8 +269,9 @@ struct Image {
     py::object keep;  ///< a C-contiguous copy of a NumPy input that could not be viewed in place
 };
 
-py::object& numpy_ascontiguousarray() {
-    static py::object f = py::module_::import("numpy").attr("ascontiguousarray");
+py::handle numpy_ascontiguousarray() {
+    // Deliberately leaked: a static py::object would be released after the interpreter has finalised.
+    static py::handle f = py::object(py::module_::import("numpy").attr("ascontiguousarray")).release();
     return f;
 }
 
@@ -285,7 +286,7 @@ Image image_arg(py::handle obj, const char* role, bool writable = false) {
         const bool native = dt.byteorder() != '>';
         if (!((kind == 'u' && (itemsize == 1 || itemsize == 2)) || ((kind == 'i' || kind == 'f') && itemsize == 4)) ||
             !native)
-            fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype " + std::string(py::str(dt)) +
+            fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype " + std::string(py::str(static_cast<const py::handle&>(dt))) +
                                              "; supported: uint8, uint16, int32, float32 (native byte order)");
         const SampleType t = sample_type(kind, itemsize, native, role);
         const int nd = static_cast<int>(arr.ndim());
