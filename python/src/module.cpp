@@ -15,6 +15,7 @@
 // array first; external arrays are never copied and are refused instead.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <algorithm>
 #include <cstdint>
