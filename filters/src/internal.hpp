@@ -40,8 +40,7 @@ void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads);
 void cpu_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int threads);
 
 // ---- CUDA backend (device views; asynchronous on `stream`) -------------------------------------------------
-/// True when this build has the CUDA filters compiled in and a device exists.
-
+// Implemented in cuda/filters_cuda.cu, or by no_cuda.cpp (Error(NoDevice)) in a build without CUDA.
 void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Stream stream);
 void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, int device,
                          Stream stream);
