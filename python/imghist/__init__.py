@@ -55,7 +55,7 @@ from ._imghist import DeviceArray, ExternalArray
 __all__ = [
     "calcHist", "equalizeHist", "threshold", "createCLAHE", "CLAHE", "hist",
     "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV", "THRESH_MASK",
-    "THRESH_OTSU", "THRESH_TRIANGLE", "cuda_device_count", "cuda_available",
+    "THRESH_OTSU", "THRESH_TRIANGLE", "cuda_device_count", "cuda_available", "built_with_cuda",
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError", "CudaError",
     "CountOverflowError", "IoError", "DeviceArray", "ExternalArray",
 ]
@@ -71,6 +71,7 @@ THRESH_OTSU = 8
 THRESH_TRIANGLE = 16
 
 cuda_device_count = _core.cuda_device_count
+built_with_cuda = _core.built_with_cuda
 
 
 def cuda_available():
@@ -165,8 +166,15 @@ def _input(x, role):
 
 
 def _check_backend(src, backend):
-    if src.on_device and backend == "cpu":
+    """Device arrays run on CUDA: refuses backend='cpu', and a device array without a usable device (before
+    any output is allocated)."""
+    if not src.on_device:
+        return
+    if backend == "cpu":
         raise InvalidArgumentError("backend='cpu' cannot read a device array; use 'auto' or 'cuda'")
+    if not cuda_available():
+        raise NoDeviceError("a device array was given but no CUDA device is available"
+                            + ("" if _core.built_with_cuda() else " (this build of imghist has no CUDA backend)"))
 
 
 _NP_TYPESTR = {"uint8": "|u1", "uint16": "<u2", "int32": "<i4", "float32": "<f4", "int64": "<i8"}

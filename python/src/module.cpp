@@ -539,5 +539,6 @@ PYBIND11_MODULE(_imghist, m) {
     m.def("clahe", &clahe, py::arg("src"), py::arg("dst"), py::arg("clip"), py::arg("tiles_x"), py::arg("tiles_y"),
           py::arg("backend"), py::arg("device"), py::arg("stream"));
     m.def("cuda_device_count", &imghist::cuda_device_count);
+    m.def("built_with_cuda", &imghist::built_with_cuda);
     m.def("cuda_device_name", &imghist::cuda_device_name, py::arg("ordinal") = 0);
 }
