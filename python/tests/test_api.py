@@ -113,7 +113,8 @@ def test_the_gil_is_released_during_work(op):
     call()  # warm up (thread pools, page faults)
     duration, gap = max_gil_gap(call)
     assert duration > 0.02, "the call is too short to tell"
-    assert gap < duration / 2, f"the main thread stalled {gap * 1e3:.1f} ms during a {duration * 1e3:.1f} ms call"
+    # Held GIL: the gap spans the whole call (measured: gap >= duration). Released: a few ms at most.
+    assert gap < 0.75 * duration, f"the main thread stalled {gap * 1e3:.1f} ms during a {duration * 1e3:.1f} ms call"
 
 
 def test_numpy_layouts():
