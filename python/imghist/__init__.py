@@ -203,7 +203,7 @@ def _empty(src, shape, dtype):
 
 def _result(src, out):
     """What the caller gets back for a host result computed from `src`."""
-    if src.kind == _TORCH_CPU:
+    if src.kind == _TORCH_CPU and isinstance(out, np.ndarray):
         return sys.modules["torch"].from_numpy(out)
     return out
 

@@ -164,6 +164,9 @@ def test_torch_cpu_tensors_give_torch_tensors():
     eq = imghist.equalizeHist(t, backend="cpu")
     assert isinstance(eq, torch.Tensor)
     np.testing.assert_array_equal(eq.numpy(), cv2.equalizeHist(img))
+    dst = torch.zeros_like(t)
+    assert imghist.equalizeHist(t, dst, backend="cpu") is dst  # a torch dst is written in place
+    np.testing.assert_array_equal(dst.numpy(), cv2.equalizeHist(img))
 
 
 class FakeCudaArray:
