@@ -39,12 +39,20 @@ class Fw:
             return self.mod.asarray(a)
         if a.dtype == np.uint16 and not hasattr(self.mod, "uint16"):
             pytest.skip("this PyTorch has no uint16 tensors")
-        return self.mod.from_numpy(np.ascontiguousarray(a)).to("cuda")
+        try:
+            return self.mod.from_numpy(np.ascontiguousarray(a)).to("cuda")
+        except TypeError:  # a PyTorch whose from_numpy does not take uint16: convert on the device
+            return self.mod.from_numpy(a.astype(np.int32)).to("cuda").to(self.mod.uint16)
 
     def down(self, d):
         if isinstance(d, imghist.DeviceArray):
             return self.down(self.from_cai(d))
-        return d.get() if self.name == "cupy" else d.cpu().numpy()
+        if self.name == "cupy":
+            return d.get()
+        try:
+            return d.cpu().numpy()
+        except TypeError:  # uint16 tensors without a NumPy conversion
+            return d.to(self.mod.int32).cpu().numpy().astype(np.uint16)
 
     def from_cai(self, obj):
         if self.name == "cupy":
