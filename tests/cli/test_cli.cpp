@@ -922,6 +922,7 @@ TEST_CASE("device: --device cuda without a GPU is a clear error", "[cli][device]
     Run r = run_cli(d, "hist in.png --device cuda:7");
     CHECK(r.code != 0);
     CHECK(contains(r.err, "cuda:7"));
+    if (!imghist::built_with_cuda()) CHECK(contains(r.err, "built without CUDA (IMGHIST_WITH_CUDA=OFF)"));
     r = run_cli(d, "hist in.png --device gpu");
     CHECK(r.code == 2);
     CHECK(contains(r.err, "--device"));
