@@ -10,6 +10,9 @@
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
 #                       driver's (libcuda, libnvidia*)
 #   OUT_DIR/samples/images/   the sample photographs (tests and the benchmark's "photo" data set)
+#   OUT_DIR/source/     the project's sources (the working tree's files that git does not ignore), for
+#                       builds on the GPU host: `cd OUT_DIR/source && scripts/python_gpu_check.sh` builds
+#                       the Python module for that host's Python and runs its tests there
 #   OUT_DIR/run_tests.sh      runs every test executable and prints a summary
 #   OUT_DIR/run_gpu_suite.sh  the full GPU suite (copy of scripts/run_gpu_suite.sh)
 #   OUT_DIR/env.sh            `source` it to set LD_LIBRARY_PATH and the sample directory
@@ -27,7 +30,7 @@ SOURCE_DIR=$(cd "$SCRIPT_DIR/.." && pwd)
 
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
-rm -rf "${OUT_DIR:?}/bin" "${OUT_DIR:?}/tests" "${OUT_DIR:?}/lib" "${OUT_DIR:?}/samples"
+rm -rf "${OUT_DIR:?}/bin" "${OUT_DIR:?}/tests" "${OUT_DIR:?}/lib" "${OUT_DIR:?}/samples" "${OUT_DIR:?}/source"
 mkdir -p "$OUT_DIR/bin" "$OUT_DIR/tests" "$OUT_DIR/lib" "$OUT_DIR/samples/images"
 
 is_elf_exe() { [[ -f "$1" && -x "$1" ]] && head -c 4 "$1" | grep -q $'\x7fELF'; }
@@ -114,6 +117,10 @@ done
 cp -p "$SOURCE_DIR"/samples/images/*.png "$OUT_DIR/samples/images/" 2>/dev/null || true
 [[ -f "$SOURCE_DIR/samples/images/CREDITS.md" ]] && cp -p "$SOURCE_DIR/samples/images/CREDITS.md" "$OUT_DIR/samples/images/"
 cp -p "$SCRIPT_DIR/run_gpu_suite.sh" "$OUT_DIR/run_gpu_suite.sh"
+mkdir -p "$OUT_DIR/source"
+git -C "$SOURCE_DIR" ls-files -z --cached --others --exclude-standard |
+    (cd "$SOURCE_DIR" && xargs -0 sh -c 'for f; do [ -f "$f" ] && printf "%s\0" "$f"; done' sh) |
+    tar -C "$SOURCE_DIR" --null -T - -cf - | tar -C "$OUT_DIR/source" -xf -
 chmod +x "$OUT_DIR/run_gpu_suite.sh"
 
 cat > "$OUT_DIR/env.sh" <<'EOF'
