@@ -10,6 +10,9 @@
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
 #                       driver's (libcuda, libnvidia*)
 #   OUT_DIR/samples/images/   the sample photographs (tests and the benchmark's "photo" data set)
+#   OUT_DIR/source/     the project's sources (the working tree's files that git does not ignore), for
+#                       builds on the GPU host: `cd OUT_DIR/source && scripts/python_gpu_check.sh` builds
+#                       the Python module for that host's Python and runs its tests there
 #   OUT_DIR/tests/skimage_reference.py  the CLI against scikit-image, for hosts whose python3 has numpy,
 #                       PIL and skimage: python3 tests/skimage_reference.py --imghist bin/imghist
 #                       --samples samples/images --work /tmp/sk --device cuda
@@ -30,7 +33,7 @@ SOURCE_DIR=$(cd "$SCRIPT_DIR/.." && pwd)
 
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
-rm -rf "${OUT_DIR:?}/bin" "${OUT_DIR:?}/tests" "${OUT_DIR:?}/lib" "${OUT_DIR:?}/samples"
+rm -rf "${OUT_DIR:?}/bin" "${OUT_DIR:?}/tests" "${OUT_DIR:?}/lib" "${OUT_DIR:?}/samples" "${OUT_DIR:?}/source"
 mkdir -p "$OUT_DIR/bin" "$OUT_DIR/tests" "$OUT_DIR/lib" "$OUT_DIR/samples/images"
 
 is_elf_exe() { [[ -f "$1" && -x "$1" ]] && head -c 4 "$1" | grep -q $'\x7fELF'; }
@@ -118,6 +121,10 @@ cp -p "$SOURCE_DIR"/samples/images/*.png "$OUT_DIR/samples/images/" 2>/dev/null 
 [[ -f "$SOURCE_DIR/samples/images/CREDITS.md" ]] && cp -p "$SOURCE_DIR/samples/images/CREDITS.md" "$OUT_DIR/samples/images/"
 cp -p "$SOURCE_DIR/tests/skimage/skimage_reference.py" "$OUT_DIR/tests/skimage_reference.py"
 cp -p "$SCRIPT_DIR/run_gpu_suite.sh" "$OUT_DIR/run_gpu_suite.sh"
+mkdir -p "$OUT_DIR/source"
+git -C "$SOURCE_DIR" ls-files -z --cached --others --exclude-standard |
+    (cd "$SOURCE_DIR" && xargs -0 sh -c 'for f; do [ -f "$f" ] && printf "%s\0" "$f"; done' sh) |
+    tar -C "$SOURCE_DIR" --null -T - -cf - | tar -C "$OUT_DIR/source" -xf -
 chmod +x "$OUT_DIR/run_gpu_suite.sh"
 
 cat > "$OUT_DIR/env.sh" <<'EOF'

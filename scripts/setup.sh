@@ -22,6 +22,9 @@ PACKAGES=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   catch2 libstb-dev libspng-dev libjpeg62-turbo-dev zlib1g-dev libdeflate-dev
   libcli11-dev nlohmann-json3-dev
+  # the Python module and its tests (cv2 is the tests' reference)
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-opencv
+  # the scikit-image reference tests of stretch, matching and multi-level Otsu
   python3-skimage
 )
 missing=()
@@ -64,6 +67,9 @@ case "${WITH_CUDA^^}" in
 esac
 
 CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DIMGHIST_WITH_CUDA="$WITH_CUDA")
+# The Python packages above are Debian's, for Debian's interpreter: build the module for that one even when
+# another python3 comes first on PATH.
+if [[ -x /usr/bin/python3 ]]; then CMAKE_ARGS+=(-DPython3_EXECUTABLE=/usr/bin/python3); fi
 if [[ "$WITH_CUDA" == ON ]]; then
   export PATH="$(dirname "$NVCC"):$PATH"
   # sm_80 + sm_90 by default; IMGHIST_CUDA_ARCHS overrides (e.g. "90" for a faster build, "native").

@@ -1,0 +1,25 @@
+# The `imghist` Python module (python/): IMGHIST_BUILD_PYTHON, ON by default when imghist is the top-level
+# project and pybind11 (Debian: pybind11-dev; pip: `python3 -m pybind11 --cmakedir` as pybind11_DIR) and
+# the Python headers are found. It needs the filters library.
+if(NOT DEFINED IMGHIST_BUILD_PYTHON)
+  set(_imghist_python_default OFF)
+  if(PROJECT_IS_TOP_LEVEL AND IMGHIST_BUILD_FILTERS)
+    find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
+    if(Python3_FOUND)
+      find_package(pybind11 CONFIG QUIET)
+    endif()
+    if(Python3_FOUND AND pybind11_FOUND)
+      set(_imghist_python_default ON)
+    else()
+      message(STATUS "imghist: Python module not built (needs the Python 3 headers and pybind11: "
+                     "python3-dev and pybind11-dev on Debian)")
+    endif()
+  endif()
+endif()
+option(IMGHIST_BUILD_PYTHON "Build the imghist Python module (pybind11)" ${_imghist_python_default})
+if(IMGHIST_BUILD_PYTHON)
+  if(NOT IMGHIST_BUILD_FILTERS)
+    message(FATAL_ERROR "imghist: IMGHIST_BUILD_PYTHON needs IMGHIST_BUILD_FILTERS=ON")
+  endif()
+  add_subdirectory(python)
+endif()

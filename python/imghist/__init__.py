@@ -1,0 +1,375 @@
+"""imghist: image histograms and histogram filters, bit-exact with OpenCV, on the CPU or a CUDA GPU.
+
+Functions named and shaped like their cv2 counterparts, plus one NumPy-style histogram:
+
+    calcHist(images, channels, mask, histSize, ranges[, hist[, accumulate]])  float32 (histSize, 1), as cv2
+    equalizeHist(src[, dst])                                                    dst
+    threshold(src, thresh, maxval, type[, dst])                                 (retval, dst)
+    createCLAHE(clipLimit=40.0, tileGridSize=(8, 8)).apply(src[, dst])          dst
+    hist(array, bins=256, range=None, mask=None, backend='auto')                int64 counts:
+        (bins,) for a 2-D image, (C, bins) for an (H, W, C) image; range=None is the whole range of
+        uint8 / uint16 and is required for int32 / float32; bins are [low, high) as cv2.calcHist bins.
+
+Every function also takes backend='auto' | 'cpu' | 'cuda' (keyword). It applies to host arrays: 'auto'
+uses CUDA when a device exists, else the threaded CPU backend, which gives the same answers bit for bit.
+Device arrays always run on CUDA; backend='cpu' with a device array is an error.
+
+Inputs (same rules for src, mask and dst): 2-D (H, W) or 3-D (H, W, C) arrays, C in 1, 3, 4; dtypes
+uint8, uint16, int32, float32 (each operation accepts the subset cv2 does; see its docstring); any row
+stride (ROI views are used in place), adjacent samples and pixels within a row.
+  - NumPy arrays, and anything np.asarray accepts: host memory. Views whose pixels are not adjacent
+    (column steps, negative or Fortran strides) are copied to a C-contiguous array first. Results are
+    NumPy arrays. PyTorch CPU tensors are read as NumPy views and give torch CPU tensors back.
+  - CuPy arrays, PyTorch CUDA tensors, and any object with __cuda_array_interface__ or __dlpack__ /
+    __dlpack_device__ (DLPack on CUDA, or on the CPU: then treated as host memory): device memory, used
+    in place (never copied; layouts the library cannot read raise InvalidArgumentError). Results stay on
+    the device and come back as the input's type: a CuPy array for CuPy input, a torch tensor on the same
+    device for torch input, and for other producers an imghist.DeviceArray (device memory owned by
+    imghist, readable by any consumer of __cuda_array_interface__, version 3, e.g. cupy.asarray or
+    numba.cuda.as_cuda_array; allocated on the calling thread's current CUDA device).
+
+Streams. Work on device arrays is enqueued on the caller's stream and the call returns without waiting:
+  - CuPy input: cupy.cuda.get_current_stream() of the array's device (outputs come from CuPy's pool on it);
+  - torch input: torch.cuda.current_stream(tensor.device) (outputs from torch's allocator on it);
+  - other __cuda_array_interface__ producers: the interface's 'stream' entry (absent or None: the legacy
+    default stream); the result's __cuda_array_interface__['stream'] names the stream it was written on;
+  - other DLPack producers: __dlpack__(stream=1) is called and the work runs on the legacy default stream.
+  The one call that waits is threshold() with THRESH_OTSU / THRESH_TRIANGLE on a device array: it returns
+  the computed threshold, so it waits for its stream (only that stream). Host arrays: every call returns
+  finished results.
+
+The GIL is released while the library works, so calls from several Python threads run in parallel.
+Errors are imghist.Error subclasses carrying the library's message (see imghist._errors): bad arguments
+are also ValueError, unsupported dtypes or channel counts TypeError, a missing GPU RuntimeError.
+"""
+
+import sys
+
+import numpy as np
+
+from ._errors import (CountOverflowError, CudaError, Error, InvalidArgumentError, IoError, NoDeviceError,
+                      OutOfMemoryError, UnsupportedError)
+from . import _imghist as _core
+from ._imghist import DeviceArray, ExternalArray
+
+__all__ = [
+    "calcHist", "equalizeHist", "threshold", "createCLAHE", "CLAHE", "hist",
+    "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV", "THRESH_MASK",
+    "THRESH_OTSU", "THRESH_TRIANGLE", "cuda_device_count", "cuda_available", "built_with_cuda",
+    "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError", "CudaError",
+    "CountOverflowError", "IoError", "DeviceArray", "ExternalArray",
+]
+
+# cv2's values, so that cv2.THRESH_* constants can be passed too.
+THRESH_BINARY = 0
+THRESH_BINARY_INV = 1
+THRESH_TRUNC = 2
+THRESH_TOZERO = 3
+THRESH_TOZERO_INV = 4
+THRESH_MASK = 7
+THRESH_OTSU = 8
+THRESH_TRIANGLE = 16
+
+cuda_device_count = _core.cuda_device_count
+built_with_cuda = _core.built_with_cuda
+
+
+def cuda_available():
+    """True when a usable CUDA device exists (and this build has CUDA)."""
+    return _core.cuda_device_count() > 0
+
+
+# ---- recognising arrays -------------------------------------------------------------------------------------
+
+_HOST, _CUPY, _TORCH, _TORCH_CPU, _CAI, _DLPACK = range(6)
+# DLPack device types readable by the GPU (CUDA, CUDA managed) and by the CPU (CPU, CUDA pinned host).
+_DL_DEVICE = (2, 13)
+_DL_HOST = (1, 3)
+
+
+class _Input:
+    """An array argument: what the compiled module reads (a NumPy array or an ExternalArray), where it lives,
+    and how to make results like it."""
+
+    __slots__ = ("arg", "kind", "device_id", "stream", "shape", "like")
+
+    def __init__(self, arg, kind, device_id, stream, shape, like):
+        self.arg, self.kind, self.device_id, self.stream, self.shape, self.like = \
+            arg, kind, device_id, stream, shape, like
+
+    @property
+    def on_device(self):
+        return self.kind in (_CUPY, _TORCH, _CAI, _DLPACK) and (
+            not isinstance(self.arg, ExternalArray) or self.arg.device)
+
+
+def _torch_typestr(torch, dtype):
+    table = {torch.uint8: "|u1", torch.int32: "<i4", torch.float32: "<f4"}
+    if hasattr(torch, "uint16"):
+        table[torch.uint16] = "<u2"
+    try:
+        return table[dtype]
+    except KeyError:
+        raise UnsupportedError(f"unsupported dtype {dtype}; supported: uint8, uint16, int32, float32") from None
+
+
+def _legacy_to_zero(stream):
+    # __cuda_array_interface__ / DLPack name the legacy default stream 1; the library calls it 0 (nullptr).
+    return 0 if stream in (None, 1) else int(stream)
+
+
+def _input(x, role):
+    """Classifies an array argument (see the module docstring)."""
+    if isinstance(x, np.ndarray):
+        return _Input(x, _HOST, -1, 0, x.shape, x)
+    mod = type(x).__module__.partition(".")[0]
+    if mod == "cupy":
+        cp = sys.modules["cupy"]
+        if isinstance(x, cp.ndarray):
+            dev = x.device.id
+            with x.device:
+                stream = cp.cuda.get_current_stream().ptr
+            ext = ExternalArray(x.data.ptr, x.shape, x.strides, x.dtype.str, True, dev, x)
+            return _Input(ext, _CUPY, dev, _legacy_to_zero(stream), x.shape, x)
+    if mod == "torch":
+        torch = sys.modules["torch"]
+        if isinstance(x, torch.Tensor):
+            if x.device.type == "cpu":
+                return _Input(x.detach().numpy(), _TORCH_CPU, -1, 0, tuple(x.shape), x)
+            if x.device.type == "cuda":
+                typestr = _torch_typestr(torch, x.dtype)
+                es = x.element_size()
+                ext = ExternalArray(x.data_ptr(), tuple(x.shape), tuple(s * es for s in x.stride()), typestr, True,
+                                    x.device.index, x)
+                stream = torch.cuda.current_stream(x.device).cuda_stream
+                return _Input(ext, _TORCH, x.device.index, _legacy_to_zero(stream), tuple(x.shape), x)
+            raise UnsupportedError(f"{role}: torch tensors on {x.device.type} are not supported (cpu, cuda are)")
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        if cai.get("mask") is not None:
+            raise UnsupportedError(f"{role}: masked __cuda_array_interface__ arrays are not supported")
+        ptr = cai["data"][0]
+        shape = tuple(cai["shape"])
+        ext = ExternalArray(ptr, shape, cai.get("strides"), cai["typestr"], True, -1, x)
+        return _Input(ext, _CAI, -1, _legacy_to_zero(cai.get("stream")), shape, x)
+    if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
+        dev_type, dev_id = x.__dlpack_device__()
+        if int(dev_type) in _DL_DEVICE:
+            ext = ExternalArray.from_dlpack(x.__dlpack__(stream=1))
+        elif int(dev_type) in _DL_HOST:
+            ext = ExternalArray.from_dlpack(x.__dlpack__())
+        else:
+            raise UnsupportedError(f"{role}: DLPack device type {int(dev_type)} is not supported")
+        return _Input(ext, _DLPACK, ext.device_id, 0, ext.shape, x)
+    arr = np.asarray(x)
+    return _Input(arr, _HOST, -1, 0, arr.shape, arr)
+
+
+def _check_backend(src, backend):
+    """Device arrays run on CUDA: refuses backend='cpu', and a device array without a usable device (before
+    any output is allocated)."""
+    if not src.on_device:
+        return
+    if backend == "cpu":
+        raise InvalidArgumentError("backend='cpu' cannot read a device array; use 'auto' or 'cuda'")
+    if not cuda_available():
+        raise NoDeviceError("a device array was given but no CUDA device is available"
+                            + ("" if _core.built_with_cuda() else " (this build of imghist has no CUDA backend)"))
+
+
+_NP_TYPESTR = {"uint8": "|u1", "uint16": "<u2", "int32": "<i4", "float32": "<f4", "int64": "<i8"}
+
+
+def _empty(src, shape, dtype):
+    """A new result array like `src` (its framework, device and stream). Returns (result, argument for the
+    compiled module)."""
+    kind = src.kind
+    if not src.on_device:
+        out = np.empty(shape, dtype)
+        return out, out
+    if kind == _CUPY:
+        cp = sys.modules["cupy"]
+        with cp.cuda.Device(src.device_id):
+            out = cp.empty(shape, dtype)
+        return out, ExternalArray(out.data.ptr, shape, None, out.dtype.str, True, src.device_id, out)
+    if kind == _TORCH:
+        torch = sys.modules["torch"]
+        out = torch.empty(shape, dtype=getattr(torch, dtype), device=src.like.device)
+        return out, ExternalArray(out.data_ptr(), shape, None, _NP_TYPESTR[dtype], True, src.device_id, out)
+    out = DeviceArray.counts(shape) if dtype == "int64" else DeviceArray(shape, _NP_TYPESTR[dtype])
+    out._set_stream(src.stream)
+    return out, ExternalArray(out.ptr, shape, None, out.typestr, True, -1, out)
+
+
+def _result(src, out):
+    """What the caller gets back for a host result computed from `src`."""
+    if src.kind == _TORCH_CPU and isinstance(out, np.ndarray):
+        return sys.modules["torch"].from_numpy(out)
+    return out
+
+
+def _dtype_name(src):
+    arg = src.arg
+    if isinstance(arg, np.ndarray):
+        return arg.dtype.name
+    return {"|u1": "uint8", "<u2": "uint16", "<i4": "int32", "<f4": "float32"}[arg.typestr]
+
+
+def _output(src, dst, role):
+    """The destination of a filter: `dst` when given (same location as src), else a new array like src."""
+    if dst is None:
+        return _empty(src, tuple(src.shape), _dtype_name(src))
+    d = _input(dst, role)
+    if d.on_device != src.on_device:
+        raise InvalidArgumentError(f"{role}: src and dst must both be host arrays or both device arrays")
+    if d.arg is not dst and not isinstance(d.arg, ExternalArray) and d.kind != _TORCH_CPU:
+        raise InvalidArgumentError(f"{role}: dst must be an array that can be written in place")
+    return dst, d.arg
+
+
+def _is_empty(shape):
+    return len(shape) >= 2 and (shape[0] == 0 or shape[1] == 0)
+
+
+# ---- histograms ---------------------------------------------------------------------------------------------
+
+def hist(array, bins=256, range=None, mask=None, backend="auto"):
+    """Counts of `array`'s samples in `bins` equal bins over [low, high) = `range` (None: [0, 256) for
+    uint8, [0, 65536) for uint16; required for int32 and float32). Samples outside the range and NaN are
+    not counted; pixels whose `mask` (uint8, (H, W)) byte is 0 are skipped.
+
+    Returns int64 counts: shape (bins,) for a 2-D array, (C, bins) for an (H, W, C) array; a NumPy array for
+    host input, a device array of the input's kind for device input (see the module docstring)."""
+    if type(array) is np.ndarray and (mask is None or type(mask) is np.ndarray):
+        return _core.hist_host(array, bins, range, mask, backend)  # fast path: NumPy in, NumPy out
+    src = _input(array, "hist: image")
+    m = None if mask is None else _input(mask, "hist: mask").arg
+    if not src.on_device:
+        return _result(src, _core.hist_host(src.arg, bins, range, m, backend))
+    _check_backend(src, backend)
+    if bins < 1:
+        raise InvalidArgumentError(f"bins must be at least 1, got {bins}")
+    shape = (bins,) if len(src.shape) == 2 else (src.shape[2], bins)
+    out, out_arg = _empty(src, shape, "int64")
+    _core.hist_device(src.arg, bins, range, m, out_arg, src.stream)
+    return out
+
+
+def calcHist(images, channels, mask, histSize, ranges, hist=None, accumulate=False, *, backend="auto"):
+    """cv2.calcHist for one-dimensional histograms: float32 (histSize[0], 1).
+
+    images: a list of arrays (or one array); channels: [c], where c counts the channels of all images in
+    order (as cv2 does); mask: None or uint8 (H, W); histSize: [bins]; ranges: [low, high] (uniform bins;
+    None: the whole range of uint8 / uint16). With accumulate=True the counts are added to `hist`.
+    Accepts uint8, uint16, int32 and float32 images with 1, 3 or 4 channels."""
+    if isinstance(images, (list, tuple)):
+        images = list(images)
+    else:
+        images = [images]
+    if len(channels) != 1 or len(histSize) != 1:
+        raise UnsupportedError("calcHist: only one-dimensional histograms (one channel, one histSize) are supported")
+    if ranges is not None and len(ranges) != 2:
+        raise UnsupportedError("calcHist: ranges must be [low, high] (uniform bins)")
+    c, bins = int(channels[0]), int(histSize[0])
+    if not images:
+        raise InvalidArgumentError("calcHist: no images")
+    for img in images:  # the channel numbering runs over all images, in order
+        src = _input(img, "calcHist: image")
+        n = 1 if len(src.shape) == 2 else int(src.shape[2])
+        if c < n:
+            break
+        c -= n
+    else:
+        raise InvalidArgumentError(f"calcHist: channel {channels[0]} does not exist in the images")
+    m = None if mask is None else _input(mask, "calcHist: mask").arg
+    acc = hist if accumulate else None
+    if not src.on_device:
+        if acc is not None:
+            acc = np.asarray(acc)
+        return _result(src, _core.calc_hist_host(src.arg, c, bins, ranges, m, backend, acc))
+    _check_backend(src, backend)
+    if src.kind not in (_CUPY, _TORCH):
+        raise UnsupportedError("calcHist: device arrays must be CuPy arrays or torch tensors (imghist.hist "
+                               "accepts any device array)")
+    if bins < 1:
+        raise InvalidArgumentError(f"bins must be at least 1, got {bins}")
+    shape = (bins,) if len(src.shape) == 2 else (src.shape[2], bins)
+    counts, out_arg = _empty(src, shape, "int64")
+    _core.hist_device(src.arg, bins, ranges, m, out_arg, src.stream)
+    one = counts if len(src.shape) == 2 else counts[c]
+    # The conversion runs on the framework's current stream: the stream the histogram was enqueued on.
+    if src.kind == _CUPY:
+        cp = sys.modules["cupy"]
+        with cp.cuda.Device(src.device_id):
+            out = one.astype(cp.float32).reshape(bins, 1)
+    else:
+        out = one.to(sys.modules["torch"].float32).reshape(bins, 1)
+    if acc is not None:
+        out += acc.reshape(bins, 1)
+    return out
+
+
+# ---- filters ------------------------------------------------------------------------------------------------
+
+def equalizeHist(src, dst=None, *, backend="auto"):
+    """cv2.equalizeHist: uint8, (H, W) or (H, W, 1). Returns dst (a new array like src when not given)."""
+    s = _input(src, "equalizeHist: src")
+    _check_backend(s, backend)
+    out, out_arg = _output(s, dst, "equalizeHist: dst")
+    if not _is_empty(s.shape):  # cv2 returns at once for an empty image
+        _core.equalize(s.arg, out_arg, backend, s.device_id, s.stream)
+    return _result(s, out)
+
+
+def threshold(src, thresh, maxval, type, dst=None, *, backend="auto"):
+    """cv2.threshold: returns (retval, dst). type: THRESH_BINARY, _BINARY_INV, _TRUNC, _TOZERO, _TOZERO_INV,
+    optionally | THRESH_OTSU (uint8, uint16, 1 channel) or | THRESH_TRIANGLE (uint8, 1 channel).
+    Accepts uint8, uint16 and float32 images with 1, 3 or 4 channels. With an automatic threshold on a
+    device array the call waits for its stream (it returns the computed value)."""
+    s = _input(src, "threshold: src")
+    _check_backend(s, backend)
+    out, out_arg = _output(s, dst, "threshold: dst")
+    if _is_empty(s.shape):  # cv2 returns at once: the threshold as given, 0 when it would be computed
+        return (0.0 if int(type) & (THRESH_OTSU | THRESH_TRIANGLE) else float(thresh)), _result(s, out)
+    retval = _core.threshold(s.arg, out_arg, float(thresh), float(maxval), int(type), backend, s.device_id,
+                             s.stream)
+    return retval, _result(s, out)
+
+
+class CLAHE:
+    """cv2.CLAHE: contrast-limited adaptive histogram equalization of uint8 or uint16 (H, W) images.
+    Within one grey level of cv2's result and identical on the vast majority of pixels."""
+
+    def __init__(self, clipLimit=40.0, tileGridSize=(8, 8), *, backend="auto"):
+        self._clip = float(clipLimit)
+        self.setTilesGridSize(tileGridSize)
+        self.backend = backend
+
+    def apply(self, src, dst=None):
+        s = _input(src, "CLAHE.apply: src")
+        _check_backend(s, self.backend)
+        out, out_arg = _output(s, dst, "CLAHE.apply: dst")
+        if not _is_empty(s.shape):
+            _core.clahe(s.arg, out_arg, self._clip, self._tiles[0], self._tiles[1], self.backend, s.device_id,
+                        s.stream)
+        return _result(s, out)
+
+    def getClipLimit(self):
+        return self._clip
+
+    def setClipLimit(self, clipLimit):
+        self._clip = float(clipLimit)
+
+    def getTilesGridSize(self):
+        return self._tiles
+
+    def setTilesGridSize(self, tileGridSize):
+        gx, gy = (int(v) for v in tileGridSize)
+        if gx < 1 or gy < 1:
+            raise InvalidArgumentError(f"CLAHE: the tile grid must be at least 1x1, got {gx}x{gy}")
+        self._tiles = (gx, gy)
+
+
+def createCLAHE(clipLimit=40.0, tileGridSize=(8, 8), *, backend="auto"):
+    """cv2.createCLAHE: tileGridSize is (tiles across, tiles down), as cv2's Size(width, height)."""
+    return CLAHE(clipLimit, tileGridSize, backend=backend)

@@ -1,0 +1,59 @@
+"""Shared cases for the imghist Python tests: the backends, the shipped photographs, generated images.
+
+References are cv2 (OpenCV's Python binding) or, where cv2 has no counterpart, an independent NumPy
+computation written from the documented rule; never imghist itself.
+"""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import imghist
+
+SAMPLES_DIR = os.environ.get("IMGHIST_SAMPLES_DIR") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "samples", "images")
+
+# One list of backends for every host case: the CPU always, CUDA where a device exists.
+BACKENDS = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(
+        not imghist.cuda_available(), reason="no CUDA device (or a build without CUDA): CUDA backend cases skipped")),
+]
+
+
+def photographs():
+    """The shipped photographs as cv2 reads them (gray or BGR uint8)."""
+    import cv2
+    paths = sorted(glob.glob(os.path.join(SAMPLES_DIR, "*.png")))
+    assert paths, f"no sample photographs in {SAMPLES_DIR}"
+    return {os.path.basename(p): cv2.imread(p, cv2.IMREAD_UNCHANGED) for p in paths}
+
+
+# Sizes: single pixels, single rows and columns, widths that are not multiples of 16, a larger odd frame.
+SIZES = [(1, 1), (1, 17), (17, 1), (31, 33), (64, 48), (131, 257)]
+
+
+def random_image(shape, dtype, seed, low=None, high=None):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        lo = -10.0 if low is None else low
+        hi = 300.0 if high is None else high
+        return rng.uniform(lo, hi, size=shape).astype(np.float32)
+    info = np.iinfo(dtype)
+    lo = info.min if low is None else low
+    hi = info.max if high is None else high
+    return rng.integers(lo, hi, size=shape, endpoint=True, dtype=dtype)
+
+
+def roi_views(img):
+    """The image and views of it at odd offsets: a ROI whose rows are strided, and layouts that must be
+    copied (column step, reversed rows) — all are read as the pixels they show."""
+    h, w = img.shape[:2]
+    views = {"whole": img}
+    if h > 4 and w > 6:
+        views["roi"] = img[2:h - 1, 3:w - 2]        # unaligned x offset, row stride of the parent
+        views["column_step"] = img[:, ::2]           # not adjacent: copied
+        views["reversed_rows"] = img[::-1]           # negative stride: copied
+    return views
