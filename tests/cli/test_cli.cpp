@@ -240,6 +240,7 @@ TEST_CASE("imghist --version and --help on every command", "[cli]") {
     Run r = run_cli(d, "--version");
     CHECK(r.code == 0);
     CHECK(contains(r.out, "imghist 0."));
+    CHECK(contains(r.out, "built without CUDA") == !imghist::built_with_cuda());
     for (const char* cmd : {"", "equalize", "threshold", "clahe", "hist", "gen"}) {
         r = run_cli(d, std::string(cmd) + " --help");
         INFO(cmd);
