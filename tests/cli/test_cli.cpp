@@ -931,7 +931,7 @@ TEST_CASE("device: --device cuda without a GPU is a clear error", "[cli][device]
     CHECK(r.code == 0);
 }
 
-TEST_CASE("bench: runs imghist-bench next to the program, passing arguments; clear error when missing", "[cli][bench]") {
+TEST_CASE("bench: runs imghist-bench next to the program, passing arguments, clear error when missing", "[cli][bench]") {
     TempDir d;
     fs::create_directories(d / "bin");
     std::string prog = cli_path();
