@@ -4,6 +4,7 @@
 # through find_package with components and through pkg-config, and parent projects using add_subdirectory
 # and FetchContent).
 # Usage: scripts/test.sh [BUILD_DIR] [IMGHIST_WITH_CUDA=ON|OFF]   (as scripts/setup.sh; default: build)
+# IMGHIST_CTEST_ARGS: more ctest arguments (e.g. "-LE consumer").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=build
@@ -15,4 +16,4 @@ for arg in "$@"; do
 done
 scripts/setup.sh "$@"
 echo "== tests =="
-cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)"
+cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" ${IMGHIST_CTEST_ARGS:-}

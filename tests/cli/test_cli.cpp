@@ -38,6 +38,7 @@ TEST_CASE("imghist --version and --help on every command", "[cli]") {
     Run r = run_cli(d, "--version");
     CHECK(r.code == 0);
     CHECK(contains(r.out, "imghist 0."));
+    CHECK(contains(r.out, "built without CUDA") == !imghist::built_with_cuda());
     for (const char* cmd : {"", "equalize", "stretch", "match", "threshold", "clahe", "hist", "gen"}) {
         r = run_cli(d, std::string(cmd) + " --help");
         INFO(cmd);
@@ -793,7 +794,7 @@ TEST_CASE("device: --device cuda without a GPU is a clear error", "[cli][device]
     CHECK(r.code == 0);
 }
 
-TEST_CASE("bench: runs imghist-bench next to the program, passing arguments; clear error when missing", "[cli][bench]") {
+TEST_CASE("bench: runs imghist-bench next to the program, passing arguments, clear error when missing", "[cli][bench]") {
     TempDir d;
     fs::create_directories(d / "bin");
     std::string prog = cli_path();

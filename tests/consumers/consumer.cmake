@@ -1,9 +1,10 @@
 # Builds and runs one consumer of imghist for ctest (see tests/consumers/CMakeLists.txt):
 #
 #   cmake -DSOURCE=<project> -DBINARY=<dir> [-DARGS=<a|b|...>] [-DRUN=<cmd|cmd...>] [-DEXPECT_ERROR=<regex>]
-#         -P consumer.cmake      configure SOURCE with the -D arguments in ARGS, build it, run each command
+#         [-DCONFIGURE_ONLY=ON] -P consumer.cmake
+#                                configure SOURCE with the -D arguments in ARGS, build it, run each command
 #                                (programs relative to BINARY); with EXPECT_ERROR the configuration must
-#                                fail with a message matching it instead
+#                                fail with a message matching it instead; CONFIGURE_ONLY stops after it
 #   cmake -DPKG_CONFIG_DIR=<dir> -DCXX=<compiler> -DBINARY=<dir> -DPROGRAMS=<name=source:package|...>
 #         -DRUN=<cmd|...> -P consumer.cmake      compile each source with `pkg-config --cflags --libs package`
 #                                                (.pc files from PKG_CONFIG_DIR) and run the commands
@@ -57,6 +58,10 @@ else()
   endif()
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "configuring ${SOURCE} failed (${rc}):\n${out}${err}")
+  endif()
+  if(CONFIGURE_ONLY)
+    message("${out}")
+    return()
   endif()
   run_checked("building ${SOURCE}" "${CMAKE_COMMAND}" --build "${BINARY}" -j2)
 endif()
