@@ -77,9 +77,9 @@ std::string pack(const std::vector<int>& v, int bits) {
 }
 
 /// A 54-byte BMP header (BITMAPINFOHEADER, uncompressed) claiming w x h at bpp bits.
-std::string bmp_header(std::int32_t w, std::int32_t h, int bpp) {
+std::string bmp_header(std::int32_t w, std::int32_t h, int bpp, std::uint32_t compression = 0) {
     return "BM" + le32(0) + le32(0) + le32(54) + le32(40) + le32(static_cast<std::uint32_t>(w)) +
-           le32(static_cast<std::uint32_t>(h)) + le16(1) + le16(static_cast<unsigned>(bpp)) + le32(0) + le32(0) +
+           le32(static_cast<std::uint32_t>(h)) + le16(1) + le16(static_cast<unsigned>(bpp)) + le32(compression) + le32(0) +
            le32(2835) + le32(2835) + le32(0) + le32(0);
 }
 
@@ -213,6 +213,9 @@ TEST_CASE("hostile: truncated BMP and TGA files are refused, not zero-filled", "
     write_bytes(d / "tall.bmp", bmp_header(12, 16776970, 24));
     expect_refused(d, "hist tall.bmp --device cpu --max-pixels 1000000000", "tall.bmp", "truncated or corrupt BMP", 2);
     expect_refused(d, "clahe tall.bmp out.png --device cpu --max-pixels 1000000000", "tall.bmp", "truncated or corrupt BMP", 2);
+    // A "negative" compression field, which stb_image decodes as uncompressed (found by fuzz_bmp).
+    write_bytes(d / "negative.bmp", bmp_header(4356, 261, 24, 0xae000000u));
+    expect_refused(d, "hist negative.bmp --device cpu", "negative.bmp", "truncated or corrupt BMP");
     // A real BMP cut to 80 of its bytes.
     const std::string bmp = encoded(photo(10, 10, CV_8UC3, 3), ".bmp");
     REQUIRE(bmp.size() > 300);
