@@ -462,3 +462,24 @@ TEST_CASE("progress: the bar fits a narrow terminal and never wraps", "[cli][fol
         CHECK(updates >= 12);
     }
 }
+
+TEST_CASE("atomic output: the file is flushed before the rename and the folder after it", "[cli][errors]") {
+    TempDir d;
+    if (std::system("command -v strace > /dev/null 2>&1") != 0) {
+        std::printf("%s: strace is not installed\n", imghist_test::kSkipMarker);
+        return;
+    }
+    write(d / "in.png", photo(20, 10, CV_8UC1, 15));
+    const std::string cmd = "cd " + q(d.path) + " && strace -f -qq -o trace.txt -e trace=fsync,fdatasync,rename,renameat,renameat2 " +
+                            q(cli_path()) + " equalize in.png out.png --device cpu";
+    if (std::system(cmd.c_str()) != 0 && !fs::exists(d / "out.png")) {  // ptrace may be forbidden here
+        std::printf("%s: strace cannot trace here\n", imghist_test::kSkipMarker);
+        return;
+    }
+    const std::string trace = slurp(d / "trace.txt");
+    const std::size_t rename = trace.find("\"out.png\")");
+    REQUIRE(rename != std::string::npos);
+    CHECK(trace.rfind("fsync(", rename) != std::string::npos);  // the temporary file, before the rename
+    CHECK(trace.find("fsync(", rename) != std::string::npos);   // the folder, after it
+    CHECK(same(read(d / "out.png"), [&] { cv::Mat e; cv::equalizeHist(read(d / "in.png"), e); return e; }()));
+}
