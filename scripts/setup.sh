@@ -26,6 +26,8 @@ PACKAGES=(
   python3-dev pybind11-dev python3-numpy python3-pytest python3-opencv
   # the scikit-image reference tests of stretch, matching and multi-level Otsu
   python3-skimage
+  # fuzzing and sanitizer builds (clang), and PIL as an independent reader in the CLI tests
+  clang libclang-rt-14-dev python3-pil strace
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -121,7 +121,7 @@ struct PngChunks {
     bool other_critical = false;                              ///< a critical chunk besides IHDR, IDAT, IEND
 };
 
-PngChunks walk_png(const Bytes& data, const std::string& name) {
+PngChunks walk_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     const std::uint8_t* d = data.data();
     const std::size_t size = data.size();
     PngChunks c;
@@ -143,6 +143,9 @@ PngChunks walk_png(const Bytes& data, const std::string& name) {
             c.color = body[9];
             c.interlace = body[12];
             if (body[10] != 0 || body[11] != 0) corrupt_png(name, "unknown compression or filter method");
+            // The size limits first: the most useful message for a header that claims too much. (The exact
+            // byte count, which depends on the decoded layout, is checked again before decoding.)
+            checked_image_bytes(c.width, c.height, 1, 8, opt, name);
             have_ihdr = true;
         } else if (std::memcmp(type, "IDAT", 4) == 0) {
             c.idat.emplace_back(pos + 8, len);
@@ -214,7 +217,7 @@ struct Band {
 }  // namespace
 
 Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
-    const PngChunks chunks = walk_png(data, name);
+    const PngChunks chunks = walk_png(data, name, opt);
     {
         Image fast;
         if (decode_png_fast(data, chunks, name, opt, fast)) return fast;
