@@ -185,6 +185,12 @@ struct Band {
 }  // namespace
 
 Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    Image img = decode_png_pixels(data, name, opt);
+    img.meta = read_png_metadata(data.data(), data.size());
+    return img;
+}
+
+Image decode_png_pixels(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     {
         Image fast;
         if (decode_png_fast(data, name, opt, fast)) return fast;
@@ -336,6 +342,8 @@ Bytes encode_png(const Image& img, const EncodeOptions& opt) {
     ihdr[9] = color_type[img.channels()];
     ihdr[10] = ihdr[11] = ihdr[12] = 0;
     put_chunk(out, "IHDR", ihdr, 13);
+    const Blob meta = png_metadata_chunks(img.meta);
+    out.insert(out.end(), meta.begin(), meta.end());
     // zlib stream: 2-byte header, the bands, Adler-32 of all filtered bytes.
     uLong adler = 1;
     for (std::size_t b = 0; b < nbands; ++b) {

@@ -58,7 +58,8 @@ bool is_image_name(const std::string& name) {
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
-void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out) {
+void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out,
+          std::vector<std::string>* unsupported) {
     std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
     DIR* d = opendir(dir.c_str());
     if (!d) fail_io(dir, "cannot list folder");
@@ -74,9 +75,11 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
         std::string rel = rel_dir.empty() ? n : rel_dir + "/" + n;
         std::string full = root + "/" + rel;
         if (is_directory(full)) {
-            if (recursive) walk(root, rel, recursive, out);
+            if (recursive) walk(root, rel, recursive, out, unsupported);
         } else if (is_image_name(n)) {
             out.push_back(InputFile{full, rel});
+        } else if (unsupported) {
+            unsupported->push_back(rel);
         }
     }
 }
@@ -98,12 +101,13 @@ bool is_batch(const std::vector<std::string>& args) {
     return is_directory(args[0]) || (has_wildcard(args[0]) && !path_exists(args[0]));
 }
 
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive) {
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive,
+                                      std::vector<std::string>* unsupported) {
     std::vector<InputFile> out;
     for (const std::string& raw : args) {
         std::string a = strip_slashes(raw);
         if (is_directory(a)) {
-            walk(a, "", recursive, out);
+            walk(a, "", recursive, out, unsupported);
         } else if (path_exists(a) || a == "-") {
             out.push_back(InputFile{a, base_name(a)});
         } else if (has_wildcard(a)) {
@@ -348,7 +352,21 @@ std::string summary_line(const Summary& s) {
     std::size_t n = s.done + s.failed;
     std::snprintf(buf, sizeof buf, "done %zu, failed %zu, skipped %zu in %.2f s (%.1f images/s)", s.done, s.failed,
                   s.skipped, s.seconds, s.seconds > 0 ? n / s.seconds : 0.0);
-    return buf;
+    std::string line = buf;
+    if (!s.unsupported.empty()) {
+        const std::size_t shown = std::min<std::size_t>(5, s.unsupported.size());
+        line += "; skipped " + std::to_string(s.unsupported.size()) + " unsupported: ";
+        for (std::size_t i = 0; i < shown; ++i) line += (i ? ", " : "") + s.unsupported[i];
+        if (shown < s.unsupported.size()) line += ", ... (" + std::to_string(s.unsupported.size() - shown) + " more)";
+    }
+    return line;
+}
+
+std::string nothing_processed(const Summary& s, std::size_t outside_shard) {
+    if (s.done || s.failed || s.skipped || outside_shard) return {};
+    if (s.unsupported.empty()) return "nothing processed: no image files found";
+    return "nothing processed: none of the " + std::to_string(s.unsupported.size()) +
+           " files found is in a format imghist reads (PNG, JPEG, TIFF, WebP, BMP, TGA, PNM)";
 }
 
 }  // namespace cli

@@ -1,0 +1,244 @@
+#include "metadata.hpp"
+
+#include <zlib.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace cli {
+namespace {
+
+// ---- EXIF (a TIFF structure) --------------------------------------------------------------------------------
+
+struct TiffReader {
+    const Blob& b;
+    bool little;
+    bool ok(std::size_t pos, std::size_t n) const { return pos <= b.size() && n <= b.size() - pos; }
+    std::uint32_t u16(std::size_t p) const {
+        return little ? (b[p] | (b[p + 1] << 8)) : ((b[p] << 8) | b[p + 1]);
+    }
+    std::uint32_t u32(std::size_t p) const {
+        return little ? (std::uint32_t(b[p]) | (std::uint32_t(b[p + 1]) << 8) | (std::uint32_t(b[p + 2]) << 16) |
+                         (std::uint32_t(b[p + 3]) << 24))
+                      : ((std::uint32_t(b[p]) << 24) | (std::uint32_t(b[p + 1]) << 16) |
+                         (std::uint32_t(b[p + 2]) << 8) | std::uint32_t(b[p + 3]));
+    }
+};
+
+bool tiff_header(const Blob& b, bool& little) {
+    if (b.size() < 8) return false;
+    if (b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) little = true;
+    else if (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42) little = false;
+    else return false;
+    return true;
+}
+
+/// Offset of the Orientation entry's value in IFD0, or 0 when there is none.
+std::size_t orientation_value_pos(const Blob& b) {
+    bool little = true;
+    if (!tiff_header(b, little)) return 0;
+    TiffReader r{b, little};
+    const std::size_t ifd = r.u32(4);
+    if (!r.ok(ifd, 2)) return 0;
+    const std::size_t n = r.u16(ifd);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t e = ifd + 2 + 12 * i;
+        if (!r.ok(e, 12)) return 0;
+        if (r.u16(e) == 0x0112 && r.u16(e + 2) == 3 && r.u32(e + 4) >= 1) return e + 8;
+    }
+    return 0;
+}
+
+// ---- PNG chunks ---------------------------------------------------------------------------------------------
+
+std::uint32_t be32(const std::uint8_t* p) {
+    return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+}
+
+void put_be32(Blob& out, std::uint32_t v) {
+    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<std::uint8_t>(v >> s));
+}
+
+void put_chunk(Blob& out, const char* type, const Blob& body) {
+    put_be32(out, static_cast<std::uint32_t>(body.size()));
+    const std::size_t start = out.size();
+    out.insert(out.end(), type, type + 4);
+    out.insert(out.end(), body.begin(), body.end());
+    put_be32(out, static_cast<std::uint32_t>(crc32_z(0, out.data() + start, out.size() - start)));
+}
+
+/// zlib stream -> bytes, at most `limit` of them; false when damaged or larger.
+bool inflate_bounded(const std::uint8_t* data, std::size_t size, std::size_t limit, Blob& out) {
+    z_stream zs{};
+    if (inflateInit(&zs) != Z_OK) return false;
+    out.clear();
+    std::uint8_t buf[16384];
+    zs.next_in = const_cast<Bytef*>(data);
+    zs.avail_in = static_cast<uInt>(size);
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        zs.next_out = buf;
+        zs.avail_out = sizeof buf;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        const std::size_t got = sizeof buf - zs.avail_out;
+        if (out.size() + got > limit) rc = Z_MEM_ERROR;
+        else out.insert(out.end(), buf, buf + got);
+        if (rc == Z_OK && got == 0 && zs.avail_in == 0) rc = Z_DATA_ERROR;  // ends early
+    }
+    inflateEnd(&zs);
+    return rc == Z_STREAM_END;
+}
+
+Blob deflate_all(const std::uint8_t* data, std::size_t size) {
+    uLongf n = compressBound(static_cast<uLong>(size));
+    Blob out(n);
+    if (compress2(out.data(), &n, data, static_cast<uLong>(size), 9) != Z_OK) return {};
+    out.resize(n);
+    return out;
+}
+
+const char kXmpKey[] = "XML:com.adobe.xmp";
+
+}  // namespace
+
+Blob normalize_exif(const std::uint8_t* data, std::size_t size) {
+    if (size >= 6 && std::memcmp(data, "Exif\0\0", 6) == 0) {
+        data += 6;
+        size -= 6;
+    }
+    Blob b(data, data + size);
+    bool little = true;
+    if (!tiff_header(b, little)) return {};
+    return b;
+}
+
+int exif_orientation(const Blob& exif) noexcept {
+    const std::size_t p = orientation_value_pos(exif);
+    if (!p) return 1;
+    bool little = exif[0] == 'I';
+    TiffReader r{exif, little};
+    const std::uint32_t v = r.u16(p);
+    return v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
+}
+
+bool set_exif_orientation(Blob& exif, int orientation) noexcept {
+    const std::size_t p = orientation_value_pos(exif);
+    if (!p) return false;
+    const bool little = exif[0] == 'I';
+    exif[p + (little ? 0 : 1)] = static_cast<std::uint8_t>(orientation);
+    exif[p + (little ? 1 : 0)] = 0;
+    return true;
+}
+
+Blob exif_with_orientation(int orientation) {
+    // Big-endian TIFF header, IFD0 at 8 with one SHORT entry, no next IFD.
+    const std::uint8_t o = static_cast<std::uint8_t>(orientation);
+    return Blob{'M', 'M', 0, 42, 0, 0, 0, 8,                        // header
+                0, 1,                                               // one entry
+                0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0,           // Orientation, SHORT, 1, value
+                0, 0, 0, 0};                                        // no next IFD
+}
+
+Metadata read_png_metadata(const std::uint8_t* d, std::size_t size, std::size_t max_bytes) {
+    Metadata m;
+    std::size_t pos = 8;
+    Blob text;
+    while (pos + 12 <= size) {
+        const std::uint32_t len = be32(d + pos);
+        if (len > size - pos - 12) break;
+        const char* type = reinterpret_cast<const char*>(d + pos + 4);
+        const std::uint8_t* body = d + pos + 8;
+        if (std::memcmp(type, "IEND", 4) == 0) break;
+        const bool crc_ok = static_cast<std::uint32_t>(crc32_z(0, d + pos + 4, len + 4)) == be32(body + len);
+        pos += 12 + std::size_t(len);
+        if (!crc_ok) continue;
+        // Keyword-led chunks: keyword, NUL, then the chunk's own fields.
+        const std::uint8_t* nul = static_cast<const std::uint8_t*>(std::memchr(body, 0, len));
+        const std::string keyword = nul ? std::string(reinterpret_cast<const char*>(body), nul - body) : "";
+        const std::size_t after = nul ? static_cast<std::size_t>(nul - body) + 1 : len;
+        if (std::memcmp(type, "eXIf", 4) == 0) {
+            m.exif = normalize_exif(body, len);
+        } else if (std::memcmp(type, "iCCP", 4) == 0) {
+            // name, NUL, method 0, zlib data
+            if (nul && after < len && body[after] == 0 && inflate_bounded(body + after + 1, len - after - 1, max_bytes, text))
+                m.icc = text;
+        } else if (std::memcmp(type, "pHYs", 4) == 0) {
+            if (len == 9 && body[8] == 1) {  // unit 1: pixels per metre
+                m.dpi_x = be32(body) * 0.0254;
+                m.dpi_y = be32(body + 4) * 0.0254;
+            }
+        } else if (std::memcmp(type, "tEXt", 4) == 0) {
+            if (nul && keyword == "Comment") m.comments.emplace_back(reinterpret_cast<const char*>(body + after), len - after);
+        } else if (std::memcmp(type, "zTXt", 4) == 0) {
+            if (nul && keyword == "Comment" && after < len && body[after] == 0 &&
+                inflate_bounded(body + after + 1, len - after - 1, max_bytes, text))
+                m.comments.emplace_back(text.begin(), text.end());
+        } else if (std::memcmp(type, "iTXt", 4) == 0) {
+            // keyword, NUL, compressed flag, method, language tag, NUL, translated keyword, NUL, text
+            if (!nul || keyword.empty() || (keyword != kXmpKey && keyword != "Comment") || after + 2 > len) continue;
+            const bool compressed = body[after] != 0;
+            std::size_t p = after + 2;
+            for (int field = 0; field < 2 && p < len; ++field) {
+                const void* z = std::memchr(body + p, 0, len - p);
+                p = z ? static_cast<std::size_t>(static_cast<const std::uint8_t*>(z) - body) + 1 : len + 1;
+            }
+            if (p > len) continue;
+            std::string value;
+            if (compressed) {
+                if (!inflate_bounded(body + p, len - p, max_bytes, text)) continue;
+                value.assign(text.begin(), text.end());
+            } else {
+                value.assign(reinterpret_cast<const char*>(body + p), len - p);
+            }
+            if (keyword == kXmpKey) m.xmp = value;
+            else m.comments.push_back(value);
+        }
+    }
+    return m;
+}
+
+Blob png_metadata_chunks(const Metadata& m) {
+    Blob out, body;
+    if (!m.icc.empty()) {
+        Blob z = deflate_all(m.icc.data(), m.icc.size());
+        if (!z.empty()) {
+            static const char name[] = "ICC profile";
+            body.assign(name, name + sizeof name);  // with its NUL
+            body.push_back(0);                      // method: zlib
+            body.insert(body.end(), z.begin(), z.end());
+            put_chunk(out, "iCCP", body);
+        }
+    }
+    if (m.has_resolution()) {
+        body.clear();
+        put_be32(body, static_cast<std::uint32_t>(std::lround(m.dpi_x / 0.0254)));
+        put_be32(body, static_cast<std::uint32_t>(std::lround(m.dpi_y / 0.0254)));
+        body.push_back(1);
+        put_chunk(out, "pHYs", body);
+    }
+    if (!m.exif.empty()) put_chunk(out, "eXIf", m.exif);
+    auto itxt = [&](const std::string& key, const std::string& value) {
+        body.assign(key.begin(), key.end());
+        const std::uint8_t fields[] = {0, 0, 0, 0, 0};  // NUL, uncompressed, method, empty language, empty key
+        body.insert(body.end(), fields, fields + 5);
+        body.insert(body.end(), value.begin(), value.end());
+        put_chunk(out, "iTXt", body);
+    };
+    if (!m.xmp.empty()) itxt(kXmpKey, m.xmp);
+    // tEXt holds Latin-1; a comment with other bytes than printable ASCII goes to iTXt (UTF-8).
+    for (const std::string& c : m.comments) {
+        bool ascii = true;
+        for (unsigned char ch : c) ascii = ascii && ch < 0x80;
+        if (ascii) {
+            static const char key[] = "Comment";
+            body.assign(key, key + sizeof key);
+            body.insert(body.end(), c.begin(), c.end());
+            put_chunk(out, "tEXt", body);
+        } else {
+            itxt("Comment", c);
+        }
+    }
+    return out;
+}
+
+}  // namespace cli

@@ -1,0 +1,65 @@
+// imghist CLI — what a photo carries besides its pixels, in one container-independent form.
+//
+//   item        | JPEG                         | PNG                          | TIFF                   | WebP
+//   ------------+------------------------------+------------------------------+------------------------+-----------
+//   EXIF        | APP1 "Exif\0\0" (<= 64 KiB)  | eXIf                         | Orientation tag only * | EXIF chunk
+//   ICC profile | APP2 ICC_PROFILE, chunked    | iCCP (zlib)                  | ICCProfile (34675)     | ICCP chunk
+//   XMP         | APP1 Adobe XMP (<= 64 KiB)   | iTXt XML:com.adobe.xmp       | XMLPacket (700)        | "XMP " chunk
+//   comments    | COM markers                  | tEXt/zTXt/iTXt "Comment"     | ImageDescription       | -
+//   resolution  | JFIF density (dpi / dpcm)    | pHYs (pixels per metre)      | X/YResolution + unit   | -
+//
+//   * TIFF keeps EXIF in a sub-IFD that libtiff cannot copy as one block: a TIFF input gives an EXIF block
+//     holding just its Orientation; a TIFF output gets the EXIF orientation as its Orientation tag.
+//
+// Every reader fills a Metadata; every writer takes one. Outputs keep the input's metadata unless --strip;
+// a part that does not fit the output container (an EXIF block above 64 KiB in a JPEG) is left out.
+// The EXIF block is kept as the TIFF structure that follows "Exif\0\0" (that prefix is removed on reading).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+using Blob = std::vector<std::uint8_t>;
+
+struct Metadata {
+    Blob exif;                          ///< TIFF header onwards ("II*\0" or "MM\0*")
+    Blob icc;                           ///< the ICC profile
+    std::string xmp;                    ///< the XMP packet (XML)
+    std::vector<std::string> comments;
+    double dpi_x = 0, dpi_y = 0;        ///< dots per inch; 0 when the file gives no absolute resolution
+    // How the input was encoded (not copied as such, but guides a JPEG output's defaults).
+    int jpeg_quality = 0;               ///< estimated quality of a JPEG input (1-100), 0 otherwise
+    bool progressive = false;           ///< the JPEG input was progressive
+
+    bool has_resolution() const noexcept { return dpi_x > 0 && dpi_y > 0; }
+    /// Drops everything carried to outputs (--strip); the encoding hints stay.
+    void strip() {
+        exif.clear();
+        icc.clear();
+        xmp.clear();
+        comments.clear();
+        dpi_x = dpi_y = 0;
+    }
+};
+
+/// Removes a leading "Exif\0\0" (some writers put it in PNG/WebP too) and drops blocks that do not start
+/// with a TIFF header.
+Blob normalize_exif(const std::uint8_t* data, std::size_t size);
+/// The EXIF Orientation (1-8) of the block's first IFD; 1 when absent or unreadable.
+int exif_orientation(const Blob& exif) noexcept;
+/// Rewrites the Orientation in place (when the block has one; returns false otherwise).
+bool set_exif_orientation(Blob& exif, int orientation) noexcept;
+/// A minimal EXIF block holding only an Orientation tag (for containers that keep just the tag).
+Blob exif_with_orientation(int orientation);
+
+// PNG chunks (the PNG container has no library of ours in between: chunks are read from the file).
+/// Reads eXIf, iCCP, iTXt/tEXt/zTXt (XMP, Comment) and pHYs from a PNG file; damaged optional chunks are
+/// ignored (the pixel decoder reports damage that matters). `max_bytes` bounds each inflated chunk.
+Metadata read_png_metadata(const std::uint8_t* data, std::size_t size, std::size_t max_bytes = std::size_t(64) << 20);
+/// The chunks that carry `m`, each complete with length and CRC, to be placed after IHDR.
+Blob png_metadata_chunks(const Metadata& m);
+
+}  // namespace cli
