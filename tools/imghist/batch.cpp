@@ -34,7 +34,7 @@ void ImageJob::add_options(CLI::App& sub) {
     sub.add_flag("--in-place", in_place, "Allow overwriting inputs (OUT may then be left out)");
     sub.add_flag("--skip-existing", skip_existing, "Leave outputs that already exist alone (resumes a stopped run)");
     sub.add_option("--shard", shard, "Process only part K of N of the inputs (stable per file name), e.g. 3/8")->type_name("K/N");
-    sub.add_option("--to", to, "Output format by extension (png, jpg, bmp, tga, pgm, ppm); default: the output's or input's")
+    sub.add_option("--to", to, "Output format by extension (png, jpg, tif, webp, bmp, tga, pgm, ppm); default: the output's or input's")
         ->type_name("EXT");
     sub.add_option("--quality", encode.jpeg_quality,
                    "JPEG quality 1-100 (default: the input JPEG's estimated quality, else 90); WebP: lossy at this quality (default: lossless)")
