@@ -44,13 +44,16 @@ BinParams make_bin_params(const BinSpec& spec, SampleType type) {
     if (!(spec.low < spec.high))
         throw Error(ErrorCode::InvalidArgument, "histogram range needs low < high (got [" + std::to_string(spec.low) +
                                                     ", " + std::to_string(spec.high) + "))");
+    // high - low overflows for ranges such as [-1e308, 1e308]: a would be 0 and every value fall in bin 0.
+    if (!std::isfinite(spec.high - spec.low))
+        throw Error(ErrorCode::InvalidArgument, "histogram range is too wide: high - low overflows a double");
     BinParams p;
     p.bins = spec.bins;
     p.low = spec.low;
     p.high = spec.high;
     p.a = static_cast<double>(spec.bins) / (spec.high - spec.low);
     p.b = -p.a * spec.low;
-    if (!std::isfinite(p.a) || !std::isfinite(p.b))
+    if (!std::isfinite(p.a) || !std::isfinite(p.b) || !(p.a > 0))
         throw Error(ErrorCode::InvalidArgument, "histogram range is too narrow or too wide for its bin count");
 
     if (type == SampleType::U8) p.mode = BinMode::Lut8;

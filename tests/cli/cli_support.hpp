@@ -1,12 +1,11 @@
-// Helpers shared by the CLI test files: running the program in a temporary folder, writing inputs and
-// reading outputs with OpenCV, and plain-loop references.
+// Support for the end-to-end tests of the imghist program: temporary folders, running the program, writing
+// and reading files, and small encoders for the odd files the bad-input cases need.
 #pragma once
 
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,29 +14,32 @@
 #include <string>
 #include <vector>
 
+#include <jpeglib.h>
+#include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "support.hpp"
 
-namespace fs = std::filesystem;
+namespace clitest {
 
-namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
 
 // ---- running the program ------------------------------------------------------------------------------
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+inline std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
 /// The program under test: $IMGHIST_CLI, else the one this build made, else imghist on PATH (a relocated
 /// bundle, where the build path does not exist).
-std::string cli_path() {
+inline std::string cli_path() {
     if (const char* env = std::getenv("IMGHIST_CLI"); env && *env) return env;
     if (access(IMGHIST_CLI_PATH, X_OK) == 0) return IMGHIST_CLI_PATH;
     return "imghist";
 }
 
 /// The shipped photographs.
-fs::path samples_dir() { return fs::path(imghist_test::source_dir()) / "samples/images"; }
+inline fs::path samples_dir() { return fs::path(imghist_test::source_dir()) / "samples/images"; }
 
 struct TempDir {
     fs::path path;
@@ -62,7 +64,7 @@ struct Run {
     std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
+inline std::string slurp(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
@@ -70,7 +72,7 @@ std::string slurp(const fs::path& p) {
 }
 
 /// Runs `imghist <args>` (a shell fragment: may hold redirections of stdin) in `dir`.
-Run run_cli(const TempDir& dir, const std::string& args) {
+inline Run run_cli(const TempDir& dir, const std::string& args) {
     fs::path out = dir / ".stdout", err = dir / ".stderr";
     std::string cmd = "cd " + q(dir.path) + " && " + q(cli_path()) + " " + args + " > " + q(out) + " 2> " + q(err);
     int status = std::system(cmd.c_str());
@@ -84,12 +86,12 @@ Run run_cli(const TempDir& dir, const std::string& args) {
     return r;
 }
 
-std::string device_arg(imghist::Backend b) { return b == imghist::Backend::Cuda ? " --device cuda" : " --device cpu"; }
+inline std::string device_arg(imghist::Backend b) { return b == imghist::Backend::Cuda ? " --device cuda" : " --device cpu"; }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 /// Files in a folder whose names start with '.' and end in ".tmp" (left-over temporaries).
-std::vector<std::string> temporaries(const fs::path& dir) {
+inline std::vector<std::string> temporaries(const fs::path& dir) {
     std::vector<std::string> out;
     for (auto& e : fs::recursive_directory_iterator(dir)) {
         std::string n = e.path().filename().string();
@@ -101,7 +103,7 @@ std::vector<std::string> temporaries(const fs::path& dir) {
 // ---- inputs ---------------------------------------------------------------------------------------------
 
 /// A photograph-like 8-bit image: smooth shapes plus noise, a few saturated pixels, odd size.
-cv::Mat photo(int w, int h, int type, unsigned seed) {
+inline cv::Mat photo(int w, int h, int type, unsigned seed) {
     cv::Mat m(h, w, type);
     cv::RNG rng(seed);
     const int cn = m.channels();
@@ -119,26 +121,115 @@ cv::Mat photo(int w, int h, int type, unsigned seed) {
     return m;
 }
 
-void write(const fs::path& p, const cv::Mat& m) { REQUIRE(cv::imwrite(p.string(), m)); }
-void write_bytes(const fs::path& p, const std::string& bytes) {
+inline void write(const fs::path& p, const cv::Mat& m) { REQUIRE(cv::imwrite(p.string(), m)); }
+inline void write_bytes(const fs::path& p, const std::string& bytes) {
     std::ofstream f(p, std::ios::binary);
     f << bytes;
 }
-cv::Mat read(const fs::path& p, int flags = cv::IMREAD_UNCHANGED) {
+inline cv::Mat read(const fs::path& p, int flags = cv::IMREAD_UNCHANGED) {
     cv::Mat m = cv::imread(p.string(), flags);
     INFO("reading " << p);
     REQUIRE(!m.empty());
     return m;
 }
-bool same(const cv::Mat& a, const cv::Mat& b) {
+inline bool same(const cv::Mat& a, const cv::Mat& b) {
     return a.size() == b.size() && a.type() == b.type() && cv::countNonZero(cv::Mat(a != b).reshape(1)) == 0;
 }
 
+inline std::uint32_t crc(const std::string& s, std::size_t from, std::size_t n) {
+    std::uint32_t c = 0xffffffffu;
+    for (std::size_t i = from; i < from + n; ++i) {
+        c ^= static_cast<unsigned char>(s[i]);
+        for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+/// A PNG whose IHDR claims width x height and whose data is nonsense (it must never be decoded).
+inline std::string png_header_only(std::uint32_t width, std::uint32_t height) {
+    std::string s("\x89PNG\r\n\x1a\n", 8);
+    auto be = [&](std::uint32_t v) {
+        for (int i = 3; i >= 0; --i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    };
+    be(13);
+    std::size_t start = s.size();
+    s += "IHDR";
+    be(width);
+    be(height);
+    s += std::string("\x08\x00\x00\x00\x00", 5);
+    be(crc(s, start, 17));
+    be(4);
+    start = s.size();
+    s += "IDATabcd";
+    be(crc(s, start, 8));
+    return s;
+}
+
+/// A JPEG written with libjpeg in a given colour space (used for a CMYK file, which OpenCV cannot write).
+inline std::string jpeg_with(int w, int h, int components, J_COLOR_SPACE space) {
+    jpeg_compress_struct c{};
+    jpeg_error_mgr err{};
+    c.err = jpeg_std_error(&err);
+    jpeg_create_compress(&c);
+    unsigned char* buf = nullptr;
+    unsigned long size = 0;
+    jpeg_mem_dest(&c, &buf, &size);
+    c.image_width = static_cast<JDIMENSION>(w);
+    c.image_height = static_cast<JDIMENSION>(h);
+    c.input_components = components;
+    c.in_color_space = space;
+    jpeg_set_defaults(&c);
+    jpeg_start_compress(&c, TRUE);
+    std::vector<unsigned char> row(static_cast<std::size_t>(w * components));
+    for (int y = 0; y < h; ++y) {
+        for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<unsigned char>((i * 7 + y * 3) & 0xff);
+        JSAMPROW r = row.data();
+        jpeg_write_scanlines(&c, &r, 1);
+    }
+    jpeg_finish_compress(&c);
+    std::string out(reinterpret_cast<char*>(buf), size);
+    jpeg_destroy_compress(&c);
+    std::free(buf);
+    return out;
+}
+
+inline std::string encoded(const cv::Mat& m, const std::string& ext) {
+    std::vector<uchar> b;
+    REQUIRE(cv::imencode(ext, m, b));
+    return std::string(b.begin(), b.end());
+}
+
+inline json parse_json(const std::string& s) {
+    INFO("JSON: " << s.substr(0, 300));
+    json j;
+    REQUIRE_NOTHROW(j = json::parse(s));
+    return j;
+}
+
+/// cv::calcHist of one channel as integer counts.
+inline std::vector<std::uint64_t> cv_hist(const cv::Mat& m, int channel, int bins, float lo, float hi) {
+    cv::Mat h;
+    int ch[] = {channel};
+    int size[] = {bins};
+    float range[] = {lo, hi};
+    const float* ranges[] = {range};
+    cv::calcHist(&m, 1, ch, cv::Mat(), h, 1, size, ranges);
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(bins));
+    for (int i = 0; i < bins; ++i) out[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(h.at<float>(i));
+    return out;
+}
+
+inline std::vector<std::uint64_t> counts_of(const json& hist, const std::string& name) {
+    for (auto& c : hist.at("channels"))
+        if (c.at("name") == name) return c.at("counts").get<std::vector<std::uint64_t>>();
+    FAIL("no channel " << name);
+    return {};
+}
 
 /// 16-bit equalization by a plain loop, cv::equalizeHist's rule over 65536 levels: the first non-empty
 /// level -> 0, the others round(cdf after it * scale) with scale = 65535 / (N - h[i0]) computed first (in
 /// double; OpenCV's 8-bit code computes the scale once the same way, in float).
-cv::Mat equalize16_reference(const cv::Mat& src) {
+inline cv::Mat equalize16_reference(const cv::Mat& src) {
     std::vector<std::uint64_t> h(65536, 0);
     for (int y = 0; y < src.rows; ++y)
         for (int x = 0; x < src.cols; ++x) ++h[src.at<std::uint16_t>(y, x)];
@@ -158,4 +249,4 @@ cv::Mat equalize16_reference(const cv::Mat& src) {
     return out;
 }
 
-}  // namespace
+}  // namespace clitest

@@ -10,7 +10,7 @@
 
 #include <tiffio.h>  // after OpenCV: libtiff deprecates the int64 names OpenCV's headers use
 
-using nlohmann::json;
+using namespace clitest;
 
 namespace {
 

@@ -136,9 +136,24 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
     eopt.threads = job.common.threads;
     std::mutex dir_mutex;
 
+    // The output's format: the output's extension, or for standard output --to, the input's, else PNG.
+    auto output_format = [&](const Item& it) {
+        Format f = Format::Unknown;
+        if (it.output == "-")
+            f = !to.empty() ? format_from_extension(to) : format_from_extension(extension_of(it.input.path));
+        else
+            f = format_from_extension(extension_of(it.output));
+        if (f == Format::Unknown && it.output == "-") f = Format::Png;
+        return f;
+    };
+
     Stages st;
     st.load = [&](Item& it) {
         const std::string in_name = display_name(it.input.path);
+        // The output format's size limits are checked with the header, before decoding and processing.
+        DecodeOptions item_dopt = dopt;
+        item_dopt.output = output_format(it);
+        item_dopt.output_name = display_name(it.output, true);
         if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
             fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
                                                           " is the input file; refusing to overwrite it (use --in-place)");
@@ -146,21 +161,16 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         // The planar JPEG path keeps the stored orientation; --auto-orient needs the pixels.
         if (planar_ok && !job.auto_orient && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
             sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
-            it.planes = decode_jpeg_planes(data, in_name, dopt);
+            it.planes = decode_jpeg_planes(data, in_name, item_dopt);
             it.planar = true;
             return;
         }
-        it.image = decode_image(data, in_name, dopt);
+        it.image = decode_image(data, in_name, item_dopt);
         if (job.auto_orient) auto_orient(it.image);
     };
     st.process = process;
     st.store = [&](Item& it) {
-        Format f = Format::Unknown;
-        if (it.output == "-")
-            f = !to.empty() ? format_from_extension(to) : format_from_extension(extension_of(it.input.path));
-        else
-            f = format_from_extension(extension_of(it.output));
-        if (f == Format::Unknown && it.output == "-") f = Format::Png;
+        const Format f = output_format(it);
         const std::string out_name = display_name(it.output, true);
         if (it.output != "-") {
             std::lock_guard<std::mutex> l(dir_mutex);

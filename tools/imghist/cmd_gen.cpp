@@ -128,6 +128,7 @@ int run_gen(GenArgs& a) {
     Format f = format_from_extension(!a.to.empty() ? a.to : ext);
     if (a.out == "-" && a.to.empty()) f = Format::Png;
     check_encodable(f, a.depth, a.channels, display_name(a.out, true));
+    check_output_size(f, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), a.channels, display_name(a.out, true));
     Image img(static_cast<int>(w), static_cast<int>(h), a.channels, a.depth);
     const std::size_t n = img.pixels() * static_cast<std::size_t>(a.channels);
     if (a.depth == 8)

@@ -2,6 +2,7 @@
 //              [--plot FILE.png] [--log]
 // imghist hist --raw FILE --dtype u8|u16|i32|f32 --bins N --range LO:HI
 // imghist hist --merge a.json b.json ...
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -36,6 +37,8 @@ void parse_range(const std::string& s, double& lo, double& hi) {
         fail_usage("--range: expected LO:HI such as 0:256, got '" + s + "'");
     }
     if (!(hi > lo)) fail_usage("--range " + s + ": HI must be greater than LO");
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(hi - lo))
+        fail_usage("--range " + s + ": LO and HI must be finite and HI - LO representable (it overflows a double)");
 }
 
 /// Writes text to -o FILE (atomically) or stdout.

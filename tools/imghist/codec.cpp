@@ -1,7 +1,11 @@
 #include "codec.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -40,20 +44,62 @@ Format sniff_format(const Bytes& d, const std::string& name_hint) {
     if (d.size() >= 12 && std::memcmp(d.data(), "RIFF", 4) == 0 && std::memcmp(d.data() + 8, "WEBP", 4) == 0)
         return Format::Webp;
     if (d.size() >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' &&
-        (d[2] == ' ' || d[2] == '\n' || d[2] == '\r' || d[2] == '\t'))
+        (d[2] == ' ' || d[2] == '\n' || d[2] == '\r' || d[2] == '\t' || d[2] == '\v' || d[2] == '\f' || d[2] == '#'))
         return Format::Pnm;
     if (format_from_extension(extension_of(name_hint)) == Format::Tga) return Format::Tga;
     return Format::Unknown;
 }
 
-void check_pixel_limit(std::uint64_t width, std::uint64_t height, const DecodeOptions& opt, const std::string& name) {
-    if (width == 0 || height == 0) fail(ErrorCode::InvalidArgument, name, "image header gives an empty size (" +
-                                                                         std::to_string(width) + "x" + std::to_string(height) + ")");
-    if (width > 0x7fffffffu || height > 0x7fffffffu || width * height > opt.max_pixels)
+std::size_t checked_image_bytes(std::uint64_t width, std::uint64_t height, int channels, int depth,
+                                const DecodeOptions& opt, const std::string& name) {
+    const std::string size = std::to_string(width) + "x" + std::to_string(height);
+    if (width == 0 || height == 0) fail(ErrorCode::InvalidArgument, name, "image header gives an empty size (" + size + ")");
+    if (width > 0x7fffffffu || height > 0x7fffffffu)
+        fail(ErrorCode::Unsupported, name, "image is " + size + ", wider or taller than the limit of 2147483647");
+    // Both factors are below 2^31, so the pixel count cannot overflow; the byte count can.
+    const std::uint64_t pixels = width * height;
+    if (pixels > opt.max_pixels)
         fail(ErrorCode::Unsupported, name,
-             "image is " + std::to_string(width) + "x" + std::to_string(height) + " = " +
-                 std::to_string(width * height) + " pixels, above the limit of " + std::to_string(opt.max_pixels) +
-                 " (raise it with --max-pixels)");
+             "image is " + size + " = " + std::to_string(pixels) + " pixels, above the limit of " +
+                 std::to_string(opt.max_pixels) + " (raise it with --max-pixels)");
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(pixels, static_cast<std::uint64_t>(channels) * static_cast<std::uint64_t>(depth / 8), &bytes) ||
+        bytes > static_cast<std::uint64_t>(PTRDIFF_MAX))
+        fail(ErrorCode::Unsupported, name,
+             "image is " + size + " with " + std::to_string(channels) + " channel(s) of " + std::to_string(depth) +
+                 " bits: its size in bytes does not fit in memory's address range");
+    if (opt.output != Format::Unknown) check_output_size(opt.output, width, height, channels, opt.output_name);
+    return static_cast<std::size_t>(bytes);
+}
+
+void check_encoded_size(std::uint64_t min_bytes, std::uint64_t available, const std::string& name, const char* format) {
+    if (min_bytes > available)
+        fail(ErrorCode::InvalidArgument, name,
+             std::string("truncated or corrupt ") + format + " file (the header promises an image that needs at least " +
+                 std::to_string(min_bytes) + " bytes of data; the file holds " + std::to_string(available) + ")");
+}
+
+void check_output_size(Format format, std::uint64_t width, std::uint64_t height, int channels, const std::string& name) {
+    const std::string size = std::to_string(width) + "x" + std::to_string(height);
+    auto side_limit = [&](std::uint64_t limit) {
+        if (width > limit || height > limit)
+            fail(ErrorCode::Unsupported, name, std::string(format_name(format)) + " cannot hold a " + size +
+                                                   " image (at most " + std::to_string(limit) +
+                                                   " pixels per side; write .png or .pgm/.ppm)");
+    };
+    switch (format) {
+        case Format::Jpeg: side_limit(65500); return;  // libjpeg's JPEG_MAX_DIMENSION
+        case Format::Tga: side_limit(65535); return;   // 16-bit header fields
+        case Format::Webp: side_limit(16383); return;  // 14-bit header fields
+        case Format::Bmp: {
+            // The writer stores 24-bit (32-bit with alpha) pixels and computes the file size in an int.
+            const std::uint64_t row = (width * (channels == 4 ? 4u : 3u) + 3) / 4 * 4;
+            if (width > 0x7fffffffu || height > 0x7fffffffu || row * height > 0x7fff0000u)
+                fail(ErrorCode::Unsupported, name, "BMP cannot hold a " + size + " image (2 GiB of pixel data at most; write .png)");
+            return;
+        }
+        default: return;
+    }
 }
 
 Image decode_image(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
@@ -111,6 +157,8 @@ void check_encodable(Format format, int depth, int channels, const std::string& 
 
 Bytes encode_image(const Image& img, Format format, const EncodeOptions& opt, const std::string& name) {
     check_encodable(format, img.depth(), img.channels(), name);
+    check_output_size(format, static_cast<std::uint64_t>(img.width()), static_cast<std::uint64_t>(img.height()),
+                      img.channels(), name);
     switch (format) {
         case Format::Png: return encode_png(img, opt);
         case Format::Jpeg: return encode_jpeg(img, opt, name);
@@ -171,52 +219,80 @@ Image decode_pnm(const Bytes& d, const std::string& name, const DecodeOptions& o
     PnmReader r{d, 2, name};
     const std::uint64_t w = r.number("width"), h = r.number("height");
     const std::uint64_t maxval = bitmap ? 1 : r.number("maximum value");
-    check_pixel_limit(w, h, opt, name);
     if (maxval == 0 || maxval > 65535)
         fail(ErrorCode::Unsupported, name, "unsupported sample depth (PNM maximum value " + std::to_string(maxval) + ")");
     const int depth = maxval > 255 ? 16 : 8;
-    Image img(static_cast<int>(w), static_cast<int>(h), channels, depth);
-    const std::size_t samples = img.pixels() * static_cast<std::size_t>(channels);
+    checked_image_bytes(w, h, channels, depth, opt, name);
+    const std::uint64_t samples = w * h * static_cast<std::uint64_t>(channels);  // no overflow: checked above
     auto truncated = [&] { fail(ErrorCode::InvalidArgument, name, "truncated or corrupt PNM file (fewer samples than the header promises)"); };
+    auto above_maxval = [&] { fail(ErrorCode::InvalidArgument, name, "corrupt PNM file (a sample above the maximum value " + std::to_string(maxval) + ")"); };
+    // Binary data starts after exactly one whitespace byte.
+    if (!ascii) {
+        if (r.pos >= d.size() || !std::isspace(d[r.pos])) truncated();
+        ++r.pos;
+    }
+    const std::uint64_t avail = d.size() - std::min<std::size_t>(r.pos, d.size());
+    // The least data that can hold the claimed image: P1 one character per pixel, P2/P3 a digit and a
+    // separator per sample, P4 packed rows, P5/P6 one or two bytes per sample.
+    const std::uint64_t need = kind == '1' ? samples
+                               : ascii     ? 2 * samples - 1
+                               : bitmap    ? (w + 7) / 8 * h
+                                           : samples * (maxval > 255 ? 2 : 1);
+    check_encoded_size(need, avail, name, "PNM");
+    Image img(static_cast<int>(w), static_cast<int>(h), channels, depth);
+    // Maximum values other than 255 and 65535 are stretched to the output's full range as PIL does:
+    // round(v / maxval * out_max), rounding half to even.
+    const std::uint32_t out_max = depth == 16 ? 65535 : 255;
+    std::vector<std::uint16_t> scale;
+    if (!bitmap && maxval != out_max) {
+        scale.resize(maxval + 1);
+        for (std::uint32_t v = 0; v <= maxval; ++v)
+            scale[v] = static_cast<std::uint16_t>(std::nearbyint(static_cast<double>(v) / static_cast<double>(maxval) * out_max));
+    }
+    auto store = [&](std::size_t i, std::uint32_t v) {
+        if (!scale.empty()) v = scale[v];
+        if (depth == 16) reinterpret_cast<std::uint16_t*>(img.data())[i] = static_cast<std::uint16_t>(v);
+        else img.data()[i] = static_cast<std::uint8_t>(v);
+    };
     if (ascii) {
         for (std::size_t i = 0; i < samples; ++i) {
-            std::uint64_t v = 0;
+            r.skip_space();
+            if (r.pos >= d.size()) truncated();
             if (bitmap) {  // P1: '0'/'1' characters, possibly without spaces; 1 is black
-                r.skip_space();
-                if (r.pos >= d.size()) truncated();
-                v = d[r.pos++] == '1' ? 0 : 255;
+                const std::uint8_t c = d[r.pos++];
+                if (c != '0' && c != '1')
+                    fail(ErrorCode::InvalidArgument, name, "corrupt PBM file (a character other than 0, 1, space or a comment in the pixel data)");
+                img.data()[i] = c == '1' ? 0 : 255;
             } else {
-                r.skip_space();
-                if (r.pos >= d.size()) truncated();
-                v = r.number("sample");
-                if (v > maxval) fail(ErrorCode::InvalidArgument, name, "corrupt PNM file (a sample above the maximum value)");
+                const std::uint64_t v = r.number("sample");
+                if (v > maxval) above_maxval();
+                store(i, static_cast<std::uint32_t>(v));
             }
-            if (depth == 16) reinterpret_cast<std::uint16_t*>(img.data())[i] = static_cast<std::uint16_t>(v);
-            else img.data()[i] = static_cast<std::uint8_t>(v);
         }
         return img;
     }
-    // Binary: exactly one whitespace byte after the header.
-    if (r.pos >= d.size() || !std::isspace(d[r.pos])) truncated();
-    ++r.pos;
     const std::uint8_t* src = d.data() + r.pos;
-    const std::size_t avail = d.size() - r.pos;
     if (bitmap) {  // P4: rows of packed bits, most significant first, 1 is black
         const std::size_t row = (w + 7) / 8;
-        if (avail < row * h) truncated();
         for (std::size_t y = 0; y < h; ++y)
             for (std::size_t x = 0; x < w; ++x)
                 img.row(static_cast<int>(y))[x] = (src[y * row + x / 8] >> (7 - x % 8)) & 1 ? 0 : 255;
         return img;
     }
-    if (avail < img.bytes()) truncated();
     if (depth == 8) {
-        std::memcpy(img.data(), src, img.bytes());
+        if (scale.empty()) {
+            std::memcpy(img.data(), src, img.bytes());
+        } else {
+            for (std::size_t i = 0; i < samples; ++i) {
+                if (src[i] > maxval) above_maxval();
+                store(i, src[i]);
+            }
+        }
     } else {  // big-endian in the file
-        std::uint8_t* dst = img.data();
-        for (std::size_t i = 0; i < img.bytes(); i += 2) {
-            dst[i] = src[i + 1];
-            dst[i + 1] = src[i];
+        for (std::size_t i = 0; i < samples; ++i) {
+            const std::uint32_t v = (std::uint32_t(src[2 * i]) << 8) | src[2 * i + 1];
+            if (v > maxval) above_maxval();
+            store(i, v);
         }
     }
     return img;

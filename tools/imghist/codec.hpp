@@ -17,10 +17,18 @@
 //
 // Metadata (EXIF, ICC, XMP, comments, resolution) is read into Image::meta and written back by PNG, JPEG,
 // TIFF and WebP (see metadata.hpp for what each container holds); BMP, TGA and PNM carry none.
-// (stb_image 2.27's PNM reader returns 16-bit samples big-endian and accepts truncated files, hence our own.)
-// The format is read from the content (magic bytes), never from the name; the output format comes from
-// the output's extension. The pixel limit is checked against the header before any pixel memory is
-// allocated. Every error names the file.
+// (stb_image 2.27's PNM reader returns 16-bit samples big-endian and accepts truncated files, hence our own;
+// only stb's BMP and TGA readers are compiled in, so no file reaches another of its readers.)
+// The format is read from the content (magic bytes), never from the name (TGA, which has no signature,
+// is the one exception: tried last, and only for a .tga name); the output format comes from the output's
+// extension.
+//
+// Hostile files: every decoder passes its header through checked_image_bytes (the pixel limit, the output
+// format's size limits, the decoded byte count without overflow) before any pixel memory is allocated, and
+// through check_encoded_size (the file must be long enough for what the header claims: exactly for
+// uncompressed data, by the format's largest compression ratio otherwise), so decoding time and memory are
+// bounded by the file's size. Truncated data is an error, never zero-filled pixels. Every error names the
+// file.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +50,10 @@ Format sniff_format(const Bytes& data, const std::string& name_hint);
 
 struct DecodeOptions {
     std::uint64_t max_pixels = std::uint64_t(1) << 28;
+    /// Where the decoded image will be written, when known: its size limits are checked with the header, so
+    /// an image that cannot be written is refused before it is decoded and processed.
+    Format output = Format::Unknown;
+    std::string output_name;
 };
 
 struct EncodeOptions {
@@ -56,8 +68,18 @@ struct EncodeOptions {
 /// The JPEG quality an output gets: the option, else the input JPEG's estimate, else 90.
 int jpeg_quality_for(const EncodeOptions& opt, const Metadata& m);
 
-/// Throws Error naming `name` when the header's size is above the limit.
-void check_pixel_limit(std::uint64_t width, std::uint64_t height, const DecodeOptions& opt, const std::string& name);
+/// The one check of an image header, before any pixel memory is allocated: width and height non-zero and at
+/// most 2^31-1, width x height at most opt.max_pixels, the size within what opt.output can hold, and the
+/// decoded byte count width x height x channels x bytes-per-sample computed without overflow. Returns that
+/// byte count; throws Error naming `name` (or the output) and the limit.
+std::size_t checked_image_bytes(std::uint64_t width, std::uint64_t height, int channels, int depth,
+                                const DecodeOptions& opt, const std::string& name);
+/// Refuses a header that promises more than the file holds: `min_bytes` is the fewest bytes any valid
+/// encoding of the claimed image occupies, `available` what the file has for it.
+void check_encoded_size(std::uint64_t min_bytes, std::uint64_t available, const std::string& name, const char* format);
+/// Throws Error(Unsupported) naming `name` when `format` cannot hold a width x height image (JPEG: 65500,
+/// TGA: 65535, WebP: 16383 per side; BMP: 2 GiB of pixel data).
+void check_output_size(Format format, std::uint64_t width, std::uint64_t height, int channels, const std::string& name);
 
 Image decode_image(const Bytes& data, const std::string& name, const DecodeOptions& opt);
 /// Throws Error(Unsupported) naming `name` when `format` cannot hold an image of this depth / channels.
@@ -68,8 +90,6 @@ void write_image(const std::string& path, const Image& img, Format format, const
 
 // Per-format entry points (codec_*.cpp).
 Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt);
-/// decode_png without the metadata.
-Image decode_png_pixels(const Bytes& data, const std::string& name, const DecodeOptions& opt);
 Bytes encode_png(const Image& img, const EncodeOptions& opt);
 Image decode_jpeg(const Bytes& data, const std::string& name, const DecodeOptions& opt);
 Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string& name);

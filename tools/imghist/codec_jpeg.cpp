@@ -1,6 +1,7 @@
 // JPEG through libjpeg-turbo's libjpeg API. Errors longjmp out of the library into an imghist::Error.
 #include "codec_jpeg.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <csetjmp>
@@ -198,11 +199,18 @@ void read_header(Decompress& d, const Bytes& data, const std::string& name, cons
     jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
     save_markers(d);
     jpeg_read_header(&d.info, TRUE);
-    check_pixel_limit(d.info.image_width, d.info.image_height, opt, name);
     if (d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK)
         fail(ErrorCode::Unsupported, name, "unsupported channel count: a 4-channel CMYK/YCCK JPEG (imghist reads gray and colour JPEG)");
     if (d.info.num_components != 1 && d.info.num_components != 3)
         fail(ErrorCode::Unsupported, name, "unsupported channel count " + std::to_string(d.info.num_components));
+    checked_image_bytes(d.info.image_width, d.info.image_height, d.info.num_components, 8, opt, name);
+    // Largest compression ratio: every 8x8 block a scan codes takes at least one bit, and a file may code only
+    // its smallest component (the block counts are known once jpeg_read_header has reached the first scan).
+    std::uint64_t least_blocks = UINT64_MAX;
+    for (int c = 0; c < d.info.num_components; ++c)
+        least_blocks = std::min<std::uint64_t>(least_blocks, std::uint64_t(d.info.comp_info[c].width_in_blocks) *
+                                                                  d.info.comp_info[c].height_in_blocks);
+    check_encoded_size(least_blocks / 8, data.size(), name, "JPEG");
 }
 
 }  // namespace

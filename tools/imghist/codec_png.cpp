@@ -11,6 +11,8 @@
 
 #include <cstring>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "codec.hpp"
 #include "errors.hpp"
@@ -108,47 +110,77 @@ void unfilter_row(int type, std::uint8_t* cur, const std::uint8_t* prev, std::si
     }
 }
 
-/// The fast path; returns false (having decoded nothing) when the file needs libspng.
-bool decode_png_fast(const Bytes& data, const std::string& name, const DecodeOptions& opt, Image& out) {
+/// What a walk over every chunk finds. The walk checks the structure and every chunk's CRC for both decoding
+/// paths (libspng verifies the CRC of an IDAT only if it reads past it, which it does not when the image
+/// data ends early in the chunk).
+struct PngChunks {
+    std::uint32_t width = 0, height = 0;
+    int depth = 0, color = -1, interlace = 0;
+    std::uint64_t idat_bytes = 0;
+    std::vector<std::pair<std::size_t, std::uint32_t>> idat;  ///< offset and length of each IDAT's data
+    bool other_critical = false;                              ///< a critical chunk besides IHDR, IDAT, IEND
+    std::vector<PngChunk> metadata;                           ///< eXIf, iCCP, pHYs and text chunks
+};
+
+PngChunks walk_png(const Bytes& data, const std::string& name) {
     const std::uint8_t* d = data.data();
     const std::size_t size = data.size();
-    if (size < 8 + 25) return false;
+    PngChunks c;
     std::size_t pos = 8;
-    std::uint32_t width = 0, height = 0;
-    int depth = 0, color = -1;
-    Bytes idat;
-    idat.reserve(size);
-    bool have_ihdr = false, end = false;
-    while (!end) {
+    bool have_ihdr = false;
+    for (;;) {
         if (pos + 12 > size) corrupt_png(name, "file ends inside a chunk");
         const std::uint32_t len = be32_at(d + pos);
         const std::uint8_t* type = d + pos + 4;
-        if (len > 0x7fffffffu || pos + 12 + len > size) corrupt_png(name, "file ends inside a chunk");
+        if (len > 0x7fffffffu || len > size - pos - 12) corrupt_png(name, "file ends inside a chunk");
         const std::uint8_t* body = d + pos + 8;
-        const std::uint32_t stored_crc = be32_at(body + len);
-        if (static_cast<std::uint32_t>(libdeflate_crc32(0, type, 4 + len)) != stored_crc)
+        if (static_cast<std::uint32_t>(libdeflate_crc32(0, type, 4 + len)) != be32_at(body + len))
             corrupt_png(name, "chunk CRC mismatch");
         if (!have_ihdr) {
             if (std::memcmp(type, "IHDR", 4) != 0 || len != 13) corrupt_png(name, "no IHDR chunk");
-            width = be32_at(body);
-            height = be32_at(body + 4);
-            depth = body[8];
-            color = body[9];
+            c.width = be32_at(body);
+            c.height = be32_at(body + 4);
+            c.depth = body[8];
+            c.color = body[9];
+            c.interlace = body[12];
             if (body[10] != 0 || body[11] != 0) corrupt_png(name, "unknown compression or filter method");
-            check_pixel_limit(width, height, opt, name);
-            if (body[12] != 0 || (depth != 8 && depth != 16) || (color != 0 && color != 2 && color != 4 && color != 6))
-                return false;  // interlaced, palette or low bit depth
             have_ihdr = true;
         } else if (std::memcmp(type, "IDAT", 4) == 0) {
-            idat.insert(idat.end(), body, body + len);
+            c.idat.emplace_back(pos + 8, len);
+            c.idat_bytes += len;
         } else if (std::memcmp(type, "IEND", 4) == 0) {
-            end = true;
+            return c;
         } else if (!(type[0] & 0x20)) {
-            return false;  // a critical chunk we do not handle here (e.g. PLTE on a colour image)
+            c.other_critical = true;
+        } else if (is_png_metadata_chunk(type)) {
+            c.metadata.push_back(PngChunk{{char(type[0]), char(type[1]), char(type[2]), char(type[3])}, body, len});
         }
-        pos += 12 + len;
+        pos += 12 + std::size_t(len);
     }
+}
+
+/// Deflate expands at most 1032:1 (a 258-byte match in two bits, repeated): IDAT data shorter than the
+/// header's image needs at that ratio cannot be a valid PNG, and is refused before anything is allocated.
+void check_png_data_size(const PngChunks& c, const std::string& name) {
+    const int samples = c.color == 2 ? 3 : c.color == 4 ? 2 : c.color == 6 ? 4 : 1;
+    const unsigned __int128 row = (static_cast<unsigned __int128>(c.width) * samples * c.depth) / 8;
+    const unsigned __int128 least = row * c.height / 1032;
+    check_encoded_size(least > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(least), c.idat_bytes, name, "PNG");
+}
+
+/// The fast path; returns false (having decoded nothing) when the file needs libspng.
+bool decode_png_fast(const Bytes& data, const PngChunks& c, const std::string& name, const DecodeOptions& opt, Image& out) {
+    if (c.interlace != 0 || (c.depth != 8 && c.depth != 16) ||
+        (c.color != 0 && c.color != 2 && c.color != 4 && c.color != 6) || c.other_critical)
+        return false;  // interlaced, palette, low bit depth, or a critical chunk we do not handle here (PLTE)
+    const std::uint32_t width = c.width, height = c.height;
+    const int depth = c.depth, color = c.color;
     const int channels = color == 0 ? 1 : color == 4 ? 2 : color == 2 ? 3 : 4;
+    checked_image_bytes(width, height, channels, depth, opt, name);
+    check_png_data_size(c, name);
+    Bytes idat;
+    idat.reserve(c.idat_bytes);
+    for (auto& [off, len] : c.idat) idat.insert(idat.end(), data.data() + off, data.data() + off + len);
     Image img(static_cast<int>(width), static_cast<int>(height), channels, depth);
     const std::size_t row = img.row_bytes(), bpp = static_cast<std::size_t>(channels) * (depth / 8);
     const std::size_t raw_size = (row + 1) * height;
@@ -182,18 +214,11 @@ struct Band {
     std::size_t raw_len = 0;
 };
 
-}  // namespace
 
-Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
-    Image img = decode_png_pixels(data, name, opt);
-    img.meta = read_png_metadata(data.data(), data.size());
-    return img;
-}
-
-Image decode_png_pixels(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::string& name, const DecodeOptions& opt) {
     {
         Image fast;
-        if (decode_png_fast(data, name, opt, fast)) return fast;
+        if (decode_png_fast(data, chunks, name, opt, fast)) return fast;
     }
     SpngCtx s;
     if (!s.ctx) fail(ErrorCode::OutOfMemory, name, "cannot create a PNG decoder");
@@ -204,9 +229,10 @@ Image decode_png_pixels(const Bytes& data, const std::string& name, const Decode
     spng_ihdr ihdr{};
     int rc = spng_get_ihdr(s.ctx, &ihdr);
     if (rc) fail(ErrorCode::InvalidArgument, name, std::string("corrupt PNG header (") + spng_strerror(rc) + ")");
-    check_pixel_limit(ihdr.width, ihdr.height, opt, name);
 
     int channels = 0, fmt = SPNG_FMT_PNG, flags = 0, depth = ihdr.bit_depth == 16 ? 16 : 8;
+    spng_trns trns{};
+    bool has_trns = false;
     switch (ihdr.color_type) {
         case SPNG_COLOR_TYPE_GRAYSCALE:
             channels = 1;
@@ -216,29 +242,62 @@ Image decode_png_pixels(const Bytes& data, const std::string& name, const Decode
         case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA: channels = 2; break;
         case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA: channels = 4; break;
         case SPNG_COLOR_TYPE_INDEXED: {
-            spng_trns trns{};
-            bool has_trns = spng_get_trns(s.ctx, &trns) == 0;
+            // Decoded to indices (SPNG_FMT_PNG: packed as in the file) and expanded below, because libspng
+            // shows an index beyond the palette as black where the file is corrupt.
+            has_trns = spng_get_trns(s.ctx, &trns) == 0;
             channels = has_trns ? 4 : 3;
-            fmt = has_trns ? SPNG_FMT_RGBA8 : SPNG_FMT_RGB8;
-            flags = has_trns ? SPNG_DECODE_TRNS : 0;
+            depth = 8;
             break;
         }
         default: fail(ErrorCode::Unsupported, name, "unsupported PNG colour type " + std::to_string(ihdr.color_type));
     }
+    checked_image_bytes(ihdr.width, ihdr.height, channels, depth, opt, name);
+    check_png_data_size(chunks, name);
     std::size_t len = 0;
     rc = spng_decoded_image_size(s.ctx, fmt, &len);
     if (rc) fail(ErrorCode::Unsupported, name, std::string("unsupported PNG (") + spng_strerror(rc) + ")");
     Image img(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), channels, depth);
-    if (len != img.bytes()) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
-    rc = spng_decode_image(s.ctx, img.data(), len, fmt, flags);
-    if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
-    // SPNG_FMT_PNG delivers 16-bit samples host-endian already (only SPNG_FMT_RAW keeps the file's order).
-    if (fmt == SPNG_FMT_G8 && ihdr.bit_depth < 8) {
-        // 1/2/4-bit gray arrives unscaled (0..2^bits-1); stretch to the 8-bit range as PNG readers do.
-        const unsigned maxv = (1u << ihdr.bit_depth) - 1u;
-        std::uint8_t* p = img.data();
-        for (std::size_t i = 0; i < img.bytes(); ++i) p[i] = static_cast<std::uint8_t>(p[i] * 255u / maxv);
+    // SPNG_FMT_G8 delivers 1/2/4-bit gray already stretched to 0..255 (v * 255 / (2^bits - 1)), and
+    // SPNG_FMT_PNG 16-bit samples host-endian (only SPNG_FMT_RAW keeps the file's order).
+    if (ihdr.color_type != SPNG_COLOR_TYPE_INDEXED) {
+        if (len != img.bytes()) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
+        rc = spng_decode_image(s.ctx, img.data(), len, fmt, flags);
+        if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
+        return img;
     }
+    const unsigned bits = ihdr.bit_depth;
+    const std::size_t packed_row = (static_cast<std::size_t>(ihdr.width) * bits + 7) / 8;
+    if (len != packed_row * ihdr.height) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
+    spng_plte plte{};
+    if (spng_get_plte(s.ctx, &plte) != 0) corrupt_png(name, "a palette image without a PLTE chunk");
+    Bytes indices(len);
+    rc = spng_decode_image(s.ctx, indices.data(), len, fmt, 0);
+    if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
+    const unsigned mask = (1u << bits) - 1u;
+    for (std::uint32_t y = 0; y < ihdr.height; ++y) {
+        const std::uint8_t* src = indices.data() + y * packed_row;
+        std::uint8_t* dst = img.row(static_cast<int>(y));
+        for (std::uint32_t x = 0; x < ihdr.width; ++x, dst += channels) {
+            const std::size_t bit = static_cast<std::size_t>(x) * bits;
+            const unsigned i = (src[bit / 8] >> (8 - bits - bit % 8)) & mask;
+            if (i >= plte.n_entries)
+                corrupt_png(name, "palette index " + std::to_string(i) + " beyond the " + std::to_string(plte.n_entries) +
+                                      "-entry palette");
+            dst[0] = plte.entries[i].red;
+            dst[1] = plte.entries[i].green;
+            dst[2] = plte.entries[i].blue;
+            if (has_trns) dst[3] = i < trns.n_type3_entries ? trns.type3_alpha[i] : 255;
+        }
+    }
+    return img;
+}
+
+}  // namespace
+
+Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    const PngChunks chunks = walk_png(data, name);
+    Image img = decode_png_pixels(data, chunks, name, opt);
+    img.meta = read_png_metadata(chunks.metadata);
     return img;
 }
 

@@ -117,6 +117,34 @@ void read_metadata(TIFF* t, Metadata& m) {
     }
 }
 
+/// How far each compression can expand its data at most, where that is bounded: PackBits 128 bytes from 2,
+/// LZW at most 4096 bytes per code of at least 9 bits, Deflate 1032:1. 0: not bounded here (other
+/// schemes: only the pixel limit applies).
+std::uint64_t max_expansion(std::uint16_t compression) {
+    switch (compression) {
+        case COMPRESSION_NONE: return 1;
+        case COMPRESSION_PACKBITS: return 64;
+        case COMPRESSION_LZW: return 3641;  // 4096 * 8 / 9
+        case COMPRESSION_ADOBE_DEFLATE:
+        case COMPRESSION_DEFLATE: return 1032;
+        default: return 0;
+    }
+}
+
+/// Refuses a header whose strips or tiles hold too few bytes for the image it claims (check_encoded_size),
+/// so that decoding time and memory stay bounded by the file's size.
+void check_tiff_data_size(TIFF* t, std::uint16_t compression, std::uint64_t image_bytes, std::size_t file_size,
+                          const std::string& name) {
+    const std::uint64_t ratio = max_expansion(compression);
+    if (!ratio) return;
+    const std::uint32_t n = TIFFIsTiled(t) ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+    // Each has an offset of at least 2 bytes in the file: a count beyond that is a corrupt header.
+    if (n > file_size / 2 + 1) check_encoded_size(std::uint64_t(n) * 2, file_size, name, "TIFF");
+    std::uint64_t stored = 0;
+    for (std::uint32_t i = 0; i < n && stored < file_size; ++i) stored += TIFFGetStrileByteCount(t, i);
+    check_encoded_size(image_bytes / ratio, std::min<std::uint64_t>(stored, file_size), name, "TIFF");
+}
+
 }  // namespace
 
 Image decode_tiff(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
@@ -131,7 +159,6 @@ Image decode_tiff(const Bytes& data, const std::string& name, const DecodeOption
     std::uint32_t w = 0, h = 0;
     if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &h))
         corrupt(name, f, "no image size");
-    check_pixel_limit(w, h, opt, name);
     std::uint16_t spp = 1, bps = 1, planar = PLANARCONFIG_CONTIG, format = SAMPLEFORMAT_UINT, photometric = 0,
                   compression = COMPRESSION_NONE;
     TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &spp);
@@ -159,13 +186,17 @@ Image decode_tiff(const Bytes& data, const std::string& name, const DecodeOption
     if (!TIFFIsCODECConfigured(compression))
         refuse(name, "compression scheme " + std::to_string(compression) + ", which this libtiff cannot decode");
 
+    checked_image_bytes(w, h, spp, bps, opt, name);
+    check_tiff_data_size(t, compression, static_cast<std::uint64_t>(w) * h * spp * (bps / 8), data.size(), name);
     Image img(static_cast<int>(w), static_cast<int>(h), spp, bps);
     const std::size_t row = img.row_bytes(), px = static_cast<std::size_t>(spp) * (bps / 8);
     if (TIFFIsTiled(t)) {
         std::uint32_t tw = 0, th = 0;
         if (!TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw) || !TIFFGetField(t, TIFFTAG_TILELENGTH, &th))
             corrupt(name, f, "tiled without a tile size");
-        check_pixel_limit(tw, th, opt, name);  // the tile buffer is sized by the header too
+        DecodeOptions tile_opt = opt;  // the tile buffer is sized by the header too
+        tile_opt.output = Format::Unknown;
+        checked_image_bytes(tw, th, spp, bps, tile_opt, name);
         const std::size_t tile_row = static_cast<std::size_t>(tw) * px;
         const std::size_t tile_bytes = tile_row * th;
         if (static_cast<std::uint64_t>(TIFFTileSize64(t)) != tile_bytes) corrupt(name, f, "inconsistent tile size");

@@ -22,7 +22,11 @@ struct Common {
     int threads = 0;
     bool quiet = false;
     bool verbose = false;
-    DecodeOptions decode() const { return DecodeOptions{max_pixels}; }
+    DecodeOptions decode() const {
+        DecodeOptions o;
+        o.max_pixels = max_pixels;
+        return o;
+    }
     std::vector<Device> devices() const { return resolve_devices(device); }
 };
 void add_common(CLI::App& sub, Common& c);

@@ -75,17 +75,12 @@ Bytes read_file(const std::string& path) {
         }
         return out;
     }
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail_io(path, "cannot open: " + errno_text(errno));
+    int fd = open_regular_file(path);
     struct stat st {};
     if (fstat(fd, &st) != 0) {
         int e = errno;
         ::close(fd);
         fail_io(path, "cannot stat: " + errno_text(e));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        ::close(fd);
-        fail_io(path, "is a folder, not a file");
     }
     if (S_ISREG(st.st_mode)) out.resize(static_cast<std::size_t>(st.st_size));
     std::size_t got = 0;
@@ -104,6 +99,47 @@ Bytes read_file(const std::string& path) {
     ::close(fd);
     out.resize(got);
     return out;
+}
+
+namespace {
+const char* kind_of(mode_t m) {
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISREG(m) || S_ISDIR(m)) return "";
+    return "not a regular file";
+}
+}  // namespace
+
+std::string special_file_kind(const std::string& path) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return "";
+    return kind_of(st.st_mode);
+}
+
+int open_regular_file(const std::string& path) {
+    // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; it is cleared once fstat has
+    // shown a regular file (where it changes nothing anyway).
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) fail_io(path, "cannot open: " + errno_text(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        ::close(fd);
+        fail_io(path, "cannot stat: " + errno_text(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        fail_io(path, "is a folder, not a file");
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        fail_io(path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file; refusing to read it");
+    }
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    return fd;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -199,6 +235,9 @@ void OutputFile::commit() {
         committed_ = true;
         return;
     }
+    // The data must be on disk before the rename makes it the destination: otherwise a crash can leave a
+    // complete-looking name with no data behind it.
+    if (::fsync(fd_) != 0 && errno != EINVAL) fail_io(path_, "cannot write: " + errno_text(errno));
     if (::close(fd_) != 0) {
         fd_ = -1;
         fail_io(path_, "cannot write: " + errno_text(errno));
@@ -206,6 +245,13 @@ void OutputFile::commit() {
     fd_ = -1;
     if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail_io(path_, "cannot rename into place: " + errno_text(errno));
     committed_ = true;
+    // And the rename itself is on disk once the folder is (best effort: some file systems refuse fsync on a
+    // folder, and the file is complete either way).
+    int dir = ::open(parent_dir(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
 }
 
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes) {

@@ -17,8 +17,15 @@ namespace cli {
 /// File contents and encoded images: huge-page friendly, not zero-filled on resize.
 using Bytes = std::vector<std::uint8_t, BigAllocator<std::uint8_t>>;
 
-/// Whole file ("-" = standard input). Errors name the file: missing, unreadable, a folder.
+/// Whole file ("-" = standard input). Errors name the file: missing, unreadable, a folder, not a regular file.
 Bytes read_file(const std::string& path);
+/// Opens a regular file for reading without ever blocking: a FIFO, socket or device is refused (its open
+/// would wait for a writer, or its reads never end). Returns the descriptor (close-on-exec, blocking reads);
+/// errors name the file.
+int open_regular_file(const std::string& path);
+/// What a path is, in words, when it is neither a regular file nor a folder ("a FIFO", "a socket", ...);
+/// empty for regular files and folders (following symbolic links).
+std::string special_file_kind(const std::string& path);
 
 /// True when both paths name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b);

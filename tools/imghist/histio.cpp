@@ -152,6 +152,15 @@ std::string format_text(const HistResult& r) {
     return s;
 }
 
+std::string csv_field(const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += c;
+    }
+    return q + "\"";
+}
+
 std::string csv_rows(const HistResult& r, const std::vector<std::string>& columns, const std::string* label) {
     // Each column's channel in r, or none.
     std::vector<const std::vector<std::uint64_t>*> col(columns.size(), nullptr);
@@ -162,7 +171,7 @@ std::string csv_rows(const HistResult& r, const std::vector<std::string>& column
     const double w = (r.high - r.low) / r.bins;
     char buf[64];
     for (int b = 0; b < r.bins; ++b) {
-        if (label) s += "\"" + *label + "\",";
+        if (label) s += csv_field(*label) + ",";
         s += std::to_string(b) + "," + num(r.low + w * b) + "," + num(b + 1 == r.bins ? r.high : r.low + w * (b + 1));
         for (const auto* counts : col) {
             if (counts) {

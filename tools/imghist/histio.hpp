@@ -47,6 +47,9 @@ HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& so
 
 std::string format_text(const HistResult& r);
 std::string format_csv(const HistResult& r);
+/// A CSV field as RFC 4180 quotes it: in double quotes, each double quote doubled (file names may hold
+/// commas, quotes and line breaks).
+std::string csv_field(const std::string& s);
 /// CSV data rows of r: ["label",]bin,low,high, then one count per name in `columns` (empty where r has no
 /// channel of that name).
 std::string csv_rows(const HistResult& r, const std::vector<std::string>& columns, const std::string* label);

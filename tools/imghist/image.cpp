@@ -9,7 +9,12 @@ Image::Image(int width, int height, int channels, int depth)
     : width_(width), height_(height), channels_(channels), depth_(depth) {
     if (width <= 0 || height <= 0 || channels < 1 || channels > 4 || (depth != 8 && depth != 16))
         throw imghist::Error(imghist::ErrorCode::InvalidArgument, "invalid image shape");
-    std::size_t n = bytes();
+    // Decoders check their headers first (checked_image_bytes); this keeps every other caller safe too.
+    std::size_t n = 0;
+    if (__builtin_mul_overflow(static_cast<std::size_t>(width) * static_cast<std::size_t>(height),
+                               static_cast<std::size_t>(channels) * sample_bytes(), &n))
+        throw imghist::Error(imghist::ErrorCode::OutOfMemory, "image of " + std::to_string(width) + "x" +
+                                                                  std::to_string(height) + " pixels is too large");
     data_.reset(static_cast<std::uint8_t*>(big_malloc(n)));
     if (!data_) throw imghist::Error(imghist::ErrorCode::OutOfMemory, "out of memory allocating " +
                                                                           std::to_string(n) + " bytes");

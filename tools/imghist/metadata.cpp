@@ -139,19 +139,19 @@ Blob exif_with_orientation(int orientation) {
                 0, 0, 0, 0};                                        // no next IFD
 }
 
-Metadata read_png_metadata(const std::uint8_t* d, std::size_t size, std::size_t max_bytes) {
+bool is_png_metadata_chunk(const std::uint8_t type[4]) noexcept {
+    for (const char* t : {"eXIf", "iCCP", "pHYs", "tEXt", "zTXt", "iTXt"})
+        if (std::memcmp(type, t, 4) == 0) return true;
+    return false;
+}
+
+Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_bytes) {
     Metadata m;
-    std::size_t pos = 8;
     Blob text;
-    while (pos + 12 <= size) {
-        const std::uint32_t len = be32(d + pos);
-        if (len > size - pos - 12) break;
-        const char* type = reinterpret_cast<const char*>(d + pos + 4);
-        const std::uint8_t* body = d + pos + 8;
-        if (std::memcmp(type, "IEND", 4) == 0) break;
-        const bool crc_ok = static_cast<std::uint32_t>(crc32_z(0, d + pos + 4, len + 4)) == be32(body + len);
-        pos += 12 + std::size_t(len);
-        if (!crc_ok) continue;
+    for (const PngChunk& c : chunks) {
+        const char* type = c.type;
+        const std::uint8_t* body = c.body;
+        const std::size_t len = c.size;
         // Keyword-led chunks: keyword, NUL, then the chunk's own fields.
         const std::uint8_t* nul = static_cast<const std::uint8_t*>(std::memchr(body, 0, len));
         const std::string keyword = nul ? std::string(reinterpret_cast<const char*>(body), nul - body) : "";

@@ -55,10 +55,17 @@ bool set_exif_orientation(Blob& exif, int orientation) noexcept;
 /// A minimal EXIF block holding only an Orientation tag (for containers that keep just the tag).
 Blob exif_with_orientation(int orientation);
 
-// PNG chunks (the PNG container has no library of ours in between: chunks are read from the file).
-/// Reads eXIf, iCCP, iTXt/tEXt/zTXt (XMP, Comment) and pHYs from a PNG file; damaged optional chunks are
-/// ignored (the pixel decoder reports damage that matters). `max_bytes` bounds each inflated chunk.
-Metadata read_png_metadata(const std::uint8_t* data, std::size_t size, std::size_t max_bytes = std::size_t(64) << 20);
+// PNG chunks (no library in between: the PNG reader's chunk walk hands over the chunks, CRCs checked).
+struct PngChunk {
+    char type[4];
+    const std::uint8_t* body;
+    std::size_t size;
+};
+/// True for the chunk types read_png_metadata reads: eXIf, iCCP, pHYs, tEXt, zTXt, iTXt.
+bool is_png_metadata_chunk(const std::uint8_t type[4]) noexcept;
+/// Reads EXIF, the ICC profile, XMP (iTXt XML:com.adobe.xmp), comments ("Comment" text chunks) and the
+/// resolution; a malformed optional chunk is ignored. `max_bytes` bounds each inflated chunk.
+Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_bytes = std::size_t(64) << 20);
 /// The chunks that carry `m`, each complete with length and CRC, to be placed after IHDR.
 Blob png_metadata_chunks(const Metadata& m);
 

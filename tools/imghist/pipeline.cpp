@@ -58,9 +58,21 @@ bool is_image_name(const std::string& name) {
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
+/// Device and inode of a folder: how the walk recognises a folder it is already inside.
+using DirId = std::pair<dev_t, ino_t>;
+
+// `ancestors` holds the folders from the root down to this one: a symbolic link back to any of them is a
+// loop, reported and not followed (a link to a folder elsewhere is followed, as find -L does).
 void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out,
-          std::vector<std::string>* unsupported) {
+          std::set<DirId>& ancestors, std::vector<std::string>* unsupported) {
     std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
+    struct stat dst {};
+    if (stat(dir.c_str(), &dst) != 0) fail_io(dir, "cannot list folder");
+    const DirId id{dst.st_dev, dst.st_ino};
+    if (!ancestors.insert(id).second) {
+        std::fprintf(stderr, "imghist: %s: symbolic link loop (a folder that contains it), not followed\n", dir.c_str());
+        return;
+    }
     DIR* d = opendir(dir.c_str());
     if (!d) fail_io(dir, "cannot list folder");
     std::vector<std::string> names;
@@ -75,13 +87,19 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
         std::string rel = rel_dir.empty() ? n : rel_dir + "/" + n;
         std::string full = root + "/" + rel;
         if (is_directory(full)) {
-            if (recursive) walk(root, rel, recursive, out, unsupported);
+            if (recursive) walk(root, rel, recursive, out, ancestors, unsupported);
         } else if (is_image_name(n)) {
-            out.push_back(InputFile{full, rel});
+            // A FIFO, socket or device with an image's name: reading it could block forever.
+            const std::string kind = special_file_kind(full);
+            if (!kind.empty())
+                std::fprintf(stderr, "imghist: %s: is %s, not a regular file; skipped\n", full.c_str(), kind.c_str());
+            else
+                out.push_back(InputFile{full, rel});
         } else if (unsupported) {
             unsupported->push_back(rel);
         }
     }
+    ancestors.erase(id);
 }
 
 std::string base_name(const std::string& p) {
@@ -107,7 +125,8 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool
     for (const std::string& raw : args) {
         std::string a = strip_slashes(raw);
         if (is_directory(a)) {
-            walk(a, "", recursive, out, unsupported);
+            std::set<DirId> ancestors;
+            walk(a, "", recursive, out, ancestors, unsupported);
         } else if (path_exists(a) || a == "-") {
             out.push_back(InputFile{a, base_name(a)});
         } else if (has_wildcard(a)) {
