@@ -26,6 +26,8 @@
 #endif
 #include <stb_image_write.h>
 
+#include <cstdlib>
+
 #include "codec.hpp"
 #include "errors.hpp"
 
@@ -99,7 +101,9 @@ Image decode_stb(const Bytes& data, Format format, const std::string& name, cons
         fail(ErrorCode::InvalidArgument, name, std::string("corrupt or unsupported ") + format_name(format) +
                                                    " file (" + (why ? why : "unreadable header") + ")");
     }
-    checked_image_bytes(static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), comp, 8, opt, name);
+    // stb reports a top-down BMP's height as it is stored: negative.
+    const std::int64_t wa = std::llabs(static_cast<std::int64_t>(w)), ha = std::llabs(static_cast<std::int64_t>(h));
+    checked_image_bytes(static_cast<std::uint64_t>(wa), static_cast<std::uint64_t>(ha), comp, 8, opt, name);
     if (format == Format::Bmp) check_bmp_length(data, name);
     else check_tga_length(data, name);
     int cw = 0, ch = 0, cc = 0;
@@ -109,7 +113,7 @@ Image decode_stb(const Bytes& data, Format format, const std::string& name, cons
         fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt ") + format_name(format) + " file (" +
                                                    (why ? why : "decoding failed") + ")");
     }
-    if (cc < 1 || cc > 4 || cw != w || ch != h) {
+    if (cc < 1 || cc > 4 || cw != wa || ch != ha) {
         stbi_image_free(pixels);
         fail(ErrorCode::Unsupported, name, "unsupported " + std::string(format_name(format)) + " layout");
     }

@@ -31,8 +31,11 @@ imghist::ImageView raw_view(const void* data, std::size_t count, imghist::Sample
 
 HistResult raw_histogram(const std::string& path, imghist::SampleType type, const imghist::BinSpec& spec,
                          const Device& device) {
-    Bytes data = read_file(path);
-    const std::string name = display_name(path);
+    return raw_histogram(read_file(path), display_name(path), type, spec, device);
+}
+
+HistResult raw_histogram(const Bytes& data, const std::string& name, imghist::SampleType type,
+                         const imghist::BinSpec& spec, const Device& device) {
     const std::size_t ss = imghist::sample_size(type);
     if (data.empty()) fail(ErrorCode::InvalidArgument, name, "empty file");
     if (data.size() % ss != 0)

@@ -14,6 +14,9 @@ imghist::SampleType parse_dtype(const std::string& s);
 /// empty file, unreadable).
 HistResult raw_histogram(const std::string& path, imghist::SampleType type, const imghist::BinSpec& spec,
                          const Device& device);
+/// The same for a file already read; `name` names it in errors.
+HistResult raw_histogram(const Bytes& data, const std::string& name, imghist::SampleType type,
+                         const imghist::BinSpec& spec, const Device& device);
 /// A view of `count` samples laid out as rows (the library spreads rows over threads); the remainder that
 /// does not fill a row is returned as a second one-row view in `tail` (tail.width == 0 when none).
 imghist::ImageView raw_view(const void* data, std::size_t count, imghist::SampleType type, imghist::ImageView& tail);

@@ -1,0 +1,7 @@
+// libFuzzer target: the TGA decoder (see fuzz_decoder.hpp).
+#include "fuzz_decoder.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    fuzz::decode(data, size, cli::Format::Tga, "fuzz.tga");
+    return 0;
+}

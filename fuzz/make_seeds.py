@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Writes the seed files of the fuzz targets (fuzz/seeds/<target>/): tiny valid images of every layout each
+decoder handles, built with the standard library only (zlib, struct) so that the encoders under test are not
+their own reference. JPEG seeds are written by the imghist program given as the first argument (libjpeg)."""
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(target, name, data):
+    d = os.path.join(HERE, "seeds", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def chunk(kind, body):
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+
+def png(w, h, depth, color, rows, extra=b"", interlace=0):
+    ihdr = struct.pack(">IIBBBBB", w, h, depth, color, 0, 0, interlace)
+    raw = b"".join(b"\x00" + r for r in rows)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + extra + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def packed(values, bits):
+    out_bytes, acc, n = bytearray(), 0, 0
+    for v in values:
+        acc = (acc << bits) | v
+        n += bits
+        if n == 8:
+            out_bytes.append(acc)
+            acc, n = 0, 0
+    if n:
+        out_bytes.append(acc << (8 - n))
+    return bytes(out_bytes)
+
+
+W, H = 7, 5
+for bits in (1, 2, 4):
+    rows = [packed([(x + y) % (1 << bits) for x in range(W)], bits) for y in range(H)]
+    out("png", f"gray{bits}.png", png(W, H, bits, 0, rows))
+    plte = chunk(b"PLTE", bytes(range(3 * (1 << bits))))
+    out("png", f"palette{bits}.png", png(W, H, bits, 3, rows, plte + chunk(b"tRNS", b"\x80")))
+out("png", "gray8.png", png(W, H, 8, 0, [bytes((x * 30 + y) % 256 for x in range(W)) for y in range(H)]))
+out("png", "rgb16.png", png(W, H, 16, 2, [bytes((x + y + c) % 256 for x in range(W) for c in range(6)) for y in range(H)]))
+out("png", "ga8.png", png(W, H, 8, 4, [bytes((x * 9 + c) % 256 for x in range(W) for c in range(2)) for y in range(H)]))
+out("png", "rgba8.png", png(W, H, 8, 6, [bytes((x + c * 50) % 256 for x in range(W) for c in range(4)) for y in range(H)]))
+# Adam7 with one pixel: only the first pass holds data.
+out("png", "rgba8-interlaced-1x1.png", png(1, 1, 8, 6, [bytes((10, 20, 30, 40))], interlace=1))
+
+# PNM: every kind, 8- and 16-bit, an odd maximum value, comments.
+px = [(x * 37 + y * 11) % 256 for y in range(H) for x in range(W)]
+out("pnm", "p1.pbm", b"P1\n# c\n%d %d\n" % (W, H) + b"".join(b"%d" % (v & 1) for v in px))
+out("pnm", "p2.pgm", b"P2 %d %d 1000\n" % (W, H) + b" ".join(b"%d" % (v * 3) for v in px))
+out("pnm", "p3.ppm", b"P3\n%d %d\n255\n" % (W, H) + b" ".join(b"%d %d %d" % (v, v // 2, 255 - v) for v in px))
+out("pnm", "p4.pbm", b"P4\n%d %d\n" % (W, H) + b"".join(packed([(x + y) & 1 for x in range(W)], 1) for y in range(H)))
+out("pnm", "p5.pgm", b"P5#c\n%d %d\n100\n" % (W, H) + bytes(v % 101 for v in px))
+out("pnm", "p6-16.ppm", b"P6\n%d %d\n65535\n" % (W, H) + b"".join(struct.pack(">HHH", v * 257, v, 65535 - v) for v in px))
+
+# BMP: 8-bit palette, 24-bit, 32-bit; bottom-up and top-down.
+def bmp(w, h, bpp, top_down=False):
+    row = (w * bpp + 31) // 32 * 4
+    palette = b"".join(bytes((i, i, i, 0)) for i in range(256)) if bpp == 8 else b""
+    off = 14 + 40 + len(palette)
+    data = b"".join(bytes((x * 40 + y * 7 + k) % 256 for x in range(w) for k in range(bpp // 8)).ljust(row, b"\0") for y in range(h))
+    hdr = struct.pack("<2sIHHI", b"BM", off + len(data), 0, 0, off)
+    dib = struct.pack("<IiiHHIIiiII", 40, w, -h if top_down else h, 1, bpp, 0, len(data), 2835, 2835, 0, 0)
+    return hdr + dib + palette + data
+out("bmp", "gray8.bmp", bmp(W, H, 8))
+out("bmp", "rgb24.bmp", bmp(W, H, 24))
+out("bmp", "rgba32-topdown.bmp", bmp(W, H, 32, True))
+
+# TGA: uncompressed and RLE, gray, colour, colour-mapped.
+def tga(kind, bpp, pixels, cmap=b"", cmap_len=0):
+    hdr = struct.pack("<BBBHHBHHHHBB", 0, 1 if cmap else 0, kind, 0, cmap_len, 24 if cmap else 0, 0, 0, W, H, bpp, 0)
+    return hdr + cmap + pixels
+pb = bpp_bytes = 3
+plain = b"".join(bytes(((x * 30) % 256, y * 40, 99)) for y in range(H) for x in range(W))
+out("tga", "rgb.tga", tga(2, 24, plain))
+out("tga", "gray.tga", tga(3, 8, bytes(px)))
+rle = b""
+for y in range(H):
+    rle += bytes((0x80 | 2,)) + bytes((y * 9, 1, 2)) + bytes((W - 4,)) + b"".join(bytes((x, x, x)) for x in range(W - 3))
+out("tga", "rgb-rle.tga", tga(10, 24, rle))
+out("tga", "mapped.tga", tga(1, 8, bytes(v % 4 for v in px), cmap=bytes(range(12)), cmap_len=4))
+
+# TIFF (little- and big-endian): strips and tiles, 8/16-bit gray, gray+alpha, RGB, RGBA; none, PackBits and
+# Deflate; metadata tags (orientation, resolution, description, ICC profile, XMP).
+def tiff(w, h, spp, bits, data_chunks, compression=1, tile=None, extra=(), big=False):
+    e = ">" if big else "<"
+    photometric = 2 if spp >= 3 else 1
+    strips = b"".join(data_chunks)
+    offsets, pos = [], 8
+    for c in data_chunks:
+        offsets.append(pos)
+        pos += len(c)
+    tags = [(256, 4, [w]), (257, 4, [h]), (258, 3, [bits] * spp), (259, 3, [compression]), (262, 3, [photometric]),
+            (277, 3, [spp]), (284, 3, [1])]
+    if spp in (2, 4):
+        tags.append((338, 3, [2]))  # unassociated alpha
+    if tile:
+        tags += [(322, 4, [tile]), (323, 4, [tile]), (324, 4, offsets), (325, 4, [len(c) for c in data_chunks])]
+    else:
+        tags += [(273, 4, offsets), (278, 4, [max(1, h // len(data_chunks))]), (279, 4, [len(c) for c in data_chunks])]
+    tags += list(extra)
+    tags.sort()
+    fmt = {1: "B", 2: "B", 3: "H", 4: "I", 5: "I", 7: "B"}
+    size = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1}
+    ifd_pos = 8 + len(strips)
+    ifd_pos += ifd_pos & 1
+    body = b""
+    data_pos = ifd_pos + 2 + 12 * len(tags) + 4
+    entries = b""
+    for tag, kind, values in tags:
+        count = len(values) // 2 if kind == 5 else len(values)
+        raw = struct.pack(e + fmt[kind] * len(values), *values)
+        if len(raw) <= 4:
+            entries += struct.pack(e + "HHI", tag, kind, count) + raw.ljust(4, b"\0")
+        else:
+            entries += struct.pack(e + "HHII", tag, kind, count, data_pos + len(body))
+            body += raw + (b"\0" if len(raw) & 1 else b"")
+    head = (b"MM\0*" if big else b"II*\0") + struct.pack(e + "I", ifd_pos)
+    return head + strips + b"\0" * (ifd_pos - 8 - len(strips)) + struct.pack(e + "H", len(tags)) + entries + b"\0\0\0\0" + body
+
+
+def tiff_pixels(w, h, spp, bits, big=False):
+    vals = [(x * 37 + y * 11 + c * 5) % 256 for y in range(h) for x in range(w) for c in range(spp)]
+    if bits == 8:
+        return bytes(vals)
+    return b"".join(struct.pack(">H" if big else "<H", v * 257) for v in vals)
+
+
+def packbits(b):  # literal runs of up to 128 bytes
+    return b"".join(bytes((len(b[i:i + 128]) - 1,)) + b[i:i + 128] for i in range(0, len(b), 128))
+
+
+meta = [(274, 3, [6]), (282, 5, [300, 1]), (283, 5, [300, 1]), (296, 3, [2]), (270, 2, list(b"a comment\0")),
+        (700, 1, list(b"<x:xmpmeta/>")), (34675, 7, list(bytes(132)))]
+g8 = tiff_pixels(W, H, 1, 8)
+row = W
+out("tiff", "gray8-strips.tif", tiff(W, H, 1, 8, [g8[i * row:(i + 1) * row] for i in range(H)], extra=meta))
+out("tiff", "rgb16-be.tif", tiff(W, H, 3, 16, [tiff_pixels(W, H, 3, 16, True)], big=True))
+out("tiff", "ga8-packbits.tif", tiff(W, H, 2, 8, [packbits(tiff_pixels(W, H, 2, 8))], compression=32773))
+out("tiff", "rgba8-deflate.tif", tiff(W, H, 4, 8, [zlib.compress(tiff_pixels(W, H, 4, 8))], compression=8))
+t16 = tiff_pixels(16, 16, 1, 16)
+out("tiff", "gray16-tiled.tif", tiff(W, H, 1, 16, [t16], tile=16))
+
+# raw: type byte, bins (2 bytes), low and high (two doubles), then samples.
+out("raw", "u8.raw", bytes((0, 255, 0)) + struct.pack("<dd", 0, 256) + bytes(range(64)))
+out("raw", "f32.raw", bytes((3, 15, 0)) + struct.pack("<dd", -1, 1) + struct.pack("<8f", -2, -1, -0.5, 0, 0.25, 0.99, 1, float("nan")))
+out("raw", "i32-wide.raw", bytes((2, 0, 4)) + struct.pack("<dd", -1e308, 1e308) + struct.pack("<4i", -5, 0, 7, 2**31 - 1))
+
+# JPEG: gray and colour at several samplings, baseline and progressive, written by the program (libjpeg).
+# WebP: lossless and lossy, with and without alpha, one with EXIF, ICC and XMP chunks (written by the program
+# from a PNG that carries them).
+if len(sys.argv) > 1:
+    imghist = sys.argv[1]
+    tmp = os.path.join(HERE, "seeds", "jpeg")
+    os.makedirs(tmp, exist_ok=True)
+    for name, channels in (("gray", 1), ("rgb", 3)):
+        path = os.path.join(tmp, f"{name}.jpg")
+        subprocess.run([imghist, "gen", path, "--dist", "normal", "--size", "13x9", "--channels", str(channels), "--quality", "50"], check=True)
+    wdir = os.path.join(HERE, "seeds", "webp")
+    os.makedirs(wdir, exist_ok=True)
+    for name, channels, quality in (("rgb-lossless", 3, []), ("rgba-lossless", 4, []), ("rgb-lossy", 3, ["--quality", "40"]),
+                                    ("rgba-lossy", 4, ["--quality", "40"])):
+        path = os.path.join(wdir, f"{name}.webp")
+        subprocess.run([imghist, "gen", path, "--dist", "normal", "--size", "13x9", "--channels", str(channels)] + quality, check=True)
+    exif = b"MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0"
+    extra = (chunk(b"eXIf", exif) + chunk(b"iCCP", b"icc\0\0" + zlib.compress(bytes(132))) +
+             chunk(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0<x:xmpmeta/>"))
+    src = os.path.join(wdir, "meta.png")
+    with open(src, "wb") as f:
+        f.write(png(W, H, 8, 2, [bytes((x * 30 + c * 70 + y) % 256 for x in range(W) for c in range(3)) for y in range(H)], extra))
+    subprocess.run([imghist, "equalize", src, os.path.join(wdir, "meta.webp"), "--device", "cpu"], check=True)
+    os.remove(src)

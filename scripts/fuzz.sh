@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in their own build folder, replays the kept
+# crashers (fuzz/regressions/<target>/), then fuzzes each target for a bounded time from the seed files
+# (fuzz/seeds/<target>/) plus the corpus grown by earlier runs. Exits non-zero on any crash, sanitizer
+# report, leak or timeout; the input that caused it is left in the build folder (crash-*, leak-*, timeout-*).
+#
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s; targets: png jpeg tiff webp pnm bmp tga raw)
+#   IMGHIST_FUZZ_BUILD   build folder (default build-fuzz)
+#   IMGHIST_FUZZ_JOBS    build jobs (default: nproc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${1:-20}
+shift || true
+TARGETS=("$@")
+((${#TARGETS[@]})) || TARGETS=(png jpeg tiff webp pnm bmp tga raw)
+BUILD=${IMGHIST_FUZZ_BUILD:-build-fuzz}
+JOBS=${IMGHIST_FUZZ_JOBS:-$(nproc)}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+
+SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
+if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_HOST_COMPILER=g++ \
+    -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="${IMGHIST_CUDA_ARCHS:-90}" \
+    -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
+    -DIMGHIST_BUILD_FUZZERS=ON -DIMGHIST_BUILD_TESTS=OFF -DIMGHIST_BUILD_BENCH=OFF -DIMGHIST_BUILD_SAMPLES=OFF \
+    ${IMGHIST_CMAKE_ARGS:-} >/dev/null
+fi
+cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]/#/fuzz_}"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+status=0
+for t in "${TARGETS[@]}"; do
+  bin="$BUILD/fuzz/fuzz_$t"
+  corpus="$BUILD/corpus/$t"
+  mkdir -p "$corpus" "$BUILD/artifacts"
+  if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
+    echo "== fuzz_$t: replaying fuzz/regressions/$t =="
+    "$bin" -rss_limit_mb=2048 -timeout=10 fuzz/regressions/"$t"/* >"$BUILD/artifacts/$t-regressions.log" 2>&1 ||
+      { echo "fuzz_$t: a kept crasher fails again (see $BUILD/artifacts/$t-regressions.log)"; status=1; }
+  fi
+  echo "== fuzz_$t: ${SECONDS_PER_TARGET} s =="
+  if "$bin" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$BUILD/artifacts/$t-" "$corpus" "fuzz/seeds/$t" >"$BUILD/artifacts/$t.log" 2>&1; then
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/artifacts/$t.log" | tr '\n' ' '; echo
+  else
+    echo "fuzz_$t: FAILED (log: $BUILD/artifacts/$t.log)"
+    grep -E "ERROR|SUMMARY|runtime error|Test unit written" "$BUILD/artifacts/$t.log" | head -5
+    status=1
+  fi
+done
+exit $status
