@@ -1,6 +1,7 @@
 // WebP through libwebp (decode, encode) and libwebpmux (the ICCP, EXIF and XMP chunks of the extended
 // format). Still images only: an animation is refused. WebP has no gray: gray images are written as RGB
-// (and read back as RGB). Lossless output keeps every RGB value, those under transparent pixels included
+// (and read back as RGB), and libwebp stores no alpha channel when every pixel is opaque (read back as RGB
+// too). Lossless output keeps every RGB value, those under transparent pixels included
 // (libwebp's `exact`); --quality selects lossy output at that quality.
 #include <webp/decode.h>
 #include <webp/encode.h>
