@@ -180,3 +180,22 @@ if len(sys.argv) > 1:
         f.write(png(W, H, 8, 2, [bytes((x * 30 + c * 70 + y) % 256 for x in range(W) for c in range(3)) for y in range(H)], extra))
     subprocess.run([imghist, "equalize", src, os.path.join(wdir, "meta.webp"), "--device", "cpu"], check=True)
     os.remove(src)
+
+# The reproducers of the hostile-file findings that came before the fuzz targets (issue 9), replayed by
+# scripts/fuzz.sh with the kept crashers (fuzz/regressions/<target>/).
+def regression(target, name, data):
+    d = os.path.join(HERE, "regressions", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+regression("pnm", "p6-16bit-byte-count-wraps.ppm", b"P6\n2147380029 1431724848\n65535\n" + b"\x11" * 64)
+regression("pnm", "p5-comment-after-magic.pgm", b"P5#c\n2 1\n65535\n\x01\x02\x03\x04")
+regression("bmp", "header-only-12x16776970.bmp",
+           struct.pack("<2sIHHI", b"BM", 54, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, 12, 16776970, 1, 24, 0, 0, 0, 0, 0, 0))
+regression("tga", "rle-3340x32778-154-bytes.tga",
+           (struct.pack("<BBBHHBHHHHBB", 0, 0, 10, 0, 0, 0, 0, 0, 3340, 32778, 24, 0x20) + b"\xff\x01\x02\x03" * 40)[:154])
+regression("png", "gray1-bad-idat-crc.png", (lambda p: p[:p.index(b"IDAT") + 6] + bytes((p[p.index(b"IDAT") + 6] ^ 1,)) + p[p.index(b"IDAT") + 7:])(
+    png(5, 2, 1, 0, [packed([0, 1, 1, 0, 1], 1), packed([1, 0, 0, 1, 0], 1)])))
+regression("png", "palette-index-beyond-palette.png", png(4, 1, 2, 3, [packed([0, 1, 3, 2], 2)], chunk(b"PLTE", bytes(range(9)))))
+regression("raw", "range-overflows-double.raw", bytes((0, 255, 0)) + struct.pack("<dd", -1e308, 1e308) + bytes(range(32)))

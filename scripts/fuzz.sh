@@ -4,11 +4,21 @@
 # (fuzz/seeds/<target>/) plus the corpus grown by earlier runs. Exits non-zero on any crash, sanitizer
 # report, leak or timeout; the input that caused it is left in the build folder (crash-*, leak-*, timeout-*).
 #
-# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s; targets: png jpeg tiff webp pnm bmp tga raw)
+# With --with-tests, the same build also holds the test suite, which runs first under ASan+UBSan (CPU
+# cases; the CUDA cases report themselves skipped without a GPU): the imghist program the CLI tests run is
+# then the sanitized one. This is what CI runs (.ci/run).
+#
+# Usage: scripts/fuzz.sh [--with-tests] [SECONDS_PER_TARGET] [TARGET...]
+#          (default 20 s; targets: png jpeg tiff webp pnm bmp tga raw)
 #   IMGHIST_FUZZ_BUILD   build folder (default build-fuzz)
 #   IMGHIST_FUZZ_JOBS    build jobs (default: nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WITH_TESTS=OFF
+if [[ ${1:-} == --with-tests ]]; then
+  WITH_TESTS=ON
+  shift
+fi
 SECONDS_PER_TARGET=${1:-20}
 shift || true
 TARGETS=("$@")
@@ -17,20 +27,27 @@ BUILD=${IMGHIST_FUZZ_BUILD:-build-fuzz}
 JOBS=${IMGHIST_FUZZ_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
+# fuzzer-no-link: coverage instrumentation everywhere (libFuzzer's runtime is linked into the fuzz targets
+# only; the sanitizer runtime answers the hooks elsewhere).
 SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
-if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
+if [[ ! -f "$BUILD/CMakeCache.txt" || $(grep -c "IMGHIST_BUILD_TESTS:BOOL=$WITH_TESTS" "$BUILD/CMakeCache.txt") == 0 ]]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_HOST_COMPILER=g++ \
     -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="${IMGHIST_CUDA_ARCHS:-90}" \
     -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
-    -DIMGHIST_BUILD_FUZZERS=ON -DIMGHIST_BUILD_TESTS=OFF -DIMGHIST_BUILD_BENCH=OFF -DIMGHIST_BUILD_SAMPLES=OFF \
+    -DIMGHIST_BUILD_FUZZERS=ON -DIMGHIST_BUILD_TESTS=$WITH_TESTS -DIMGHIST_BUILD_BENCH=OFF -DIMGHIST_BUILD_SAMPLES=OFF \
     ${IMGHIST_CMAKE_ARGS:-} >/dev/null
 fi
-cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]/#/fuzz_}"
-
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 status=0
+if [[ $WITH_TESTS == ON ]]; then
+  cmake --build "$BUILD" -j"$JOBS"
+  echo "== tests under ASan+UBSan =="
+  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS") || status=1
+else
+  cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]/#/fuzz_}"
+fi
 for t in "${TARGETS[@]}"; do
   bin="$BUILD/fuzz/fuzz_$t"
   corpus="$BUILD/corpus/$t"

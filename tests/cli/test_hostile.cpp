@@ -375,3 +375,79 @@ TEST_CASE("hostile: folder CSV quotes file names as RFC 4180 says", "[cli][hosti
     }
     CHECK(widths.size() == 1);
 }
+
+TEST_CASE("plot: .svg writes an SVG document, other extensions an image or a clear refusal", "[cli][hist][plot]") {
+    TempDir d;
+    write(d / "in.png", photo(40, 30, CV_8UC3, 13));
+    Run r = run_cli(d, "hist in.png --plot h.svg --device cpu");
+    REQUIRE(r.code == 0);
+    const std::string svg = slurp(d / "h.svg");
+    CHECK(svg.rfind("<?xml", 0) == 0);
+    CHECK(contains(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"540\""));
+    CHECK(contains(svg, "</svg>\n"));
+    for (const char* colour : {"#d62728", "#2ca02c", "#1f77b4"}) {  // one filled polygon per channel, in its colour
+        const std::size_t poly = svg.find(std::string("\" fill=\"") + colour + "\" fill-opacity");
+        CHECK(poly != std::string::npos);
+        CHECK(svg.rfind("<polygon points=", poly) != std::string::npos);
+    }
+    CHECK(contains(svg, ">in.png  40x30</text>"));
+    r = run_cli(d, "hist in.png --plot h.jpg --device cpu");
+    CHECK(r.code == 0);
+    CHECK(read(d / "h.jpg").cols == 960);
+    r = run_cli(d, "hist in.png --plot h.txt --device cpu");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "h.txt"));
+    CHECK(contains(r.err, ".svg"));
+    CHECK_FALSE(fs::exists(d / "h.txt"));
+}
+
+TEST_CASE("plot: UTF-8 file names render, as text in SVG and as base letters and boxes in pictures", "[cli][hist][plot]") {
+    TempDir d;
+    const std::string name = "\xc3\xa9t\xc3\xa9-\xe6\x97\xa5\xe6\x9c\xac & <x>.png";  // "été-日本 & <x>.png"
+    write_bytes(d / name, encoded(photo(20, 10, CV_8UC1, 14), ".png"));
+    Run r = run_cli(d, "hist '" + name + "' --plot h.svg --device cpu");
+    REQUIRE(r.code == 0);
+    CHECK(contains(slurp(d / "h.svg"), ">\xc3\xa9t\xc3\xa9-\xe6\x97\xa5\xe6\x9c\xac &amp; &lt;x&gt;.png  20x10</text>"));
+    // The raster title: "ete-" then two boxes; compare with the same plot of an ASCII name of that shape.
+    r = run_cli(d, "hist '" + name + "' --plot u.png --device cpu");
+    REQUIRE(r.code == 0);
+    write_bytes(d / "ete-AB & <x>.png", slurp(d / name));
+    REQUIRE(run_cli(d, "hist 'ete-AB & <x>.png' --plot a.png --device cpu").code == 0);
+    cv::Mat u = read(d / "u.png"), a = read(d / "a.png");
+    const cv::Rect title(0, 0, u.cols, 30);
+    cv::Mat diff;
+    cv::absdiff(u(title), a(title), diff);
+    CHECK(cv::countNonZero(diff.reshape(1)) > 0);   // the boxes differ from "AB"
+    CHECK(same(u(cv::Rect(0, 30, u.cols, u.rows - 30)), a(cv::Rect(0, 30, a.cols, a.rows - 30))));
+    // An invalid UTF-8 byte is a box too, never a read outside the font's tables.
+    write_bytes(d / "bad\xff.png", slurp(d / name));
+    CHECK(run_cli(d, "hist 'bad\xff.png' --plot b.png --device cpu").code == 0);
+}
+
+TEST_CASE("progress: the bar fits a narrow terminal and never wraps", "[cli][folder]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    for (int i = 0; i < 12; ++i) write(d / ("in/f" + std::to_string(i) + ".png"), photo(16, 16, CV_8UC1, 20 + i));
+    for (int cols : {40, 20, 8}) {
+        // script(1) gives the program a terminal of that width.
+        const std::string cmd = "cd " + q(d.path) + " && script -qec \"stty cols " + std::to_string(cols) + "; " +
+                                q(cli_path()) + " hist in --format json -o h.json --device cpu\" /dev/null > tty.txt";
+        REQUIRE(std::system(cmd.c_str()) == 0);
+        std::string tty = slurp(d / "tty.txt");
+        std::size_t pos = 0;
+        int updates = 0;
+        while ((pos = tty.find('\r', pos)) != std::string::npos) {
+            std::size_t end = tty.find_first_of("\r\n", pos + 1);
+            std::string line = tty.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+            const std::size_t esc = line.find("\x1b[K");
+            if (esc != std::string::npos) line.erase(esc);
+            if (!line.empty() && line.find("imghist:") == std::string::npos) {
+                ++updates;
+                INFO("cols " << cols << ": '" << line << "'");
+                CHECK(line.size() <= static_cast<std::size_t>(cols - 1));
+            }
+            pos += 1;
+        }
+        CHECK(updates >= 12);
+    }
+}

@@ -101,16 +101,29 @@ int run_hist(HistArgs& a) {
     int w = 960, h = 540;
     if (std::sscanf(a.plot_size.c_str(), "%dx%d", &w, &h) != 2 || w < 320 || h < 200)
         fail_usage("--plot-size: expected WxH of at least 320x200");
+    // The plot's format, from its extension: SVG, or a raster image format; refused before any work.
+    const bool plot_svg = extension_of(a.plot) == "svg";
+    const Format plot_format = format_from_extension(extension_of(a.plot));
+    if (!a.plot.empty() && !plot_svg && plot_format == Format::Unknown)
+        fail_usage("--plot " + a.plot + ": the extension must be .svg or an image format (.png, .jpg, .bmp, .tga, .ppm)");
+    if (!a.plot.empty() && !plot_svg) {
+        check_encodable(plot_format, 8, 3, display_name(a.plot, true));
+        check_output_size(plot_format, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), 3, display_name(a.plot, true));
+    }
+    if (!a.plot.empty() && static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) > a.common.max_pixels)
+        fail_usage("--plot-size " + a.plot_size + " is above the pixel limit (--max-pixels)");
     auto plot = [&](const HistResult& r) {
         if (a.plot.empty()) return;
         PlotOptions po;
         po.width = w;
         po.height = h;
         po.log = a.log;
-        Image img = render_plot(r, po);
-        Format f = format_from_extension(extension_of(a.plot));
-        if (f == Format::Unknown) f = Format::Png;
-        write_image(a.plot, img, f, EncodeOptions{});
+        if (plot_svg) {
+            const std::string svg = render_plot_svg(r, po);
+            write_file_atomic(a.plot, svg.data(), svg.size());
+            return;
+        }
+        write_image(a.plot, render_plot(r, po), plot_format, EncodeOptions{});
     };
 
     if (a.merge) {
@@ -221,7 +234,8 @@ Command add_hist(CLI::App& app) {
         ->default_str("channels");
     sub->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "csv", "json"}))->default_str("text");
     sub->add_option("-o,--output", a->output, "Write the result to FILE instead of stdout")->type_name("FILE");
-    sub->add_option("--plot", a->plot, "Draw the histogram as a PNG picture")->type_name("FILE.png");
+    sub->add_option("--plot", a->plot, "Draw the histogram: SVG for .svg, else a picture in the extension's format (.png, ...)")
+        ->type_name("FILE.svg|FILE.png");
     sub->add_option("--plot-size", a->plot_size, "Picture size")->default_str("960x540")->type_name("WxH");
     sub->add_flag("--log", a->log, "Logarithmic count axis in the plot");
     sub->add_option("--raw", a->raw, "A raw sample file (no header) instead of images")->type_name("FILE");

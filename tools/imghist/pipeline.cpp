@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <glob.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -186,20 +188,41 @@ private:
     std::condition_variable not_empty_, not_full_;
 };
 
+/// Width of the terminal on stderr (80 when it cannot be read).
+std::size_t terminal_columns() {
+    winsize ws{};
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
+}
+
 class Progress {
 public:
     Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(2)) {}
+    /// One line, fitted to the terminal's width (read at every update, so resizing works): the bar shrinks,
+    /// then goes, and the text is cut, so the line never wraps (a wrapped line would start a new line at
+    /// every update).
     void draw(std::size_t done, std::size_t failed, double secs, bool final = false) {
         if (!enabled_) return;
-        const int width = 30;
         std::size_t n = done + failed;
-        int fill = total_ ? static_cast<int>(n * width / total_) : width;
-        std::string bar(static_cast<std::size_t>(fill), '=');
-        if (fill < width) bar += '>' + std::string(static_cast<std::size_t>(width - fill - 1), ' ');
         double rate = secs > 0 ? n / secs : 0;
         double eta = rate > 0 ? (total_ - n) / rate : 0;
-        std::fprintf(stderr, "\r[%s] %zu/%zu  %.1f img/s  ETA %.0fs%s\033[K", bar.c_str(), n, total_, rate, eta,
-                     failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "");
+        char info[160];
+        std::snprintf(info, sizeof info, " %zu/%zu  %.1f img/s  ETA %.0fs%s", n, total_, rate, eta,
+                      failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "");
+        const std::size_t cols = terminal_columns();
+        const std::size_t room = cols > 1 ? cols - 1 : 0;  // the last column would wrap on some terminals
+        std::string line;
+        const std::size_t text = std::strlen(info);
+        if (room >= text + 2 + 10) {
+            const std::size_t width = std::min<std::size_t>(30, room - text - 2);
+            const std::size_t fill = total_ ? n * width / total_ : width;
+            line = "[" + std::string(fill, '=');
+            if (fill < width) line += '>' + std::string(width - fill - 1, ' ');
+            line += "]";
+        }
+        line += info;
+        if (line.size() > room) line.resize(room);
+        std::fprintf(stderr, "\r%s\033[K", line.c_str());
         if (final) std::fputc('\n', stderr);
         std::fflush(stderr);
         drawn_ = true;
