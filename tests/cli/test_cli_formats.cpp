@@ -480,7 +480,7 @@ TEST_CASE("WebP: lossless round trip is exact, lossy with --quality, lossy input
 
 // ================================================================================================ folders
 
-TEST_CASE("folder: files imghist cannot read are named in the summary; nothing processed fails", "[cli][folder]") {
+TEST_CASE("folder: files imghist cannot read are named in the summary, and a run that processes nothing fails", "[cli][folder]") {
     TempDir d;
     fs::create_directories(d / "in");
     fs::create_directories(d / "junk");
