@@ -234,6 +234,26 @@ TEST_CASE("metadata: JPEG -> PNG -> JPEG, PNG -> TIFF and WebP carry EXIF, ICC, 
     CHECK(o["xmp"] == xmp);
 }
 
+TEST_CASE("metadata: threshold and clahe keep it too", "[cli][metadata]") {
+    if (!pil_or_skip()) return;
+    TempDir d;
+    pil(d, "photo in.png 40 30 RGB orientation=5 make=Cam icc=srgb dpi=150 comment=note 'xmp=<x/>'");
+    const json in = pil(d, "info in.png");
+    for (const char* cmd : {"threshold in.png t.png --method otsu", "clahe in.png c.png", "clahe in.png c.jpg"}) {
+        INFO(cmd);
+        REQUIRE(run_cli(d, std::string(cmd) + " --device cpu").code == 0);
+        const std::string out = std::string(cmd).substr(std::string(cmd).find(".png ") + 5, 5);
+        const json o = pil(d, "info " + out);
+        CHECK(o["orientation"] == 5);
+        CHECK(o["make"] == "Cam");
+        CHECK(o["icc_sha256"] == in["icc_sha256"]);
+        REQUIRE(o["dpi"].is_array());
+        CHECK(std::abs(o["dpi"][0].get<double>() - 150) < 0.02);  // PNG: 5906 pixels per metre = 150.012 dpi
+        CHECK(o["comments"] == json::array({"note"}));
+        CHECK(o["xmp"] == "<x/>");
+    }
+}
+
 TEST_CASE("metadata: --strip writes none of it", "[cli][metadata]") {
     if (!pil_or_skip()) return;
     TempDir d;
