@@ -144,6 +144,14 @@ TEST_CASE("hostile: --max-pixels is an option of every command", "[cli][hostile]
     Run r = run_cli(d, "gen big.png --dist uniform --size 100x100 --max-pixels 9999");
     CHECK(r.code == 2);
     CHECK(contains(r.err, "--max-pixels"));
+    // Raw sample files too; a count whose byte size would wrap 64 bits is refused, not allocated short.
+    r = run_cli(d, "gen big.bin --dist uniform --size 4611686018427387904 --dtype f32 --max-pixels 18446744073709551615");
+    CHECK(r.code != 0);
+    CHECK_FALSE(fs::exists(d / "big.bin"));
+    r = run_cli(d, "gen big.bin --dist uniform --size 4294967296x4294967296 --dtype u8 --max-pixels 18446744073709551615");
+    CHECK(r.code == 2);
+    r = run_cli(d, "gen big.bin --dist uniform --size 10001 --dtype u8 --max-pixels 10000");
+    CHECK(r.code == 2);
 }
 
 TEST_CASE("hostile: 1-, 2- and 4-bit gray PNGs decode to v * 255 / (2^bits - 1)", "[cli][hostile][png]") {

@@ -4,6 +4,7 @@
 // result depends only on the arguments, not on the thread count: blocks of samples draw from generators
 // seeded by (seed, block).
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -90,10 +91,12 @@ int run_gen(GenArgs& a) {
         if (a.depth != 8 && a.depth != 16) fail_usage("--depth: 8 or 16");
         if (a.channels < 1 || a.channels > 4) fail_usage("--channels: 1 to 4");
         type = a.depth == 16 ? imghist::SampleType::U16 : imghist::SampleType::U8;
-        const std::uint64_t pixels = static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h);
-        if (pixels > a.common.max_pixels || w > 0x7fffffff || h > 0x7fffffff)
-            fail_usage("--size " + a.size + " is above the pixel limit (--max-pixels)");
     }
+    // The sample count (raw files) or pixel count, without overflow, within --max-pixels.
+    std::uint64_t count = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), &count) ||
+        count > a.common.max_pixels || (!raw && (w > 0x7fffffff || h > 0x7fffffff)))
+        fail_usage("--size " + a.size + " is above the pixel limit (--max-pixels)");
     const double maxv = type == imghist::SampleType::U8    ? 255.0
                         : type == imghist::SampleType::U16 ? 65535.0
                         : type == imghist::SampleType::I32 ? 2147483647.0
@@ -115,6 +118,8 @@ int run_gen(GenArgs& a) {
 
     if (raw) {
         const std::size_t n = static_cast<std::size_t>(w) * static_cast<std::size_t>(h);
+        if (n > static_cast<std::size_t>(PTRDIFF_MAX) / imghist::sample_size(type))
+            fail_usage("--size " + a.size + ": the file would not fit in memory's address range");
         Bytes buf(n * imghist::sample_size(type));
         switch (type) {
             case imghist::SampleType::U8: generate(buf.data(), n, a, maxv, integral); break;
