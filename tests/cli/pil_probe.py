@@ -8,11 +8,15 @@ what imghist wrote. Commands (all print one JSON object on stdout):
                                writes a synthetic photo (MODE: L, RGB, RGBA, I16 = 16-bit gray) with metadata:
                                orientation=N make=TEXT icc=srgb dpi=N comment=TEXT xmp=TEXT quality=N
                                progressive=1 lossless=1 (WebP) compression=NAME (TIFF)
+                               full_exif=MM|II: instead of orientation/make, an EXIF block in that byte
+                               order with Make, Model, Software, Orientation 6, an Exif sub-IFD
+                               (ExposureTime 1/250, ISO 400, DateTimeOriginal) and a GPS sub-IFD
   transpose IN OUT             ImageOps.exif_transpose(IN) saved as PNG OUT
   decode IN OUT                PIL's decode of IN saved as PNG OUT (8-bit modes and I;16)
 """
 import hashlib
 import json
+import struct
 import sys
 
 from PIL import Image, ImageCms, ImageOps, PngImagePlugin
@@ -28,12 +32,46 @@ def text(v):
     return str(v)
 
 
+def ifd_bytes(entries, at, e):
+    """An IFD at offset `at` from (tag, type, count, payload) entries, with its out-of-line values after it."""
+    out, data = struct.pack(e + "H", len(entries)), b""
+    data_at = at + 2 + 12 * len(entries) + 4
+    for tag, typ, count, payload in entries:
+        if len(payload) <= 4:
+            out += struct.pack(e + "HHI", tag, typ, count) + payload.ljust(4, b"\0")
+        else:
+            out += struct.pack(e + "HHII", tag, typ, count, data_at + len(data))
+            data += payload + (b"\0" if len(payload) & 1 else b"")
+    return out + b"\0\0\0\0" + data
+
+
+def full_exif(order):
+    """A camera-like EXIF block written by hand (PIL 9 cannot write sub-IFDs reliably)."""
+    e = ">" if order == "MM" else "<"
+    sub = [(0x829A, 5, 1, struct.pack(e + "II", 1, 250)), (0x8827, 3, 1, struct.pack(e + "H", 400)),
+           (0x9003, 2, 20, b"2024:01:02 03:04:05\0")]
+    gps = [(1, 2, 2, b"N\0"), (5, 1, 1, b"\0")]
+
+    def ifd0(sub_at, gps_at):
+        return [(271, 2, 8, b"CamMake\0"), (272, 2, 7, b"ModelX\0"), (274, 3, 1, struct.pack(e + "H", 6)),
+                (305, 2, 4, b"sw1\0"), (0x8769, 4, 1, struct.pack(e + "I", sub_at)),
+                (0x8825, 4, 1, struct.pack(e + "I", gps_at))]
+    sub_at = 8 + len(ifd_bytes(ifd0(0, 0), 8, e))
+    sub_b = ifd_bytes(sub, sub_at, e)
+    gps_at = sub_at + len(sub_b)
+    head = (b"MM\0*" if order == "MM" else b"II*\0") + struct.pack(e + "I", 8)
+    return head + ifd_bytes(ifd0(sub_at, gps_at), 8, e) + sub_b + ifd_bytes(gps, gps_at, e)
+
+
 def info(path):
     im = Image.open(path)
     exif = im.getexif()
     out = {"format": im.format, "size": list(im.size), "mode": im.mode,
            "orientation": exif.get(0x0112), "make": text(exif.get(0x010F)),
-           "exif_bytes": len(im.info.get("exif") or b"")}
+           "exif_bytes": len(im.info.get("exif") or b""),
+           "software": text(exif.get(305)),
+           "exif_ifd": {str(k): text(v) for k, v in exif.get_ifd(0x8769).items()},
+           "gps_ifd": {str(k): text(v) for k, v in exif.get_ifd(0x8825).items()}}
     icc = im.info.get("icc_profile")
     out["icc_sha256"] = hashlib.sha256(icc).hexdigest() if icc else None
     dpi = im.info.get("dpi")
@@ -91,6 +129,8 @@ def photo(path, w, h, mode, opts):
     fmt = path.rsplit(".", 1)[-1].lower()
     if len(exif):
         kw["exif"] = exif.tobytes()
+    if "full_exif" in opts:
+        kw["exif"] = b"Exif\0\0" + full_exif(opts["full_exif"])
     if opts.get("icc") == "srgb":
         kw["icc_profile"] = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
     if "dpi" in opts:

@@ -234,6 +234,39 @@ TEST_CASE("metadata: JPEG -> PNG -> JPEG, PNG -> TIFF and WebP carry EXIF, ICC, 
     CHECK(o["xmp"] == xmp);
 }
 
+TEST_CASE("metadata: a camera EXIF block (IFD0 tags, Exif and GPS sub-IFDs) survives JPEG -> TIFF -> JPEG/PNG", "[cli][metadata][tiff]") {
+    if (!pil_or_skip()) return;
+    TempDir d;
+    for (const char* order : {"MM", "II"}) {
+        INFO(order);
+        const std::string o = order;
+        pil(d, "photo in-" + o + ".jpg 40 30 RGB quality=90 full_exif=" + o);
+        pil(d, "photo in16-" + o + ".png 20 10 I16 full_exif=" + o);
+        const json in = pil(d, "info in-" + o + ".jpg");
+        REQUIRE(in["exif_ifd"].size() == 3);
+        REQUIRE(in["gps_ifd"].size() == 2);
+        REQUIRE(run_cli(d, "equalize in-" + o + ".jpg t-" + o + ".tif --device cpu").code == 0);
+        REQUIRE(run_cli(d, "equalize t-" + o + ".tif back-" + o + ".jpg --device cpu").code == 0);
+        REQUIRE(run_cli(d, "equalize t-" + o + ".tif back-" + o + ".png --device cpu").code == 0);
+        for (const std::string f : {"t-" + o + ".tif", "back-" + o + ".jpg", "back-" + o + ".png"}) {
+            INFO(f);
+            const json j = pil(d, "info " + f);
+            CHECK(j["make"] == "CamMake");
+            CHECK(j["software"] == "sw1");
+            CHECK(j["orientation"] == 6);
+            CHECK(j["exif_ifd"] == in["exif_ifd"]);
+            CHECK(j["gps_ifd"] == in["gps_ifd"]);
+        }
+        // A 16-bit TIFF in the EXIF block's byte order keeps its samples. (OpenCV's TIFF reader applies the
+        // Orientation tag, 6 here: a quarter turn clockwise.)
+        REQUIRE(run_cli(d, "equalize in16-" + o + ".png t16-" + o + ".tif --device cpu").code == 0);
+        cv::Mat turned;
+        cv::rotate(equalize16_reference(read(d / ("in16-" + o + ".png"))), turned, cv::ROTATE_90_CLOCKWISE);
+        CHECK(same(read(d / ("t16-" + o + ".tif")), turned));
+        CHECK(pil(d, "info t16-" + o + ".tif")["exif_ifd"] == in["exif_ifd"]);
+    }
+}
+
 TEST_CASE("metadata: threshold and clahe keep it too", "[cli][metadata]") {
     if (!pil_or_skip()) return;
     TempDir d;

@@ -93,7 +93,7 @@ TIFF* open_tiff(MemFile& f, const char* mode, const std::string& name, std::uint
                                            " (imghist reads 8/16-bit unsigned gray, gray+alpha, RGB and RGBA)");
 }
 
-void read_metadata(TIFF* t, Metadata& m) {
+void read_metadata(TIFF* t, const Bytes& file, Metadata& m) {
     std::uint32_t n = 0;
     void* p = nullptr;
     if (TIFFGetField(t, TIFFTAG_ICCPROFILE, &n, &p) && p && n)
@@ -103,9 +103,7 @@ void read_metadata(TIFF* t, Metadata& m) {
     if (TIFFGetField(t, TIFFTAG_XMLPACKET, &n, &p) && p && n) m.xmp.assign(static_cast<const char*>(p), n);
     char* desc = nullptr;
     if (TIFFGetField(t, TIFFTAG_IMAGEDESCRIPTION, &desc) && desc && *desc) m.comments.emplace_back(desc);
-    std::uint16_t orientation = 1;
-    if (TIFFGetField(t, TIFFTAG_ORIENTATION, &orientation) && orientation >= 2 && orientation <= 8)
-        m.exif = exif_with_orientation(orientation);
+    m.exif = exif_from_tiff(file.data(), file.size());  // Orientation, Make, ..., Exif and GPS sub-IFDs
     float xr = 0, yr = 0;
     std::uint16_t unit = RESUNIT_INCH;
     TIFFGetFieldDefaulted(t, TIFFTAG_RESOLUTIONUNIT, &unit);
@@ -223,7 +221,7 @@ Image decode_tiff(const Bytes& data, const std::string& name, const DecodeOption
                 corrupt(name, f, "cannot decode strip " + std::to_string(s));
         }
     }
-    read_metadata(t, img.meta);
+    read_metadata(t, data, img.meta);
     return img;
 }
 
@@ -237,7 +235,9 @@ Bytes encode_tiff(const Image& img, const EncodeOptions& opt, const std::string&
     f.out = &out;
     {
         TiffFile tf;
-        tf.tif = open_tiff(f, "w", name, 0);
+        // The file takes the EXIF block's byte order, so that its sub-IFDs can be copied as they are.
+        const bool big_endian = !img.meta.exif.empty() && img.meta.exif[0] == 'M';
+        tf.tif = open_tiff(f, big_endian ? "wb" : "wl", name, 0);
         if (!tf.tif) fail(ErrorCode::Io, name, "cannot create a TIFF writer (" + f.message + ")");
         TIFF* t = tf.tif;
         const int ch = img.channels();
@@ -269,6 +269,13 @@ Bytes encode_tiff(const Image& img, const EncodeOptions& opt, const std::string&
         }
         const int orientation = exif_orientation(m.exif);
         if (orientation != 1) TIFFSetField(t, TIFFTAG_ORIENTATION, static_cast<std::uint16_t>(orientation));
+        for (std::uint16_t tag : {TIFFTAG_MAKE, TIFFTAG_MODEL, TIFFTAG_SOFTWARE, TIFFTAG_DATETIME, TIFFTAG_ARTIST,
+                                  TIFFTAG_COPYRIGHT}) {
+            const std::string v = exif_ascii(m.exif, tag);
+            if (!v.empty()) TIFFSetField(t, tag, v.c_str());
+        }
+        // Placeholders for the sub-IFDs that can be copied, pointed at them once the file is complete.
+        for (auto& [tag, offset] : exif_subifds(m.exif, 8).pointers) TIFFSetField(t, tag, std::uint64_t(offset));
         if (m.has_resolution()) {
             TIFFSetField(t, TIFFTAG_XRESOLUTION, static_cast<float>(m.dpi_x));
             TIFFSetField(t, TIFFTAG_YRESOLUTION, static_cast<float>(m.dpi_y));
@@ -283,6 +290,11 @@ Bytes encode_tiff(const Image& img, const EncodeOptions& opt, const std::string&
                 fail(ErrorCode::Io, name, "cannot encode TIFF (" + f.message + ")");
         }
         if (!TIFFWriteDirectory(t)) fail(ErrorCode::Io, name, "cannot encode TIFF (" + f.message + ")");
+    }
+    const ExifTail tail = exif_subifds(img.meta.exif, out.size());
+    if (!tail.pointers.empty()) {
+        out.insert(out.end(), tail.bytes.begin(), tail.bytes.end());
+        for (auto& [tag, offset] : tail.pointers) set_ifd0_offset(out.data(), out.size(), tag, offset);
     }
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -11,9 +12,10 @@ namespace {
 // ---- EXIF (a TIFF structure) --------------------------------------------------------------------------------
 
 struct TiffReader {
-    const Blob& b;
+    const std::uint8_t* b;
+    std::size_t size;
     bool little;
-    bool ok(std::size_t pos, std::size_t n) const { return pos <= b.size() && n <= b.size() - pos; }
+    bool ok(std::size_t pos, std::size_t n) const { return pos <= size && n <= size - pos; }
     std::uint32_t u16(std::size_t p) const {
         return little ? (b[p] | (b[p + 1] << 8)) : ((b[p] << 8) | b[p + 1]);
     }
@@ -37,7 +39,7 @@ bool tiff_header(const Blob& b, bool& little) {
 std::size_t orientation_value_pos(const Blob& b) {
     bool little = true;
     if (!tiff_header(b, little)) return 0;
-    TiffReader r{b, little};
+    TiffReader r{b.data(), b.size(), little};
     const std::size_t ifd = r.u32(4);
     if (!r.ok(ifd, 2)) return 0;
     const std::size_t n = r.u16(ifd);
@@ -46,6 +48,105 @@ std::size_t orientation_value_pos(const Blob& b) {
         if (!r.ok(e, 12)) return 0;
         if (r.u16(e) == 0x0112 && r.u16(e + 2) == 3 && r.u32(e + 4) >= 1) return e + 8;
     }
+    return 0;
+}
+
+// ---- copying IFDs between TIFF structures of the same byte order -------------------------------------------
+
+constexpr std::uint16_t kExifIfd = 34665, kGpsIfd = 34853, kInteropIfd = 40965;
+/// The largest EXIF block built from a TIFF (a JPEG holds 64 KiB of it; camera blocks are a few KiB).
+constexpr std::size_t kMaxExifBytes = std::size_t(1) << 20;
+
+std::size_t type_size(std::uint32_t type) {
+    switch (type) {
+        case 1: case 2: case 6: case 7: return 1;  // BYTE, ASCII, SBYTE, UNDEFINED
+        case 3: case 8: return 2;                  // SHORT, SSHORT
+        case 4: case 9: case 11: case 13: return 4;  // LONG, SLONG, FLOAT, IFD
+        case 5: case 10: case 12: return 8;        // RATIONAL, SRATIONAL, DOUBLE
+        default: return 0;
+    }
+}
+
+struct IfdCopier {
+    TiffReader r;  // the source
+    Blob& out;
+    std::size_t base = 0;  // where out[0] will lie in the file
+    void put16(std::size_t p, std::uint32_t v) {
+        out[p + (r.little ? 0 : 1)] = static_cast<std::uint8_t>(v);
+        out[p + (r.little ? 1 : 0)] = static_cast<std::uint8_t>(v >> 8);
+    }
+    void put32(std::size_t p, std::uint32_t v) {
+        for (int i = 0; i < 4; ++i) out[p + (r.little ? i : 3 - i)] = static_cast<std::uint8_t>(v >> (8 * i));
+    }
+    /// Copies the IFD at `ifd` (the entries `keep` accepts) to the end of `out`; returns its offset in the
+    /// file (base + its place in out; base or out's first bytes are never 0 where this is used), 0 when there
+    /// is nothing to copy. Sub-IFD pointers are followed (`depth` levels at most).
+    std::size_t copy(std::size_t ifd, bool (*keep)(std::uint16_t), int depth) {
+        if (depth > 2 || !r.ok(ifd, 2)) return 0;
+        const std::size_t n = r.u16(ifd);
+        if (!r.ok(ifd + 2, 12 * n)) return 0;
+        std::vector<std::size_t> entries;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t e = ifd + 2 + 12 * i;
+            const std::uint16_t tag = static_cast<std::uint16_t>(r.u16(e));
+            const std::size_t bytes = type_size(r.u16(e + 2)) * r.u32(e + 4);
+            if (!type_size(r.u16(e + 2)) || (keep && !keep(tag))) continue;
+            if (bytes > 4 && (bytes > kMaxExifBytes || !r.ok(r.u32(e + 8), bytes))) continue;
+            entries.push_back(e);
+        }
+        if (entries.empty() || out.size() + 2 + 12 * entries.size() + 4 > kMaxExifBytes) return 0;
+        if ((base + out.size()) & 1) out.push_back(0);
+        const std::size_t at = out.size();
+        bool followed[3] = {false, false, false};  // each kind of sub-IFD once: no fan-out from a hostile file
+        out.resize(at + 2 + 12 * entries.size() + 4, 0);
+        put16(at, static_cast<std::uint32_t>(entries.size()));
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            const std::size_t e = entries[i], o = at + 2 + 12 * i;
+            std::memcpy(out.data() + o, r.b + e, 8);
+            const std::uint16_t tag = static_cast<std::uint16_t>(r.u16(e));
+            const std::size_t bytes = type_size(r.u16(e + 2)) * r.u32(e + 4);
+            if (tag == kExifIfd || tag == kGpsIfd || tag == kInteropIfd) {
+                bool& once = followed[tag == kExifIfd ? 0 : tag == kGpsIfd ? 1 : 2];
+                const std::size_t sub = once ? 0 : copy(r.u32(e + 8), nullptr, depth + 1);
+                once = true;
+                put32(o + 8, static_cast<std::uint32_t>(sub));
+                if (!sub) put32(o + 4, 0);  // nothing copied: a count of 0, which readers skip
+            } else if (bytes > 4) {
+                if (out.size() + bytes > kMaxExifBytes) {  // (entries sharing one big value: bounded)
+                    put32(o + 4, 0);
+                    continue;
+                }
+                if ((base + out.size()) & 1) out.push_back(0);
+                const std::size_t v = out.size(), from = r.u32(e + 8);
+                out.insert(out.end(), r.b + from, r.b + from + bytes);
+                put32(o + 8, static_cast<std::uint32_t>(base + v));
+            } else {
+                std::memcpy(out.data() + o + 8, r.b + e + 8, 4);
+            }
+        }
+        return base + at;
+    }
+};
+
+/// The image-IFD tags that belong to EXIF (TIFF's own structure tags stay with the image).
+bool exif_ifd0_tag(std::uint16_t tag) {
+    switch (tag) {
+        case 271: case 272: case 274: case 305: case 306: case 315: case 33432:  // Make .. Copyright
+        case kExifIfd: case kGpsIfd: return true;
+        default: return false;
+    }
+}
+
+/// Offset of IFD0's entry for `tag`, 0 when absent.
+std::size_t ifd0_entry(const Blob& b, std::uint16_t tag) {
+    bool little = true;
+    if (!tiff_header(b, little)) return 0;
+    TiffReader r{b.data(), b.size(), little};
+    const std::size_t ifd = r.u32(4);
+    if (!r.ok(ifd, 2)) return 0;
+    const std::size_t n = r.u16(ifd);
+    for (std::size_t i = 0; i < n && r.ok(ifd + 2 + 12 * i, 12); ++i)
+        if (r.u16(ifd + 2 + 12 * i) == tag) return ifd + 2 + 12 * i;
     return 0;
 }
 
@@ -116,7 +217,7 @@ int exif_orientation(const Blob& exif) noexcept {
     const std::size_t p = orientation_value_pos(exif);
     if (!p) return 1;
     bool little = exif[0] == 'I';
-    TiffReader r{exif, little};
+    TiffReader r{exif.data(), exif.size(), little};
     const std::uint32_t v = r.u16(p);
     return v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
 }
@@ -130,19 +231,66 @@ bool set_exif_orientation(Blob& exif, int orientation) noexcept {
     return true;
 }
 
-Blob exif_with_orientation(int orientation) {
-    // Big-endian TIFF header, IFD0 at 8 with one SHORT entry, no next IFD.
-    const std::uint8_t o = static_cast<std::uint8_t>(orientation);
-    return Blob{'M', 'M', 0, 42, 0, 0, 0, 8,                        // header
-                0, 1,                                               // one entry
-                0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0,           // Orientation, SHORT, 1, value
-                0, 0, 0, 0};                                        // no next IFD
-}
-
 bool is_png_metadata_chunk(const std::uint8_t type[4]) noexcept {
     for (const char* t : {"eXIf", "iCCP", "pHYs", "tEXt", "zTXt", "iTXt"})
         if (std::memcmp(type, t, 4) == 0) return true;
     return false;
+}
+
+Blob exif_from_tiff(const std::uint8_t* file, std::size_t size) {
+    Blob out(file, file + std::min<std::size_t>(size, 8));
+    bool little = true;
+    if (!tiff_header(out, little)) return {};  // (BigTIFF: not read)
+    IfdCopier c{TiffReader{file, size, little}, out};
+    const std::size_t ifd = c.copy(c.r.u32(4), exif_ifd0_tag, 0);
+    if (!ifd) return {};
+    c.put32(4, static_cast<std::uint32_t>(ifd));
+    return out;
+}
+
+ExifTail exif_subifds(const Blob& exif, std::size_t file_size) {
+    ExifTail t;
+    bool little = true;
+    if (!tiff_header(exif, little) || file_size < 8) return t;
+    IfdCopier c{TiffReader{exif.data(), exif.size(), little}, t.bytes, file_size};
+    for (std::uint16_t tag : {kExifIfd, kGpsIfd}) {
+        const std::size_t entry = ifd0_entry(exif, tag);
+        if (!entry) continue;
+        const std::size_t sub = c.copy(c.r.u32(entry + 8), nullptr, 1);
+        if (sub) t.pointers.emplace_back(tag, static_cast<std::uint32_t>(sub));
+    }
+    return t;
+}
+
+bool set_ifd0_offset(std::uint8_t* file, std::size_t size, std::uint16_t tag, std::uint32_t offset) {
+    if (size < 8) return false;
+    const Blob head(file, file + 8);
+    bool little = true;
+    if (!tiff_header(head, little)) return false;
+    TiffReader r{file, size, little};
+    const std::size_t ifd = r.u32(4);
+    if (!r.ok(ifd, 2)) return false;
+    const std::size_t n = r.u16(ifd);
+    for (std::size_t i = 0; i < n && r.ok(ifd + 2 + 12 * i, 12); ++i) {
+        const std::size_t e = ifd + 2 + 12 * i;
+        if (r.u16(e) != tag || r.u32(e + 4) != 1 || (r.u16(e + 2) != 4 && r.u16(e + 2) != 13)) continue;
+        for (int k = 0; k < 4; ++k) file[e + 8 + (little ? k : 3 - k)] = static_cast<std::uint8_t>(offset >> (8 * k));
+        return true;
+    }
+    return false;
+}
+
+std::string exif_ascii(const Blob& exif, std::uint16_t tag) {
+    const std::size_t e = ifd0_entry(exif, tag);
+    if (!e) return {};
+    TiffReader r{exif.data(), exif.size(), exif[0] == 'I'};
+    const std::size_t n = r.u32(e + 4);
+    if (r.u16(e + 2) != 2 || n == 0 || n > 4096) return {};
+    const std::size_t at = n <= 4 ? e + 8 : r.u32(e + 8);
+    if (!r.ok(at, n)) return {};
+    std::string v(reinterpret_cast<const char*>(exif.data() + at), n);
+    while (!v.empty() && v.back() == '\0') v.pop_back();
+    return v;
 }
 
 Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_bytes) {

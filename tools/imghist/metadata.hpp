@@ -2,14 +2,15 @@
 //
 //   item        | JPEG                         | PNG                          | TIFF                   | WebP
 //   ------------+------------------------------+------------------------------+------------------------+-----------
-//   EXIF        | APP1 "Exif\0\0" (<= 64 KiB)  | eXIf                         | Orientation tag only * | EXIF chunk
+//   EXIF        | APP1 "Exif\0\0" (<= 64 KiB)  | eXIf                         | IFD0 tags + sub-IFDs * | EXIF chunk
 //   ICC profile | APP2 ICC_PROFILE, chunked    | iCCP (zlib)                  | ICCProfile (34675)     | ICCP chunk
 //   XMP         | APP1 Adobe XMP (<= 64 KiB)   | iTXt XML:com.adobe.xmp       | XMLPacket (700)        | "XMP " chunk
 //   comments    | COM markers                  | tEXt/zTXt/iTXt "Comment"     | ImageDescription       | -
 //   resolution  | JFIF density (dpi / dpcm)    | pHYs (pixels per metre)      | X/YResolution + unit   | -
 //
-//   * TIFF keeps EXIF in a sub-IFD that libtiff cannot copy as one block: a TIFF input gives an EXIF block
-//     holding just its Orientation; a TIFF output gets the EXIF orientation as its Orientation tag.
+//   * TIFF keeps EXIF as tags of the image's own IFD (Make, Model, Orientation, DateTime, ...) and an Exif and
+//     a GPS sub-IFD: these are copied (exif_from_tiff, exif_subifds); MakerNote offsets are not
+//     rewritten, and EXIF's IFD1 thumbnail is not carried into a TIFF.
 //
 // Every reader fills a Metadata; every writer takes one. Outputs keep the input's metadata unless --strip;
 // a part that does not fit the output container (an EXIF block above 64 KiB in a JPEG) is left out.
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cli {
@@ -52,8 +54,21 @@ Blob normalize_exif(const std::uint8_t* data, std::size_t size);
 int exif_orientation(const Blob& exif) noexcept;
 /// Rewrites the Orientation in place (when the block has one; returns false otherwise).
 bool set_exif_orientation(Blob& exif, int orientation) noexcept;
-/// A minimal EXIF block holding only an Orientation tag (for containers that keep just the tag).
-Blob exif_with_orientation(int orientation);
+/// TIFF files keep EXIF as tags of their first IFD (camera make, model, orientation, ...) plus an Exif and a
+/// GPS sub-IFD. exif_from_tiff builds an EXIF block from a TIFF file: those IFD0 tags and both sub-IFDs
+/// (with their values; MakerNote offsets are not rewritten); empty when the file has none.
+Blob exif_from_tiff(const std::uint8_t* file, std::size_t size);
+/// The Exif and GPS sub-IFDs of `exif`, laid out to be appended to a TIFF file of `file_size` (>= 8) bytes
+/// that has the byte order of `exif`, and the offsets the file's IFD0 tags 34665 / 34853 must then hold.
+struct ExifTail {
+    Blob bytes;
+    std::vector<std::pair<std::uint16_t, std::uint32_t>> pointers;  ///< tag, offset in the file
+};
+ExifTail exif_subifds(const Blob& exif, std::size_t file_size);
+/// Sets the value of a one-LONG (or IFD) tag of a TIFF file's first IFD; false when the tag is not there.
+bool set_ifd0_offset(std::uint8_t* file, std::size_t size, std::uint16_t tag, std::uint32_t offset);
+/// The ASCII value of an IFD0 tag of `exif` (e.g. 271 Make), empty when absent.
+std::string exif_ascii(const Blob& exif, std::uint16_t tag);
 
 // PNG chunks (no library in between: the PNG reader's chunk walk hands over the chunks, CRCs checked).
 struct PngChunk {
