@@ -10,7 +10,7 @@ PACKAGES=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   catch2 libstb-dev libspng-dev libjpeg62-turbo-dev zlib1g-dev libdeflate-dev libtiff-dev libwebp-dev
   libcli11-dev nlohmann-json3-dev
-  clang libclang-rt-14-dev python3-pil  # python3-pil: the CLI tests read pixels and metadata back with PIL
+  clang libclang-rt-14-dev python3-pil strace  # python3-pil: the CLI tests read pixels and metadata back with PIL
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

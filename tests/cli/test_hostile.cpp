@@ -77,9 +77,9 @@ std::string pack(const std::vector<int>& v, int bits) {
 }
 
 /// A 54-byte BMP header (BITMAPINFOHEADER, uncompressed) claiming w x h at bpp bits.
-std::string bmp_header(std::int32_t w, std::int32_t h, int bpp) {
+std::string bmp_header(std::int32_t w, std::int32_t h, int bpp, std::uint32_t compression = 0) {
     return "BM" + le32(0) + le32(0) + le32(54) + le32(40) + le32(static_cast<std::uint32_t>(w)) +
-           le32(static_cast<std::uint32_t>(h)) + le16(1) + le16(static_cast<unsigned>(bpp)) + le32(0) + le32(0) +
+           le32(static_cast<std::uint32_t>(h)) + le16(1) + le16(static_cast<unsigned>(bpp)) + le32(compression) + le32(0) +
            le32(2835) + le32(2835) + le32(0) + le32(0);
 }
 
@@ -213,6 +213,9 @@ TEST_CASE("hostile: truncated BMP and TGA files are refused, not zero-filled", "
     write_bytes(d / "tall.bmp", bmp_header(12, 16776970, 24));
     expect_refused(d, "hist tall.bmp --device cpu --max-pixels 1000000000", "tall.bmp", "truncated or corrupt BMP", 2);
     expect_refused(d, "clahe tall.bmp out.png --device cpu --max-pixels 1000000000", "tall.bmp", "truncated or corrupt BMP", 2);
+    // A "negative" compression field, which stb_image decodes as uncompressed (found by fuzz_bmp).
+    write_bytes(d / "negative.bmp", bmp_header(4356, 261, 24, 0xae000000u));
+    expect_refused(d, "hist negative.bmp --device cpu", "negative.bmp", "truncated or corrupt BMP");
     // A real BMP cut to 80 of its bytes.
     const std::string bmp = encoded(photo(10, 10, CV_8UC3, 3), ".bmp");
     REQUIRE(bmp.size() > 300);
@@ -458,4 +461,25 @@ TEST_CASE("progress: the bar fits a narrow terminal and never wraps", "[cli][fol
         }
         CHECK(updates >= 12);
     }
+}
+
+TEST_CASE("atomic output: the file is flushed before the rename and the folder after it", "[cli][errors]") {
+    TempDir d;
+    if (std::system("command -v strace > /dev/null 2>&1") != 0) {
+        std::printf("%s: strace is not installed\n", imghist_test::kSkipMarker);
+        return;
+    }
+    write(d / "in.png", photo(20, 10, CV_8UC1, 15));
+    const std::string cmd = "cd " + q(d.path) + " && strace -f -qq -o trace.txt -e trace=fsync,fdatasync,rename,renameat,renameat2 " +
+                            q(cli_path()) + " equalize in.png out.png --device cpu";
+    if (std::system(cmd.c_str()) != 0 && !fs::exists(d / "out.png")) {  // ptrace may be forbidden here
+        std::printf("%s: strace cannot trace here\n", imghist_test::kSkipMarker);
+        return;
+    }
+    const std::string trace = slurp(d / "trace.txt");
+    const std::size_t rename = trace.find("\"out.png\")");
+    REQUIRE(rename != std::string::npos);
+    CHECK(trace.rfind("fsync(", rename) != std::string::npos);  // the temporary file, before the rename
+    CHECK(trace.find("fsync(", rename) != std::string::npos);   // the folder, after it
+    CHECK(same(read(d / "out.png"), [&] { cv::Mat e; cv::equalizeHist(read(d / "in.png"), e); return e; }()));
 }

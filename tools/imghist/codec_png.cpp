@@ -122,7 +122,7 @@ struct PngChunks {
     std::vector<PngChunk> metadata;                           ///< eXIf, iCCP, pHYs and text chunks
 };
 
-PngChunks walk_png(const Bytes& data, const std::string& name) {
+PngChunks walk_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     const std::uint8_t* d = data.data();
     const std::size_t size = data.size();
     PngChunks c;
@@ -144,6 +144,9 @@ PngChunks walk_png(const Bytes& data, const std::string& name) {
             c.color = body[9];
             c.interlace = body[12];
             if (body[10] != 0 || body[11] != 0) corrupt_png(name, "unknown compression or filter method");
+            // The size limits first: the most useful message for a header that claims too much. (The exact
+            // byte count, which depends on the decoded layout, is checked again before decoding.)
+            checked_image_bytes(c.width, c.height, 1, 8, opt, name);
             have_ihdr = true;
         } else if (std::memcmp(type, "IDAT", 4) == 0) {
             c.idat.emplace_back(pos + 8, len);
@@ -295,7 +298,7 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
 }  // namespace
 
 Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
-    const PngChunks chunks = walk_png(data, name);
+    const PngChunks chunks = walk_png(data, name, opt);
     Image img = decode_png_pixels(data, chunks, name, opt);
     img.meta = read_png_metadata(chunks.metadata);
     return img;

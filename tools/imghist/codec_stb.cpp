@@ -38,7 +38,8 @@ std::uint32_t le16(const std::uint8_t* p) { return p[0] | (std::uint32_t(p[1]) <
 std::uint32_t le32(const std::uint8_t* p) { return le16(p) | (le16(p + 2) << 16); }
 
 /// The fewest bytes an uncompressed BMP of this header needs: the pixel data offset plus every padded row.
-/// Compressed BMPs (RLE, embedded JPEG/PNG) are left to stb_image, which refuses them.
+/// RLE BMPs (compression 1, 2) are left to stb_image, which refuses them. Every other value is checked: stb
+/// reads the field as a signed int and decodes a "negative" compression as uncompressed (found by fuzz_bmp).
 void check_bmp_length(const Bytes& d, const std::string& name) {
     if (d.size() < 14 + 12) check_encoded_size(14 + 12, d.size(), name, "BMP");
     const std::uint32_t offset = le32(&d[10]), header = le32(&d[14]);
@@ -55,7 +56,7 @@ void check_bmp_length(const Bytes& d, const std::string& name) {
         bpp = le16(&d[28]);
         compression = le32(&d[30]);
     }
-    if (compression != 0 && compression != 3 && compression != 6) return;  // not uncompressed: stb refuses it
+    if (compression == 1 || compression == 2) return;
     const std::uint64_t row = (width * bpp + 31) / 32 * 4;                  // < 2^53: both below 2^32 and 2^16
     const std::uint64_t start = std::max<std::uint64_t>(offset, 14 + std::uint64_t(header));
     check_encoded_size(start + row * height, d.size(), name, "BMP");
