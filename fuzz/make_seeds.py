@@ -90,12 +90,75 @@ for y in range(H):
 out("tga", "rgb-rle.tga", tga(10, 24, rle))
 out("tga", "mapped.tga", tga(1, 8, bytes(v % 4 for v in px), cmap=bytes(range(12)), cmap_len=4))
 
+# TIFF (little- and big-endian): strips and tiles, 8/16-bit gray, gray+alpha, RGB, RGBA; none, PackBits and
+# Deflate; metadata tags (orientation, resolution, description, ICC profile, XMP).
+def tiff(w, h, spp, bits, data_chunks, compression=1, tile=None, extra=(), big=False):
+    e = ">" if big else "<"
+    photometric = 2 if spp >= 3 else 1
+    strips = b"".join(data_chunks)
+    offsets, pos = [], 8
+    for c in data_chunks:
+        offsets.append(pos)
+        pos += len(c)
+    tags = [(256, 4, [w]), (257, 4, [h]), (258, 3, [bits] * spp), (259, 3, [compression]), (262, 3, [photometric]),
+            (277, 3, [spp]), (284, 3, [1])]
+    if spp in (2, 4):
+        tags.append((338, 3, [2]))  # unassociated alpha
+    if tile:
+        tags += [(322, 4, [tile]), (323, 4, [tile]), (324, 4, offsets), (325, 4, [len(c) for c in data_chunks])]
+    else:
+        tags += [(273, 4, offsets), (278, 4, [max(1, h // len(data_chunks))]), (279, 4, [len(c) for c in data_chunks])]
+    tags += list(extra)
+    tags.sort()
+    fmt = {1: "B", 2: "B", 3: "H", 4: "I", 5: "I", 7: "B"}
+    size = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1}
+    ifd_pos = 8 + len(strips)
+    ifd_pos += ifd_pos & 1
+    body = b""
+    data_pos = ifd_pos + 2 + 12 * len(tags) + 4
+    entries = b""
+    for tag, kind, values in tags:
+        count = len(values) // 2 if kind == 5 else len(values)
+        raw = struct.pack(e + fmt[kind] * len(values), *values)
+        if len(raw) <= 4:
+            entries += struct.pack(e + "HHI", tag, kind, count) + raw.ljust(4, b"\0")
+        else:
+            entries += struct.pack(e + "HHII", tag, kind, count, data_pos + len(body))
+            body += raw + (b"\0" if len(raw) & 1 else b"")
+    head = (b"MM\0*" if big else b"II*\0") + struct.pack(e + "I", ifd_pos)
+    return head + strips + b"\0" * (ifd_pos - 8 - len(strips)) + struct.pack(e + "H", len(tags)) + entries + b"\0\0\0\0" + body
+
+
+def tiff_pixels(w, h, spp, bits, big=False):
+    vals = [(x * 37 + y * 11 + c * 5) % 256 for y in range(h) for x in range(w) for c in range(spp)]
+    if bits == 8:
+        return bytes(vals)
+    return b"".join(struct.pack(">H" if big else "<H", v * 257) for v in vals)
+
+
+def packbits(b):  # literal runs of up to 128 bytes
+    return b"".join(bytes((len(b[i:i + 128]) - 1,)) + b[i:i + 128] for i in range(0, len(b), 128))
+
+
+meta = [(274, 3, [6]), (282, 5, [300, 1]), (283, 5, [300, 1]), (296, 3, [2]), (270, 2, list(b"a comment\0")),
+        (700, 1, list(b"<x:xmpmeta/>")), (34675, 7, list(bytes(132)))]
+g8 = tiff_pixels(W, H, 1, 8)
+row = W
+out("tiff", "gray8-strips.tif", tiff(W, H, 1, 8, [g8[i * row:(i + 1) * row] for i in range(H)], extra=meta))
+out("tiff", "rgb16-be.tif", tiff(W, H, 3, 16, [tiff_pixels(W, H, 3, 16, True)], big=True))
+out("tiff", "ga8-packbits.tif", tiff(W, H, 2, 8, [packbits(tiff_pixels(W, H, 2, 8))], compression=32773))
+out("tiff", "rgba8-deflate.tif", tiff(W, H, 4, 8, [zlib.compress(tiff_pixels(W, H, 4, 8))], compression=8))
+t16 = tiff_pixels(16, 16, 1, 16)
+out("tiff", "gray16-tiled.tif", tiff(W, H, 1, 16, [t16], tile=16))
+
 # raw: type byte, bins (2 bytes), low and high (two doubles), then samples.
 out("raw", "u8.raw", bytes((0, 255, 0)) + struct.pack("<dd", 0, 256) + bytes(range(64)))
 out("raw", "f32.raw", bytes((3, 15, 0)) + struct.pack("<dd", -1, 1) + struct.pack("<8f", -2, -1, -0.5, 0, 0.25, 0.99, 1, float("nan")))
 out("raw", "i32-wide.raw", bytes((2, 0, 4)) + struct.pack("<dd", -1e308, 1e308) + struct.pack("<4i", -5, 0, 7, 2**31 - 1))
 
 # JPEG: gray and colour at several samplings, baseline and progressive, written by the program (libjpeg).
+# WebP: lossless and lossy, with and without alpha, one with EXIF, ICC and XMP chunks (written by the program
+# from a PNG that carries them).
 if len(sys.argv) > 1:
     imghist = sys.argv[1]
     tmp = os.path.join(HERE, "seeds", "jpeg")
@@ -103,6 +166,20 @@ if len(sys.argv) > 1:
     for name, channels in (("gray", 1), ("rgb", 3)):
         path = os.path.join(tmp, f"{name}.jpg")
         subprocess.run([imghist, "gen", path, "--dist", "normal", "--size", "13x9", "--channels", str(channels), "--quality", "50"], check=True)
+    wdir = os.path.join(HERE, "seeds", "webp")
+    os.makedirs(wdir, exist_ok=True)
+    for name, channels, quality in (("rgb-lossless", 3, []), ("rgba-lossless", 4, []), ("rgb-lossy", 3, ["--quality", "40"]),
+                                    ("rgba-lossy", 4, ["--quality", "40"])):
+        path = os.path.join(wdir, f"{name}.webp")
+        subprocess.run([imghist, "gen", path, "--dist", "normal", "--size", "13x9", "--channels", str(channels)] + quality, check=True)
+    exif = b"MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0"
+    extra = (chunk(b"eXIf", exif) + chunk(b"iCCP", b"icc\0\0" + zlib.compress(bytes(132))) +
+             chunk(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0<x:xmpmeta/>"))
+    src = os.path.join(wdir, "meta.png")
+    with open(src, "wb") as f:
+        f.write(png(W, H, 8, 2, [bytes((x * 30 + c * 70 + y) % 256 for x in range(W) for c in range(3)) for y in range(H)], extra))
+    subprocess.run([imghist, "equalize", src, os.path.join(wdir, "meta.webp"), "--device", "cpu"], check=True)
+    os.remove(src)
 
 # The reproducers of the hostile-file findings that came before the fuzz targets (issue 9), replayed by
 # scripts/fuzz.sh with the kept crashers (fuzz/regressions/<target>/).

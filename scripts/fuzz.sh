@@ -9,7 +9,7 @@
 # then the sanitized one. This is what CI runs (.ci/run).
 #
 # Usage: scripts/fuzz.sh [--with-tests] [SECONDS_PER_TARGET] [TARGET...]
-#          (default 20 s; targets: png jpeg pnm bmp tga raw)
+#          (default 20 s; targets: png jpeg tiff webp pnm bmp tga raw)
 #   IMGHIST_FUZZ_BUILD   build folder (default build-fuzz)
 #   IMGHIST_FUZZ_JOBS    build jobs (default: nproc)
 set -euo pipefail
@@ -22,7 +22,7 @@ fi
 SECONDS_PER_TARGET=${1:-20}
 shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(png jpeg pnm bmp tga raw)
+((${#TARGETS[@]})) || TARGETS=(png jpeg tiff webp pnm bmp tga raw)
 BUILD=${IMGHIST_FUZZ_BUILD:-build-fuzz}
 JOBS=${IMGHIST_FUZZ_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}

@@ -20,7 +20,7 @@ WITH_CUDA=${IMGHIST_WITH_CUDA:-auto}
 PACKAGES=(
   build-essential cmake pkg-config
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  catch2 libstb-dev libspng-dev libjpeg62-turbo-dev zlib1g-dev libdeflate-dev
+  catch2 libstb-dev libspng-dev libjpeg62-turbo-dev zlib1g-dev libdeflate-dev libtiff-dev libwebp-dev
   libcli11-dev nlohmann-json3-dev
   # the Python module and its tests (cv2 is the tests' reference)
   python3-dev pybind11-dev python3-numpy python3-pytest python3-opencv

@@ -226,4 +226,27 @@ inline std::vector<std::uint64_t> counts_of(const json& hist, const std::string&
     return {};
 }
 
+/// 16-bit equalization by a plain loop, cv::equalizeHist's rule over 65536 levels: the first non-empty
+/// level -> 0, the others round(cdf after it * scale) with scale = 65535 / (N - h[i0]) computed first (in
+/// double; OpenCV's 8-bit code computes the scale once the same way, in float).
+inline cv::Mat equalize16_reference(const cv::Mat& src) {
+    std::vector<std::uint64_t> h(65536, 0);
+    for (int y = 0; y < src.rows; ++y)
+        for (int x = 0; x < src.cols; ++x) ++h[src.at<std::uint16_t>(y, x)];
+    int i0 = 0;
+    while (h[static_cast<std::size_t>(i0)] == 0) ++i0;
+    const double total = static_cast<double>(src.total());
+    const double scale = 65535.0 / (total - static_cast<double>(h[static_cast<std::size_t>(i0)]));
+    std::vector<std::uint16_t> lut(65536, 0);
+    std::uint64_t sum = 0;
+    for (int i = i0 + 1; i < 65536; ++i) {
+        sum += h[static_cast<std::size_t>(i)];
+        lut[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(std::nearbyint(static_cast<double>(sum) * scale));
+    }
+    cv::Mat out(src.size(), CV_16UC1);
+    for (int y = 0; y < src.rows; ++y)
+        for (int x = 0; x < src.cols; ++x) out.at<std::uint16_t>(y, x) = lut[src.at<std::uint16_t>(y, x)];
+    return out;
+}
+
 }  // namespace clitest

@@ -6,6 +6,7 @@
 
 #include "codec_jpeg.hpp"
 #include "commands.hpp"
+#include "convert.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
 
@@ -33,10 +34,23 @@ void ImageJob::add_options(CLI::App& sub) {
     sub.add_flag("--in-place", in_place, "Allow overwriting inputs (OUT may then be left out)");
     sub.add_flag("--skip-existing", skip_existing, "Leave outputs that already exist alone (resumes a stopped run)");
     sub.add_option("--shard", shard, "Process only part K of N of the inputs (stable per file name), e.g. 3/8")->type_name("K/N");
-    sub.add_option("--to", to, "Output format by extension (png, jpg, bmp, tga, pgm, ppm); default: the output's or input's")
+    sub.add_option("--to", to, "Output format by extension (png, jpg, tif, webp, bmp, tga, pgm, ppm); default: the output's or input's")
         ->type_name("EXT");
-    sub.add_option("--quality", encode.jpeg_quality, "JPEG quality 1-100")->default_str("90")->check(CLI::Range(1, 100));
+    sub.add_option("--quality", encode.jpeg_quality,
+                   "JPEG quality 1-100 (default: the input JPEG's estimated quality, else 90); WebP: lossy at this quality (default: lossless)")
+        ->default_str("input's, else 90")
+        ->check(CLI::Range(1, 100));
     sub.add_option("--png-level", encode.png_level, "PNG zlib level 0-9")->default_str("1")->check(CLI::Range(0, 9));
+    sub.add_option("--tiff-compression", encode.tiff_compression, "TIFF output compression")
+        ->check(CLI::IsMember({"deflate", "lzw", "packbits", "none"}))
+        ->default_str("deflate");
+    // Metadata and output shaping (the output's format may not hold what the input had).
+    sub.add_flag("--strip", strip, "Write no metadata (by default EXIF, ICC profile, XMP, comments and resolution are kept)");
+    sub.add_flag("--auto-orient", auto_orient, "Apply the EXIF orientation to the pixels and reset the tag to 1");
+    sub.add_option("--depth", depth, "Output sample depth: 8 converts 16-bit images (v * 255 / 65535, rounded)")
+        ->check(CLI::IsMember({8}));
+    sub.add_flag("--flatten", flatten, "Composite alpha over --background and drop it (e.g. for JPEG output)");
+    sub.add_option("--background", background, "Colour for --flatten: #RRGGBB, white or black")->default_str("white");
     add_common(sub, common);
 }
 
@@ -81,18 +95,22 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
     if (!to.empty() && format_from_extension(to) == Format::Unknown) fail_usage("--to: unknown image format '" + to + "'");
 
     std::vector<Item> items;
-    std::vector<InputFile> inputs = collect_inputs(ins, job.recursive);
+    Summary pre;
+    std::vector<InputFile> inputs = collect_inputs(ins, job.recursive, &pre.unsupported);
     if (batch) {
         if (!out.empty() && out != "-") {
             if (path_exists(out) && !is_directory(out)) fail_io(out, "the output of several inputs must be a folder");
         } else if (out == "-") {
             fail_usage("several inputs cannot go to standard output");
         }
-        if (inputs.empty() && !job.common.quiet) std::fprintf(stderr, "imghist: no image files found\n");
     }
-    Summary pre;
+    const Rgb background = parse_colour(job.background);
+    std::size_t outside_shard = 0;
     for (const InputFile& in : inputs) {
-        if (!in_shard(in.rel, shard)) continue;
+        if (!in_shard(in.rel, shard)) {
+            ++outside_shard;
+            continue;
+        }
         Item it;
         it.input = in;
         if (out.empty()) {
@@ -140,13 +158,15 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
                                                           " is the input file; refusing to overwrite it (use --in-place)");
         Bytes data = read_file(it.input.path);
-        if (planar_ok && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
+        // The planar JPEG path keeps the stored orientation; --auto-orient needs the pixels.
+        if (planar_ok && !job.auto_orient && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
             sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
             it.planes = decode_jpeg_planes(data, in_name, item_dopt);
             it.planar = true;
             return;
         }
         it.image = decode_image(data, in_name, item_dopt);
+        if (job.auto_orient) auto_orient(it.image);
     };
     st.process = process;
     st.store = [&](Item& it) {
@@ -157,9 +177,13 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             if (batch) make_dirs(parent_dir(it.output));
         }
         if (it.planar) {
+            if (job.strip) it.planes.meta.strip();
             Bytes b = encode_jpeg_planes(it.planes, eopt, out_name);
             write_file_atomic(it.output, b.data(), b.size());
         } else {
+            if (job.flatten && (it.image.channels() == 2 || it.image.channels() == 4)) it.image = flatten(it.image, background);
+            if (job.depth == 8 && it.image.depth() == 16) it.image = to_depth8(it.image);
+            if (job.strip) it.image.meta.strip();
             Bytes b = encode_image(it.image, f, eopt, out_name);
             write_file_atomic(it.output, b.data(), b.size());
         }
@@ -169,7 +193,13 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
     ro.prefix_notes = batch;
     Summary s = run_pipeline(items, st, ro);
     s.skipped = pre.skipped;
+    s.unsupported = pre.unsupported;
     if (batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
+    const std::string nothing = nothing_processed(s, outside_shard);
+    if (!nothing.empty()) {
+        std::fprintf(stderr, "imghist: %s\n", nothing.c_str());
+        return kExitFailure;
+    }
     return s.failed ? kExitFailure : kExitOk;
 }
 

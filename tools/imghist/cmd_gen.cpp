@@ -161,7 +161,7 @@ Command add_gen(CLI::App& app) {
     sub->add_option("--depth", a->depth, "Image bits per sample: 8 or 16")->default_str("8");
     sub->add_option("--dtype", a->dtype, "Write a raw sample file of this type: u8, u16, i32, f32")
         ->check(CLI::IsMember({"u8", "u16", "i32", "f32"}));
-    sub->add_option("--to", a->to, "Image format when OUT is '-' (png, jpg, bmp, tga, pgm, ppm)")->type_name("EXT");
+    sub->add_option("--to", a->to, "Image format when OUT is '-' (png, jpg, tif, webp, bmp, tga, pgm, ppm)")->type_name("EXT");
     auto* params = sub->add_option_group("Distribution parameters",
                                          "Defaults fit the output range R (256 for 8-bit, 65536 for 16-bit, 1024 for i32)");
     params->add_option("--low", a->low, "uniform: lowest value")->default_str("0");

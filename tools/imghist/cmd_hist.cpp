@@ -169,8 +169,13 @@ int run_hist(HistArgs& a) {
     const bool batch = is_batch(a.paths);
     const Shard shard = parse_shard(a.shard);
     std::vector<Item> items;
-    for (auto& in : collect_inputs(a.paths, a.recursive)) {
-        if (!in_shard(in.rel, shard)) continue;
+    std::vector<std::string> unsupported;
+    std::size_t outside_shard = 0;
+    for (auto& in : collect_inputs(a.paths, a.recursive, &unsupported)) {
+        if (!in_shard(in.rel, shard)) {
+            ++outside_shard;
+            continue;
+        }
         Item it;
         it.index = items.size();
         it.input = in;
@@ -185,6 +190,7 @@ int run_hist(HistArgs& a) {
     };
     const RunOptions ro = run_options(a.common, batch, devices);
     Summary s = run_pipeline(items, st, ro);
+    s.unsupported = unsupported;
     if (!batch) {
         if (items.empty() || !items[0].error.empty()) return kExitFailure;
         emit(format_one(items[0].hist, a.format), a.output);
@@ -207,6 +213,11 @@ int run_hist(HistArgs& a) {
     emit(format_batch(items, *total, a.format), a.output);
     plot(*total);
     if (!a.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
+    const std::string nothing = nothing_processed(s, outside_shard);
+    if (!nothing.empty()) {
+        std::fprintf(stderr, "imghist: %s\n", nothing.c_str());
+        return kExitFailure;
+    }
     return s.failed ? kExitFailure : kExitOk;
 }
 

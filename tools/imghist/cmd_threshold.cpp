@@ -68,6 +68,7 @@ Command add_threshold(CLI::App& app) {
         return run_image_job(*job, [p](Item& it, const Device& d) {
             Image out;
             double t = threshold(it.image, p, d, out);
+            out.meta = std::move(it.image.meta);  // the binary image is still the same photo
             it.image = std::move(out);
             it.note = "threshold: " + fmt_threshold(t);
         });

@@ -18,6 +18,8 @@ const char* format_name(Format f) noexcept {
         case Format::Bmp: return "BMP";
         case Format::Tga: return "TGA";
         case Format::Pnm: return "PNM";
+        case Format::Tiff: return "TIFF";
+        case Format::Webp: return "WebP";
         default: return "unknown";
     }
 }
@@ -28,6 +30,8 @@ Format format_from_extension(const std::string& ext) noexcept {
     if (ext == "bmp") return Format::Bmp;
     if (ext == "tga") return Format::Tga;
     if (ext == "pnm" || ext == "pgm" || ext == "ppm" || ext == "pbm") return Format::Pnm;
+    if (ext == "tif" || ext == "tiff") return Format::Tiff;
+    if (ext == "webp") return Format::Webp;
     return Format::Unknown;
 }
 
@@ -36,6 +40,9 @@ Format sniff_format(const Bytes& d, const std::string& name_hint) {
     if (starts("\x89PNG\r\n\x1a\n", 8)) return Format::Png;
     if (starts("\xff\xd8\xff", 3)) return Format::Jpeg;
     if (starts("BM", 2)) return Format::Bmp;
+    if (starts("II*\0", 4) || starts("MM\0*", 4) || starts("II+\0", 4) || starts("MM\0+", 4)) return Format::Tiff;
+    if (d.size() >= 12 && std::memcmp(d.data(), "RIFF", 4) == 0 && std::memcmp(d.data() + 8, "WEBP", 4) == 0)
+        return Format::Webp;
     if (d.size() >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6' &&
         (d[2] == ' ' || d[2] == '\n' || d[2] == '\r' || d[2] == '\t' || d[2] == '\v' || d[2] == '\f' || d[2] == '#'))
         return Format::Pnm;
@@ -83,6 +90,7 @@ void check_output_size(Format format, std::uint64_t width, std::uint64_t height,
     switch (format) {
         case Format::Jpeg: side_limit(65500); return;  // libjpeg's JPEG_MAX_DIMENSION
         case Format::Tga: side_limit(65535); return;   // 16-bit header fields
+        case Format::Webp: side_limit(16383); return;  // 14-bit header fields
         case Format::Bmp: {
             // The writer stores 24-bit (32-bit with alpha) pixels and computes the file size in an int.
             const std::uint64_t row = (width * (channels == 4 ? 4u : 3u) + 3) / 4 * 4;
@@ -101,6 +109,8 @@ Image decode_image(const Bytes& data, const std::string& name, const DecodeOptio
         case Format::Png: return decode_png(data, name, opt);
         case Format::Jpeg: return decode_jpeg(data, name, opt);
         case Format::Pnm: return decode_pnm(data, name, opt);
+        case Format::Tiff: return decode_tiff(data, name, opt);
+        case Format::Webp: return decode_webp(data, name, opt);
         case Format::Bmp:
         case Format::Tga: return decode_stb(data, f, name, opt);
         default: break;
@@ -111,16 +121,21 @@ Image decode_image(const Bytes& data, const std::string& name, const DecodeOptio
         fail(ErrorCode::InvalidArgument, name,
              std::string("not a ") + format_name(claimed) + " file (its content has no " + format_name(claimed) +
                  " signature; unrecognised image format)");
-    fail(ErrorCode::InvalidArgument, name, "unrecognised image format (imghist reads PNG, JPEG, BMP, TGA, PNM)");
+    fail(ErrorCode::InvalidArgument, name, "unrecognised image format (imghist reads PNG, JPEG, TIFF, WebP, BMP, TGA, PNM)");
 }
 
 void check_encodable(Format format, int depth, int channels, const std::string& name) {
     switch (format) {
         case Format::Png: return;
+        case Format::Tiff: return;
         case Format::Jpeg:
-            if (depth != 8) fail(ErrorCode::Unsupported, name, "JPEG cannot hold 16-bit samples (write .png or .pgm/.ppm)");
-            if (channels == 2 || channels == 4)
-                fail(ErrorCode::Unsupported, name, "JPEG cannot hold an alpha channel (write .png or .tga)");
+        case Format::Webp:
+            if (depth != 8)
+                fail(ErrorCode::Unsupported, name, std::string(format_name(format)) +
+                     " cannot hold 16-bit samples (convert with --depth 8, or write .png, .tif or .pgm/.ppm)");
+            if (format == Format::Jpeg && (channels == 2 || channels == 4))
+                fail(ErrorCode::Unsupported, name,
+                     "JPEG cannot hold an alpha channel (composite it with --flatten, or write .png, .tif, .webp or .tga)");
             return;
         case Format::Bmp:
         case Format::Tga:
@@ -136,7 +151,7 @@ void check_encodable(Format format, int depth, int channels, const std::string& 
             return;
         default:
             fail(ErrorCode::InvalidArgument, name,
-                 "cannot tell the output format from the extension (use .png, .jpg, .bmp, .tga, .pgm, .ppm or .pnm)");
+                 "cannot tell the output format from the extension (use .png, .jpg, .tif, .webp, .bmp, .tga, .pgm, .ppm or .pnm)");
     }
 }
 
@@ -148,8 +163,15 @@ Bytes encode_image(const Image& img, Format format, const EncodeOptions& opt, co
         case Format::Png: return encode_png(img, opt);
         case Format::Jpeg: return encode_jpeg(img, opt, name);
         case Format::Pnm: return encode_pnm(img);
+        case Format::Tiff: return encode_tiff(img, opt, name);
+        case Format::Webp: return encode_webp(img, opt, name);
         default: return encode_stb(img, format, name);
     }
+}
+
+int jpeg_quality_for(const EncodeOptions& opt, const Metadata& m) {
+    if (opt.jpeg_quality > 0) return opt.jpeg_quality;
+    return m.jpeg_quality > 0 ? m.jpeg_quality : 90;
 }
 
 void write_image(const std::string& path, const Image& img, Format format, const EncodeOptions& opt) {

@@ -2,8 +2,11 @@
 #include "codec_jpeg.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <csetjmp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <jpeglib.h>
@@ -66,8 +69,135 @@ struct Compress {
     Bytes take() { return Bytes(buf, buf + size); }
 };
 
+// ---- metadata and encoding hints ---------------------------------------------------------------------------
+
+const char kExifId[] = "Exif\0";                            // + the second NUL of the literal: 6 bytes
+const char kXmpId[] = "http://ns.adobe.com/xap/1.0/";       // + its NUL: 29 bytes
+constexpr std::size_t kMaxMarker = 65533;                    // payload of one marker segment
+
+/// The quantisation tables (natural order) libjpeg's jpeg_set_quality makes for qualities 1-100: [q][table].
+using QuantTables = std::array<std::array<std::array<unsigned, 64>, 2>, 101>;
+const QuantTables& standard_tables() {
+    static const QuantTables tables = [] {
+        QuantTables t{};
+        jpeg_compress_struct c{};
+        jpeg_error_mgr err{};
+        c.err = jpeg_std_error(&err);
+        jpeg_create_compress(&c);
+        c.in_color_space = JCS_RGB;
+        c.input_components = 3;
+        jpeg_set_defaults(&c);
+        for (int q = 1; q <= 100; ++q) {
+            jpeg_set_quality(&c, q, TRUE);
+            for (int k = 0; k < 2; ++k)
+                for (int i = 0; i < 64; ++i) t[q][k][i] = c.quant_tbl_ptrs[k]->quantval[i];
+        }
+        jpeg_destroy_compress(&c);
+        return t;
+    }();
+    return tables;
+}
+
+/// The quality whose standard tables lie nearest (sum of absolute differences over the file's luma and,
+/// when present, chroma table) to the file's tables; ties go to the higher quality. For files written with
+/// the standard tables (libjpeg, ImageMagick, PIL, OpenCV, most cameras' "quality" settings) this is the
+/// quality they were written at, as ImageMagick's estimate is.
+int estimate_quality(const jpeg_decompress_struct& info) {
+    const QuantTables& std_tables = standard_tables();
+    int best = 0;
+    std::uint64_t best_err = ~std::uint64_t(0);
+    for (int q = 100; q >= 1; --q) {
+        std::uint64_t err = 0;
+        int used = 0;
+        for (int k = 0; k < 2; ++k) {
+            const JQUANT_TBL* t = info.quant_tbl_ptrs[k];
+            if (!t) continue;
+            ++used;
+            for (int i = 0; i < 64; ++i)
+                err += static_cast<std::uint64_t>(std::abs(static_cast<int>(t->quantval[i]) - static_cast<int>(std_tables[q][k][i])));
+        }
+        if (!used) return 0;
+        if (err < best_err) {
+            best_err = err;
+            best = q;
+        }
+    }
+    return best;
+}
+
+void save_markers(Decompress& d) {
+    jpeg_save_markers(&d.info, JPEG_COM, 0xffff);
+    jpeg_save_markers(&d.info, JPEG_APP0 + 1, 0xffff);  // Exif, XMP
+    jpeg_save_markers(&d.info, JPEG_APP0 + 2, 0xffff);  // ICC_PROFILE
+}
+
+/// After jpeg_read_header: EXIF, XMP, comments, ICC profile, density and the encoding hints.
+Metadata read_metadata(Decompress& d) {
+    // First, while no object with a destructor is alive here: a damaged ICC chunk is a libjpeg warning,
+    // which on_warning turns into a longjmp.
+    JOCTET* icc = nullptr;
+    unsigned icc_len = 0;
+    const bool have_icc = jpeg_read_icc_profile(&d.info, &icc, &icc_len) && icc;
+    Metadata m;
+    if (have_icc) m.icc.assign(icc, icc + icc_len);
+    std::free(icc);
+    for (jpeg_saved_marker_ptr mk = d.info.marker_list; mk; mk = mk->next) {
+        const std::size_t n = mk->data_length;
+        const char* p = reinterpret_cast<const char*>(mk->data);
+        if (mk->marker == JPEG_COM) {
+            m.comments.emplace_back(p, n);
+        } else if (mk->marker == JPEG_APP0 + 1 && n >= 6 && std::memcmp(p, kExifId, 6) == 0 && m.exif.empty()) {
+            m.exif = normalize_exif(mk->data, n);
+        } else if (mk->marker == JPEG_APP0 + 1 && n >= sizeof kXmpId && std::memcmp(p, kXmpId, sizeof kXmpId) == 0) {
+            m.xmp.assign(p + sizeof kXmpId, n - sizeof kXmpId);
+        }
+    }
+    if (d.info.saw_JFIF_marker && d.info.X_density && d.info.Y_density &&
+        (d.info.density_unit == 1 || d.info.density_unit == 2)) {
+        const double f = d.info.density_unit == 2 ? 2.54 : 1.0;  // 2: dots per cm
+        m.dpi_x = d.info.X_density * f;
+        m.dpi_y = d.info.Y_density * f;
+    }
+    m.jpeg_quality = estimate_quality(d.info);
+    m.progressive = d.info.progressive_mode != 0;
+    return m;
+}
+
+/// Before jpeg_start_compress: quality (the option, else the input's estimate, else 90), progressive
+/// when the input was, and the JFIF density.
+void set_encoding(Compress& c, const Metadata& m, const EncodeOptions& opt) {
+    jpeg_set_quality(&c.info, jpeg_quality_for(opt, m), TRUE);
+    if (m.progressive) jpeg_simple_progression(&c.info);
+    if (m.has_resolution() && m.dpi_x < 65535.5 && m.dpi_y < 65535.5) {
+        c.info.density_unit = 1;
+        c.info.X_density = static_cast<UINT16>(std::max(1L, std::lround(m.dpi_x)));
+        c.info.Y_density = static_cast<UINT16>(std::max(1L, std::lround(m.dpi_y)));
+    }
+}
+
+/// After jpeg_start_compress: APP1 Exif, APP1 XMP, APP2 ICC (in chunks), COM. A block above the size of
+/// one marker segment is left out (extended XMP and multi-segment EXIF are not written).
+void write_metadata(Compress& c, const Metadata& m) {
+    if (!m.exif.empty() && m.exif.size() + 6 <= kMaxMarker) {
+        std::vector<JOCTET> b(kExifId, kExifId + 6);
+        b.insert(b.end(), m.exif.begin(), m.exif.end());
+        jpeg_write_marker(&c.info, JPEG_APP0 + 1, b.data(), static_cast<unsigned>(b.size()));
+    }
+    if (!m.xmp.empty() && m.xmp.size() + sizeof kXmpId <= kMaxMarker) {
+        std::vector<JOCTET> b(kXmpId, kXmpId + sizeof kXmpId);
+        b.insert(b.end(), m.xmp.begin(), m.xmp.end());
+        jpeg_write_marker(&c.info, JPEG_APP0 + 1, b.data(), static_cast<unsigned>(b.size()));
+    }
+    if (!m.icc.empty() && m.icc.size() <= 255u * 65519u)
+        jpeg_write_icc_profile(&c.info, m.icc.data(), static_cast<unsigned>(m.icc.size()));
+    for (const std::string& s : m.comments)
+        if (s.size() <= kMaxMarker)
+            jpeg_write_marker(&c.info, JPEG_COM, reinterpret_cast<const JOCTET*>(s.data()), static_cast<unsigned>(s.size()));
+}
+
 void read_header(Decompress& d, const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    save_markers(d);
     jpeg_read_header(&d.info, TRUE);
     if (d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK)
         fail(ErrorCode::Unsupported, name, "unsupported channel count: a 4-channel CMYK/YCCK JPEG (imghist reads gray and colour JPEG)");
@@ -94,6 +224,7 @@ Image decode_jpeg(const Bytes& data, const std::string& name, const DecodeOption
     jpeg_start_decompress(&d.info);
     img = Image(static_cast<int>(d.info.output_width), static_cast<int>(d.info.output_height),
                 d.info.output_components, 8);
+    img.meta = read_metadata(d);
     while (d.info.output_scanline < d.info.output_height) {
         JSAMPROW rows[16];
         int n = 0;
@@ -114,8 +245,9 @@ Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string&
     c.info.input_components = img.channels();
     c.info.in_color_space = img.channels() == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_set_defaults(&c.info);
-    jpeg_set_quality(&c.info, opt.jpeg_quality, TRUE);
+    set_encoding(c, img.meta, opt);
     jpeg_start_compress(&c.info, TRUE);
+    write_metadata(c, img.meta);
     while (c.info.next_scanline < c.info.image_height) {
         JSAMPROW rows[16];
         int n = 0;
@@ -154,6 +286,7 @@ JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const 
     p.height = static_cast<int>(d.info.image_height);
     p.ycbcr = d.info.num_components == 3;
     p.max_v_samp = d.info.max_v_samp_factor;
+    p.meta = read_metadata(d);
     const int mcu_rows = d.info.max_v_samp_factor * DCTSIZE;
     const int imcu_count = static_cast<int>((d.info.image_height + mcu_rows - 1) / mcu_rows);
     p.planes.resize(static_cast<std::size_t>(d.info.num_components));
@@ -201,13 +334,14 @@ Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const st
     c.info.in_color_space = p.ycbcr ? JCS_YCbCr : JCS_GRAYSCALE;
     jpeg_set_defaults(&c.info);
     jpeg_set_colorspace(&c.info, p.ycbcr ? JCS_YCbCr : JCS_GRAYSCALE);
-    jpeg_set_quality(&c.info, opt.jpeg_quality, TRUE);
+    set_encoding(c, p.meta, opt);
     for (std::size_t i = 0; i < p.planes.size(); ++i) {
         c.info.comp_info[i].h_samp_factor = p.planes[i].h_samp;
         c.info.comp_info[i].v_samp_factor = p.planes[i].v_samp;
     }
     c.info.raw_data_in = TRUE;
     jpeg_start_compress(&c.info, TRUE);
+    write_metadata(c, p.meta);
     const int mcu_rows = p.max_v_samp * DCTSIZE;
     for (int imcu = 0; c.info.next_scanline < c.info.image_height; ++imcu) {
         for (std::size_t ci = 0; ci < p.planes.size(); ++ci) {

@@ -24,6 +24,7 @@ struct JpegPlanes {
     int max_v_samp = 1;
     bool ycbcr = false;                 ///< 3 components in YCbCr (false: 1 gray component)
     std::vector<JpegPlane> planes;
+    Metadata meta;
 };
 
 /// Decodes to planes; Error(Unsupported) for colour spaces other than gray and YCbCr.

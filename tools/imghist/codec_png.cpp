@@ -119,6 +119,7 @@ struct PngChunks {
     std::uint64_t idat_bytes = 0;
     std::vector<std::pair<std::size_t, std::uint32_t>> idat;  ///< offset and length of each IDAT's data
     bool other_critical = false;                              ///< a critical chunk besides IHDR, IDAT, IEND
+    std::vector<PngChunk> metadata;                           ///< eXIf, iCCP, pHYs and text chunks
 };
 
 PngChunks walk_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
@@ -154,6 +155,8 @@ PngChunks walk_png(const Bytes& data, const std::string& name, const DecodeOptio
             return c;
         } else if (!(type[0] & 0x20)) {
             c.other_critical = true;
+        } else if (is_png_metadata_chunk(type)) {
+            c.metadata.push_back(PngChunk{{char(type[0]), char(type[1]), char(type[2]), char(type[3])}, body, len});
         }
         pos += 12 + std::size_t(len);
     }
@@ -214,10 +217,8 @@ struct Band {
     std::size_t raw_len = 0;
 };
 
-}  // namespace
 
-Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
-    const PngChunks chunks = walk_png(data, name, opt);
+Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::string& name, const DecodeOptions& opt) {
     {
         Image fast;
         if (decode_png_fast(data, chunks, name, opt, fast)) return fast;
@@ -291,6 +292,15 @@ Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions
             if (has_trns) dst[3] = i < trns.n_type3_entries ? trns.type3_alpha[i] : 255;
         }
     }
+    return img;
+}
+
+}  // namespace
+
+Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    const PngChunks chunks = walk_png(data, name, opt);
+    Image img = decode_png_pixels(data, chunks, name, opt);
+    img.meta = read_png_metadata(chunks.metadata);
     return img;
 }
 
@@ -394,6 +404,8 @@ Bytes encode_png(const Image& img, const EncodeOptions& opt) {
     ihdr[9] = color_type[img.channels()];
     ihdr[10] = ihdr[11] = ihdr[12] = 0;
     put_chunk(out, "IHDR", ihdr, 13);
+    const Blob meta = png_metadata_chunks(img.meta);
+    out.insert(out.end(), meta.begin(), meta.end());
     // zlib stream: 2-byte header, the bands, Adler-32 of all filtered bytes.
     uLong adler = 1;
     for (std::size_t b = 0; b < nbands; ++b) {

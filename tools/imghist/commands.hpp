@@ -53,6 +53,11 @@ struct ImageJob {
     std::string shard = "1/1";
     std::string to;                  ///< output extension override
     EncodeOptions encode;
+    bool strip = false;              ///< --strip: no metadata in the outputs
+    bool auto_orient = false;        ///< --auto-orient: EXIF orientation applied to the pixels
+    int depth = 0;                   ///< --depth 8: 16-bit images written as 8-bit (0: as they are)
+    bool flatten = false;            ///< --flatten: alpha composited over `background`
+    std::string background = "white";
     void add_options(CLI::App& sub);
 };
 

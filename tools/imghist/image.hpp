@@ -8,6 +8,7 @@
 #include <string>
 
 #include "imghist/image.hpp"
+#include "metadata.hpp"
 
 namespace cli {
 
@@ -43,6 +44,10 @@ public:
         return data_.get() + row_bytes() * static_cast<std::size_t>(y);
     }
     imghist::ImageView view() const noexcept;
+
+    /// What the file carried besides pixels (EXIF, ICC, XMP, comments, resolution); decoders fill it,
+    /// encoders write it.
+    Metadata meta;
 
 private:
     std::unique_ptr<std::uint8_t, FreeDeleter> data_;

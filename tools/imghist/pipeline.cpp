@@ -66,7 +66,7 @@ using DirId = std::pair<dev_t, ino_t>;
 // `ancestors` holds the folders from the root down to this one: a symbolic link back to any of them is a
 // loop, reported and not followed (a link to a folder elsewhere is followed, as find -L does).
 void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out,
-          std::set<DirId>& ancestors) {
+          std::set<DirId>& ancestors, std::vector<std::string>* unsupported) {
     std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
     struct stat dst {};
     if (stat(dir.c_str(), &dst) != 0) fail_io(dir, "cannot list folder");
@@ -89,7 +89,7 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
         std::string rel = rel_dir.empty() ? n : rel_dir + "/" + n;
         std::string full = root + "/" + rel;
         if (is_directory(full)) {
-            if (recursive) walk(root, rel, recursive, out, ancestors);
+            if (recursive) walk(root, rel, recursive, out, ancestors, unsupported);
         } else if (is_image_name(n)) {
             // A FIFO, socket or device with an image's name: reading it could block forever.
             const std::string kind = special_file_kind(full);
@@ -97,6 +97,8 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
                 std::fprintf(stderr, "imghist: %s: is %s, not a regular file; skipped\n", full.c_str(), kind.c_str());
             else
                 out.push_back(InputFile{full, rel});
+        } else if (unsupported) {
+            unsupported->push_back(rel);
         }
     }
     ancestors.erase(id);
@@ -119,13 +121,14 @@ bool is_batch(const std::vector<std::string>& args) {
     return is_directory(args[0]) || (has_wildcard(args[0]) && !path_exists(args[0]));
 }
 
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive) {
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive,
+                                      std::vector<std::string>* unsupported) {
     std::vector<InputFile> out;
     for (const std::string& raw : args) {
         std::string a = strip_slashes(raw);
         if (is_directory(a)) {
             std::set<DirId> ancestors;
-            walk(a, "", recursive, out, ancestors);
+            walk(a, "", recursive, out, ancestors, unsupported);
         } else if (path_exists(a) || a == "-") {
             out.push_back(InputFile{a, base_name(a)});
         } else if (has_wildcard(a)) {
@@ -391,7 +394,21 @@ std::string summary_line(const Summary& s) {
     std::size_t n = s.done + s.failed;
     std::snprintf(buf, sizeof buf, "done %zu, failed %zu, skipped %zu in %.2f s (%.1f images/s)", s.done, s.failed,
                   s.skipped, s.seconds, s.seconds > 0 ? n / s.seconds : 0.0);
-    return buf;
+    std::string line = buf;
+    if (!s.unsupported.empty()) {
+        const std::size_t shown = std::min<std::size_t>(5, s.unsupported.size());
+        line += "; skipped " + std::to_string(s.unsupported.size()) + " unsupported: ";
+        for (std::size_t i = 0; i < shown; ++i) line += (i ? ", " : "") + s.unsupported[i];
+        if (shown < s.unsupported.size()) line += ", ... (" + std::to_string(s.unsupported.size() - shown) + " more)";
+    }
+    return line;
+}
+
+std::string nothing_processed(const Summary& s, std::size_t outside_shard) {
+    if (s.done || s.failed || s.skipped || outside_shard) return {};
+    if (s.unsupported.empty()) return "nothing processed: no image files found";
+    return "nothing processed: none of the " + std::to_string(s.unsupported.size()) +
+           " files found is in a format imghist reads (PNG, JPEG, TIFF, WebP, BMP, TGA, PNM)";
 }
 
 }  // namespace cli

@@ -35,8 +35,11 @@ Shard parse_shard(const std::string& s);
 bool in_shard(const std::string& rel, const Shard& shard);
 
 /// Expands files, folders (their image files; sub-folders too when recursive) and glob patterns; hidden
-/// files are skipped; sorted by relative path; duplicates removed. Missing inputs are an error.
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive);
+/// files are skipped; sorted by relative path; duplicates removed. Missing inputs are an error. Files in
+/// folders whose extension names no image format imghist reads are not returned but listed in
+/// `unsupported` (relative paths), for the run's summary.
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive,
+                                      std::vector<std::string>* unsupported = nullptr);
 /// True when the argument list means a batch run (a folder, a pattern, or several inputs).
 bool is_batch(const std::vector<std::string>& args);
 
@@ -72,12 +75,17 @@ struct RunOptions {
 
 struct Summary {
     std::size_t done = 0, failed = 0, skipped = 0;
+    std::vector<std::string> unsupported;  ///< files left out because imghist cannot read their format
     double seconds = 0;
 };
 
 /// Runs every item through the stages; items come back in input order (with error set when they failed).
 Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt);
-/// "done 119, failed 1, skipped 0 in 3.21 s (37.1 images/s)".
+/// "done 119, failed 1, skipped 0 in 3.21 s (37.1 images/s)", then "; skipped 3 unsupported: a.xyz, b.doc,
+/// c.txt" when files were left out (the first five named).
 std::string summary_line(const Summary& s);
+/// For a batch that processed nothing and had nothing to skip: the message why (the run then fails);
+/// empty otherwise.
+std::string nothing_processed(const Summary& s, std::size_t outside_shard);
 
 }  // namespace cli
