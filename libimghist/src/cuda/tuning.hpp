@@ -18,13 +18,16 @@ struct Policy {
     int copies;         ///< privatized copies of each bin (power of two, <= 32); lane l uses copy l % copies
     int tile_bytes;     ///< input bytes per scheduling tile
     int block_bytes;    ///< fewest input bytes per block: small images get total / block_bytes blocks
+    int cluster_bytes;  ///< sm_90+: images up to this size run as one cluster that merges in shared memory
+    int cluster_blocks; ///< blocks of that cluster at most (16 needs the non-portable cluster size)
+    int cluster_threads;///< threads per block on the cluster path
 };
 
 /// Policy for a request. sample_bytes: 1, 2 or 4; bins: bins per channel.
 inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bins) {
     (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
     const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
-    Policy p{512, 4, 4, 32, 256 * 1024, 32 * 1024};
+    Policy p{512, 4, 4, 32, 256 * 1024, 32 * 1024, 2 << 20, 16, 1024};
     // Enough copies for a lane-private bank (copies = 32) when it fits 32 KiB, fewer for wide histograms.
     // Multi-channel 8-bit images get 64 KiB (16 copies: two lanes per bank) — measured on H200, 8 copies
     // left the uniform-data case bank-bound at half the read limit.
