@@ -48,7 +48,6 @@ struct Options {
     std::vector<int> sw_threads{128, 256, 512, 768, 1024}, sw_vectors{1, 2, 4, 8}, sw_bpsm{1, 2, 3, 4, 6, 8, 12, 16},
         sw_copies{1, 8, 16, 32};
     std::vector<int> sw_tiles{0};  ///< KiB per tile; 0 = the tuning table's
-    std::vector<int> sw_cluster{0}; ///< KiB: largest image merged in one cluster; 0 = the table's, 1 = off
     std::vector<int> sw_block{0};  ///< KiB per block for images smaller than a full grid; 0 = the table's
     int tile_kib = 0;              ///< table mode: tile-size override for our kernel (0 = the tuning table's)
 };
@@ -91,8 +90,6 @@ shape sweep
   --sweep-copies L   privatized copies of each bin (default 1,8,16,32)
   --sweep-tiles L    KiB per scheduling tile (default: the tuning table's)
   --sweep-blockk L   fewest KiB of input per block (small images: their block count), default the table's
-  --sweep-clusterk L largest image (KiB) merged inside one thread-block cluster (sm_90+); 0 = the table's,
-                     1 = never (any larger image takes the workspace-and-last-block merge)
                      In every --sweep-* list, 0 means the tuning table's value.
   --tile-kib N       table mode: run our kernel with N KiB scheduling tiles instead of the table's
 
@@ -252,8 +249,6 @@ Options parse(int argc, char** argv) {
             o.sw_bpsm = parse_ints(need(i), true);
         } else if (a == "--sweep-copies") {
             o.sw_copies = parse_ints(need(i), true);
-        } else if (a == "--sweep-clusterk") {
-            o.sw_cluster = parse_ints(need(i), true);
         } else if (a == "--sweep-blockk") {
             o.sw_block = parse_ints(need(i), true);
         } else if (a == "--sweep-tiles") {
@@ -946,14 +941,13 @@ int run_sweep(Context& cx) {
                         for (int vec : cx.opt.sw_vectors)
                             for (int cp : cx.opt.sw_copies)
                                 for (int tk : cx.opt.sw_tiles)
-                                for (int bk : cx.opt.sw_block)
-                                for (int ck : cx.opt.sw_cluster) {
+                                for (int bk : cx.opt.sw_block) {
                                 if (over_time()) {
                                     ++skipped_for_time;
                                     continue;
                                 }
                                 Entry e;
-                                e.req = {th, vec, bpsm, cp, 0, tk * 1024, bk * 1024, ck * 1024};
+                                e.req = {th, vec, bpsm, cp, 0, tk * 1024, bk * 1024};
                                 cx.hg->set_shape(e.req);
                                 e.t = time_op([&] { cx.hg->compute(view, spec, out, s); }, s, cx.opt.timing);
                                 e.used = cx.hg->last_shape();
@@ -973,7 +967,7 @@ int run_sweep(Context& cx) {
                                                 th, vec, bpsm, cp, tk, bk, e.used.threads, e.used.vectors,
                                                 e.used.blocks_per_sm, e.used.copies, e.used.tile_bytes / 1024,
                                                 e.used.max_blocks, e.t.median_ms * 1e3, e.t.gbps(bytes), pct, fl_kib,
-                                                smem_kib, (e.check + (ck ? " clusterK=" + std::to_string(ck) : "")).c_str());
+                                                smem_kib, e.check.c_str());
                                 } else {
                                     std::printf("%7d %7d %5d %6d %5d %5d | rejected: %s\n", th, vec, bpsm, cp, tk, bk,
                                                 e.t.error.c_str());

@@ -336,7 +336,7 @@ TEST_CASE("small grids: few blocks, and split siblings, still count every sample
     }
 }
 
-TEST_CASE("merge paths: one cluster, the last-block merge under many blocks, one block; u32/u64 and mapped host results [cuda]",
+TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u64 and mapped host results [cuda]",
           "[core][shapes][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     struct Geo {
@@ -373,14 +373,12 @@ TEST_CASE("merge paths: one cluster, the last-block merge under many blocks, one
                 img.fill<std::uint8_t>([&](int x, int, int) { return x % 3 == 0 ? 200 : static_cast<int>(rng() & 0xFF); });
             const Histogram ref = plain_reference(img.view, k.spec);
             DeviceCopy d(img.view);
-            // Default plan (one cluster on sm_90 for these sizes), the workspace merge over many blocks
-            // (cluster off, 256-byte blocks), and a single block.
-            imghist::CudaHistogrammer::Shape cluster{}, many{}, one{};
-            many.cluster_bytes = -1;
+            // The default plan, the last-block merge over many blocks (256-byte blocks: up to thousands of
+            // them), and a single block.
+            imghist::CudaHistogrammer::Shape plan{}, many{}, one{};
             many.block_bytes = 256;
-            one.cluster_bytes = -1;
             one.max_blocks = 1;
-            for (const auto& shape : {cluster, many, one}) {
+            for (const auto& shape : {plan, many, one}) {
                 for (imghist::CountType type : {imghist::CountType::U32, imghist::CountType::U64}) {
                     hg.set_shape(shape);
                     imghist::DeviceHistogramView out;

@@ -178,9 +178,6 @@ public:
         /// bytes / block_bytes blocks, each taking one tile, so that small frames use few enough blocks
         /// for the merge at the end to stay cheap.
         int block_bytes = 0;
-        /// Largest image (bytes) whose blocks form one thread-block cluster and merge their counts in
-        /// distributed shared memory (sm_90 and newer): 0 = the table's, -1 = never.
-        int cluster_bytes = 0;
     };
     void set_shape(const Shape& shape) noexcept;
     /// The shape the last compute/computeBatch call used, and the kernel family it picked.

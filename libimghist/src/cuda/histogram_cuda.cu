@@ -146,56 +146,6 @@ int prepare_kernel(int device, KernelFn fn, int threads, std::size_t smem) {
 }
 
 }  // namespace
-
-/// True when a cluster of n blocks of this kernel and shape can be resident (sm_90+; 16 blocks need the
-/// non-portable cluster size, which a GPU may not offer).
-bool cluster_fits(int device, KernelFn fn, int threads, std::size_t smem, int n) {
-    static std::mutex m;
-    static std::map<std::tuple<int, const void*, int, std::size_t, int>, bool> cache;
-    std::lock_guard<std::mutex> lock(m);
-    const auto key = std::make_tuple(device, reinterpret_cast<const void*>(fn), threads, smem, n);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    bool ok = false;
-    if (device_info(device).cc_major >= 9) {
-        const void* f = reinterpret_cast<const void*>(fn);
-        if (n > 8) (void)cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-        if (smem > 48 * 1024)
-            (void)cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(static_cast<unsigned>(n));
-        cfg.blockDim = dim3(static_cast<unsigned>(threads));
-        cfg.dynamicSmemBytes = smem;
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = static_cast<unsigned>(n);
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        int clusters = 0;
-        ok = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg) == cudaSuccess && clusters > 0;
-        (void)cudaGetLastError();  // a refusal is an answer here, not an error for the next call
-    }
-    cache.emplace(key, ok);
-    return ok;
-}
-
-void launch_cluster(KernelFn fn, int n, int threads, std::size_t smem, const Params& p, Stream stream) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(n));
-    cfg.blockDim = dim3(static_cast<unsigned>(threads));
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = static_cast<unsigned>(n);
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    IMGHIST_CUDA(cudaLaunchKernelEx(&cfg, fn, p));
-}
 }  // namespace detail::cuda
 
 // ---------------------------------------------------------------------------------------------------------
@@ -291,7 +241,6 @@ struct Plan {
     std::size_t smem = 0;
     std::size_t tile_bytes = 0;
     std::size_t block_bytes_min = 0;  ///< fewest input bytes per block worth its set-up and flush
-    int cluster = 0;                  ///< > 0: one cluster of this many blocks merging in shared memory
 };
 
 int log2_ceil(std::size_t v) {
@@ -302,10 +251,11 @@ int log2_ceil(std::size_t v) {
 
 /// Picks storage, copies and tiling.
 Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
-               const CudaHistogrammer::Shape& over, bool allow_split, bool allow_cluster = false) {
+               const CudaHistogrammer::Shape& over, bool allow_split) {
     const auto& info = dc::device_info(device);
     Plan pl;
-    pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins);
+    pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins,
+                                  total_bytes);
     if (over.threads > 0) pl.policy.threads = over.threads;
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
@@ -340,22 +290,6 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
         }
     }
     pl.copies_log2 = log2_ceil(static_cast<std::size_t>(copies));
-    // Small single images on sm_90+: one cluster whose blocks merge in distributed shared memory.
-    const long long cluster_bytes = over.cluster_bytes != 0 ? over.cluster_bytes : pl.policy.cluster_bytes;
-    if (allow_cluster && info.cc_major >= 9 && pl.storage == dc::Storage::Smem && cluster_bytes > 0 &&
-        total_bytes <= static_cast<std::size_t>(cluster_bytes)) {
-        // At least 4 KiB per block: below that a block's fixed work outweighs its share of the counting.
-        std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, pl.policy.cluster_blocks)),
-                                              std::max<std::size_t>(1, (total_bytes + 4095) / 4096));
-        if (over.max_blocks > 0) n = std::min<std::size_t>(n, static_cast<std::size_t>(over.max_blocks));
-        pl.cluster = static_cast<int>(n);
-        if (over.threads <= 0) pl.policy.threads = pl.policy.cluster_threads;
-        // The per-block fold of the copies: one word per output slot (bins + 1 per channel).
-        pl.smem += 4 * static_cast<std::size_t>(img.channels) * (static_cast<std::size_t>(bp.bins) + 1);
-        pl.tile_bytes = std::min<std::size_t>(16 * ((total_bytes / 16 + 1 + n - 1) / n), kMaxTileBytes);
-        pl.block_bytes_min = 16;
-        return pl;
-    }
     if (over.block_bytes > 0) pl.policy.block_bytes = over.block_bytes;
     // One sweep of a block's loads: a tile smaller than this leaves threads idle.
     const std::size_t sweep = static_cast<std::size_t>(pl.policy.threads) * std::max(1, pl.policy.vectors) * 16;
@@ -520,11 +454,8 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
         return;
     }
     const std::size_t total_bytes = image.row_bytes() * image.height;
-    Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape, /*allow_split=*/true,
-                        /*allow_cluster=*/!options.accumulate);
+    const Plan pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape, /*allow_split=*/true);
     const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, pl.kmode, pl.storage);
-    if (pl.cluster > 0 && !dc::cluster_fits(impl_->device, fn, pl.policy.threads, pl.smem, pl.cluster))
-        pl = make_plan(impl_->device, image, bp, total_bytes, impl_->shape, true, /*allow_cluster=*/false);
 
     dc::Params p{};
     fill_params(p, bp, pl, out.type);
@@ -546,20 +477,13 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
         p.ws_oor = st.ws_oor.as<unsigned long long>();
         p.ticket = st.ticket.as<unsigned int>();
     }
-    int grid = 0;
-    if (pl.cluster > 0) {
-        p.cluster = pl.cluster;
-        grid = pl.cluster;
-        dc::launch_cluster(fn, grid, pl.policy.threads, pl.smem, p, stream);
-    } else {
-        grid = grid_for(impl_->device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
-                        impl_->shape.max_blocks);
-        launch(fn, pl, grid, p, stream);
-    }
+    const int grid = grid_for(impl_->device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
+                              impl_->shape.max_blocks);
+    launch(fn, pl, grid, p, stream);
     const int sms = dc::device_info(impl_->device).sm_count;
     impl_->last = Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms, 1 << pl.copies_log2, grid,
                         static_cast<int>(pl.tile_bytes)};
-    impl_->last_kernel = kernel_name(image.type, image.channels, pl) + (pl.cluster > 0 ? "[cluster]" : "");
+    impl_->last_kernel = kernel_name(image.type, image.channels, pl);
 }
 
 void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, const BinSpec& spec,

@@ -24,7 +24,6 @@
 // atomics (reductions) because the warps of a block share the copies.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -81,9 +80,6 @@ struct Params {
     int ws_u64;                      ///< 0: the image has fewer than 2^32 samples, 32-bit workspace counters
     unsigned long long* ws_oor;      ///< C, zero between launches
     unsigned int* ticket;            ///< zero between launches
-    int cluster;                     ///< > 0: the grid is one thread-block cluster of this many blocks that
-                                     ///< merges in distributed shared memory (single image, overwrite mode,
-                                     ///< Smem storage, sm_90+); no workspace, no ticket
 };
 
 template <class T>
@@ -397,53 +393,6 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
     }
 }
 
-/// Small images: the grid is one cluster. Each block folds its copies into one count per output slot
-/// (`red`, C x (bins + 1) words, the last of each channel for samples out of range), then block r of n sums
-/// slots r, r + n, ... over the n blocks' `red` in distributed shared memory and writes the final counts
-/// to the output itself: the merge never touches global memory, so there is no workspace, no ticket and
-/// no last block, and the kernel's tail is two cluster barriers.
-template <int C>
-__device__ __forceinline__ void cluster_merge(const Params& p, unsigned int* hist, unsigned int* red,
-                                              unsigned int slots, int copies) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    namespace cg = cooperative_groups;
-    const unsigned int tid = threadIdx.x;
-    const unsigned int out_slots = C * (static_cast<unsigned int>(p.bins) + 1u);
-    for (unsigned int i = tid; i < out_slots; i += blockDim.x) red[i] = 0u;
-    __syncthreads();  // the counting is done, and red is clear
-    for (unsigned int i = tid; i < C * slots; i += blockDim.x) {
-        unsigned int* base = hist + (i << p.copies_log2);
-        unsigned int sum = 0;  // a block counts fewer than 2^31 samples
-        for (int k = 0; k < copies; ++k) sum += base[(k + static_cast<int>(i)) & (copies - 1)];
-        if (sum == 0) continue;
-        const unsigned int c = i / slots;
-        unsigned int b = i - c * slots;
-        if (p.fold) b = static_cast<unsigned int>(p.lut[b]);
-        atomicAdd(red + c * (p.bins + 1) + b, sum);
-    }
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every block's red is final and visible to the cluster
-    const unsigned int n = cluster.num_blocks(), r = cluster.block_rank();
-    const Desc& D = p.one;
-    for (unsigned int i = r * blockDim.x + tid; i < out_slots; i += n * blockDim.x) {
-        unsigned long long v = 0;
-        for (unsigned int q = 0; q < n; ++q) v += *cluster.map_shared_rank(red + i, q);
-        const unsigned int c = i / (p.bins + 1u), b = i - c * (p.bins + 1u);
-        if (b == static_cast<unsigned int>(p.bins)) {
-            if (D.oor) D.oor[c] = v;
-        } else {
-            const unsigned long long idx = static_cast<unsigned long long>(c) * D.ch_stride + b;
-            if (p.count_u64) static_cast<unsigned long long*>(D.counts)[idx] = v;
-            else static_cast<unsigned int*>(D.counts)[idx] = static_cast<unsigned int>(v);
-        }
-    }
-    cluster.sync();  // no block leaves while another still reads its shared memory
-#else
-    (void)p, (void)hist, (void)red, (void)slots, (void)copies;
-    __trap();  // the host launches clusters on sm_90 and newer only
-#endif
-}
-
 template <class T, int C, KMode M, Storage S>
 __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
@@ -508,7 +457,7 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         const bool any = t < img_end;
         for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
         ++d;
-        if (!any || p.cluster) continue;  // a cluster merges once, below
+        if (!any) continue;
         __syncthreads();
         // Flush this block's counts for image D and clear them for the next image. Thread i reads the
         // copies of local slot i rotated by i, so the threads of a warp hit different banks.
@@ -555,12 +504,6 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         __syncthreads();
     }
 
-    if constexpr (S == Storage::Smem) {
-        if (p.cluster) {
-            cluster_merge<C>(p, hist, oor + 4, slots, copies);
-            return;
-        }
-    }
     if (direct) return;
     // Single image, overwrite mode: the last block to finish copies the workspace to the output and
     // clears the workspace for the next launch (so no separate zeroing launch is needed).
