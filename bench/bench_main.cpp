@@ -431,6 +431,11 @@ void set_goal(Row& r) {
         bool met = r.ours.ok && r.limit.ok && r.pct_limit() >= w.goal_pct;
         if (w.goal_not_slower_than_cub) met = met && r.cub.ok && r.x_cub() >= 1.0;
         r.goal_state = met ? 1 : 0;
+    } else if (is_frame(r.target_bytes) && w.goal_pct > 0 && std::strcmp(w.name, "i32-1024") != 0 &&
+               std::strcmp(w.name, "u8-64") != 0 && std::strcmp(w.name, "u16-65536") != 0) {
+        // Frame sizes: at least 1.25x CUB's speed (kernel time, same buffer).
+        r.goal = ">=1.25xCUB";
+        r.goal_state = r.ours.ok && r.cub.ok && r.x_cub() >= 1.25 ? 1 : 0;
     } else if (r.target_bytes == (1u << 20) && std::strcmp(w.name, "u8") == 0) {
         r.goal = "<=CUB/2 time";
         r.goal_state = r.ours.ok && r.cub.ok && r.x_cub() >= 2.0 ? 1 : 0;

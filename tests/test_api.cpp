@@ -341,8 +341,8 @@ TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     struct Geo {
         int w, h;
-        std::size_t pad;    // extra bytes per row (0: tightly packed)
-        std::size_t offset; // first byte's offset from a 64-byte boundary
+        std::size_t pad;    // extra samples per row (0: tightly packed)
+        std::size_t offset; // first sample's offset from a 64-byte boundary, in samples
     };
     const Geo geos[] = {{1, 1, 0, 0}, {1, 999, 0, 3}, {999, 1, 0, 7}, {17, 13, 5, 1}, {640, 480, 0, 0},
                         {641, 479, 3, 9}, {1000, 1001, 16, 15}};
@@ -361,8 +361,10 @@ TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u
     std::uint64_t seed = 1;
     for (const Geo& g : geos) {
         for (const Kind& k : kinds) {
-            const std::size_t row = static_cast<std::size_t>(g.w) * k.channels * imghist::sample_size(k.t);
-            TestImage img(g.w, g.h, k.t, k.channels, row + g.pad, g.offset);
+            // Pads and offsets in samples: views of 2- and 4-byte samples must stay aligned to the sample.
+            const std::size_t ss = imghist::sample_size(k.t);
+            const std::size_t row = static_cast<std::size_t>(g.w) * k.channels * ss;
+            TestImage img(g.w, g.h, k.t, k.channels, row + g.pad * ss, g.offset * ss);
             std::mt19937_64 rng(seed++);
             // Out-of-range samples included (the f32 range is [0, 1), the 100-bin range [10, 250)).
             if (k.t == SampleType::F32)

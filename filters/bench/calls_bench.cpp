@@ -136,8 +136,12 @@ int main(int argc, char** argv) {
         cv::cuda::GpuMat ddst = gpuhist::createDeviceMat(ddst_store, f.height, f.width, CV_8UC1);
         cv::cuda::GpuMat dhist = gpuhist::createDeviceMat(dhist_store, 1, 256, CV_32SC1);
         dsrc_store.upload(imghist::view_of(src));
-        int runs = 0;
-        const int r = reps;
+        // Times one call (median of up to `reps` runs) and records it.
+        auto time_call = [&](const std::string& call, auto&& op) {
+            int runs = 0;
+            const double us = median_us(op, reps, runs);
+            add(call, f, us, runs);
+        };
 
         // OpenCV references.
         cv::Mat ref_hist, ref_eq, ref_otsu;
@@ -156,7 +160,7 @@ int main(int argc, char** argv) {
         {
             const imghist::Histogram h = imghist::calcHist(view);
             for (int b = 0; b < 256; ++b) check(h.counts[b] == static_cast<std::uint64_t>(ref_hist.at<float>(b)), "calcHist(view)");
-            add("hist/view-blocking", f, median_us([&] { (void)imghist::calcHist(view); }, r, runs), runs);
+            time_call("hist/view-blocking", [&] { (void)imghist::calcHist(view); });
         }
         {
             gpuhist::calcHist(dsrc, dhist, imghist::Stream(stream));
@@ -164,10 +168,10 @@ int main(int argc, char** argv) {
             cv::Mat h(1, 256, CV_32SC1);
             dhist_store.download(h.data, h.step, nullptr);
             for (int b = 0; b < 256; ++b) check(h.at<int>(b) == static_cast<int>(ref_hist.at<float>(b)), "calcHist(GpuMat)");
-            add("hist/gpumat+wait", f, median_us([&] {
+            time_call("hist/gpumat+wait", [&] {
                     gpuhist::calcHist(dsrc, dhist, imghist::Stream(stream));
                     cudaStreamSynchronize(stream);
-                }, r, runs), runs);
+                });
         }
         auto same = [&](const cv::Mat& a, const cv::Mat& b) { return cv::countNonZero(a != b) == 0; };
         auto download = [&](imghist::DeviceImage& store) {
@@ -179,18 +183,18 @@ int main(int argc, char** argv) {
             gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream));
             cudaStreamSynchronize(stream);
             check(same(download(ddst_store), ref_eq), "equalizeHist(GpuMat)");
-            add("equalize/gpumat+wait", f, median_us([&] {
+            time_call("equalize/gpumat+wait", [&] {
                     gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream));
                     cudaStreamSynchronize(stream);
-                }, r, runs), runs);
+                });
         }
         {
             gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU, imghist::Stream(stream));
             check(same(download(ddst_store), ref_otsu), "threshold(GpuMat, OTSU)");
-            add("otsu/gpumat", f, median_us([&] {
+            time_call("otsu/gpumat", [&] {
                     (void)gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU,
                                              imghist::Stream(stream));
-                }, r, runs), runs);
+                });
         }
 
         // Host cv::Mat -> cv::Mat, per backend, and OpenCV.
@@ -204,16 +208,15 @@ int main(int argc, char** argv) {
             cv::Mat h;
             gpuhist::calcHist(src, h);
             check(same(h, ref_hist), std::string("calcHist(Mat) ") + be.name);
-            add(std::string("hist/") + be.name, f, median_us([&] { gpuhist::calcHist(src, h); }, r, runs), runs);
+            time_call(std::string("hist/") + be.name, [&] { gpuhist::calcHist(src, h); });
             gpuhist::equalizeHist(src, dst);
             check(same(dst, ref_eq), std::string("equalizeHist(Mat) ") + be.name);
-            add(std::string("equalize/") + be.name, f, median_us([&] { gpuhist::equalizeHist(src, dst); }, r, runs),
-                runs);
+            time_call(std::string("equalize/") + be.name, [&] { gpuhist::equalizeHist(src, dst); });
             gpuhist::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
             check(same(dst, ref_otsu), std::string("threshold(Mat) ") + be.name);
-            add(std::string("otsu/") + be.name, f, median_us([&] {
+            time_call(std::string("otsu/") + be.name, [&] {
                     (void)gpuhist::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
-                }, r, runs), runs);
+                });
         }
         gpuhist::setBackend(gpuhist::Backend::Auto);
         {
@@ -221,12 +224,11 @@ int main(int argc, char** argv) {
             const float range[] = {0.f, 256.f};
             const float* ranges[] = {range};
             cv::Mat h;
-            add("hist/opencv", f, median_us([&] { cv::calcHist(&src, 1, &ch, cv::Mat(), h, 1, &bins, ranges); }, r, runs),
-                runs);
-            add("equalize/opencv", f, median_us([&] { cv::equalizeHist(src, dst); }, r, runs), runs);
-            add("otsu/opencv", f, median_us([&] {
+            time_call("hist/opencv", [&] { cv::calcHist(&src, 1, &ch, cv::Mat(), h, 1, &bins, ranges); });
+            time_call("equalize/opencv", [&] { cv::equalizeHist(src, dst); });
+            time_call("otsu/opencv", [&] {
                     (void)cv::threshold(src, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
-                }, r, runs), runs);
+                });
         }
         std::printf("\n");
     }

@@ -681,7 +681,9 @@ void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<
     }
     const int C = images.empty() ? 1 : images[0].channels;
     const std::size_t n = static_cast<std::size_t>(C) * spec.bins;
-    const std::size_t per = n + 4;
+    // Counts then out-of-range counters of each image, packed: every word the copy below reads is written
+    // by the kernels (no padding the device never initialises).
+    const std::size_t per = n + static_cast<std::size_t>(C);
     ctx.result.reserve(sizeof(unsigned long long) * per * std::max<std::size_t>(count, 1));
     std::vector<DeviceHistogramView> outs(count);
     for (std::size_t i = 0; i < count; ++i) {
