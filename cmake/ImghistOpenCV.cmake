@@ -1,21 +1,18 @@
-# Finds OpenCV core + imgproc (+ imgcodecs when present) and defines imghist_opencv (INTERFACE target).
-# Debian's libopencv-*-dev packages without libopencv-dev ship no OpenCVConfig.cmake, so fall back to a
-# plain header/library search.
+# Finds OpenCV core + imgproc (+ imgcodecs when present) for the build and defines imghist_opencv
+# (INTERFACE target) and imghist_opencv_imgcodecs. The search itself is cmake/imghistLocateOpenCV.cmake.
 if(TARGET imghist_opencv)
   return()
 endif()
-find_package(OpenCV QUIET COMPONENTS core imgproc)
-add_library(imghist_opencv INTERFACE)
-if(OpenCV_FOUND)
-  target_include_directories(imghist_opencv INTERFACE ${OpenCV_INCLUDE_DIRS})
-  target_link_libraries(imghist_opencv INTERFACE opencv_core opencv_imgproc)
-else()
-  find_path(IMGHIST_OPENCV_INCLUDE opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
-  find_library(IMGHIST_OPENCV_CORE opencv_core REQUIRED)
-  find_library(IMGHIST_OPENCV_IMGPROC opencv_imgproc REQUIRED)
-  target_include_directories(imghist_opencv INTERFACE ${IMGHIST_OPENCV_INCLUDE})
-  target_link_libraries(imghist_opencv INTERFACE ${IMGHIST_OPENCV_CORE} ${IMGHIST_OPENCV_IMGPROC})
+include(${CMAKE_CURRENT_LIST_DIR}/imghistLocateOpenCV.cmake)
+if(NOT IMGHIST_OPENCV_FOUND)
+  message(FATAL_ERROR "imghist: OpenCV core + imgproc not found (missing: ${IMGHIST_OPENCV_MISSING}); on Debian "
+                      "install libopencv-core-dev and libopencv-imgproc-dev, or set OpenCV_DIR. Without OpenCV, "
+                      "build the core library alone: -DIMGHIST_BUILD_FILTERS=OFF -DIMGHIST_BUILD_TOOLS=OFF "
+                      "-DIMGHIST_BUILD_TESTS=OFF -DIMGHIST_BUILD_BENCH=OFF")
 endif()
+add_library(imghist_opencv INTERFACE)
+target_include_directories(imghist_opencv INTERFACE ${IMGHIST_OPENCV_INCLUDE_DIRS})
+target_link_libraries(imghist_opencv INTERFACE ${IMGHIST_OPENCV_LIBRARIES})
 find_library(IMGHIST_OPENCV_IMGCODECS opencv_imgcodecs)
 add_library(imghist_opencv_imgcodecs INTERFACE)
 if(IMGHIST_OPENCV_IMGCODECS)

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Installs what imghist needs to build and test on Debian 12 (CUDA toolkit expected at /usr/local/cuda),
-# then configures and builds it. Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+# Installs what imghist needs to build and test on Debian 12, then configures and builds it.
+# Usage: scripts/setup.sh [BUILD_DIR] [IMGHIST_WITH_CUDA=ON|OFF]   (default: build, CUDA when found)
+#
+# CUDA: the toolkit is taken from $CUDA_HOME (default /usr/local/cuda) or from nvcc on PATH. Without either
+# (and with no CUDA_HOME set) the CPU-only configuration is built. IMGHIST_WITH_CUDA=OFF (in the
+# environment or as an argument) forces the CPU-only build; IMGHIST_WITH_CUDA=ON makes a missing toolkit an
+# error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD_DIR=${1:-build}
+BUILD_DIR=build
+for arg in "$@"; do
+  case "$arg" in
+    IMGHIST_WITH_CUDA=*) IMGHIST_WITH_CUDA=${arg#*=} ;;
+    *) BUILD_DIR=$arg ;;
+  esac
+done
+WITH_CUDA=${IMGHIST_WITH_CUDA:-auto}
 
 PACKAGES=(
   build-essential cmake pkg-config
@@ -23,15 +35,42 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-if [[ ! -x "$CUDA_HOME/bin/nvcc" ]]; then
-  echo "imghist setup: no nvcc at $CUDA_HOME/bin/nvcc (set CUDA_HOME to the CUDA toolkit)" >&2
-  exit 1
-fi
-export PATH="$CUDA_HOME/bin:$PATH"
+# The CUDA compiler: $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc, else nvcc on PATH.
+NVCC=""
+case "${WITH_CUDA^^}" in
+  OFF|0|NO|FALSE) WITH_CUDA=OFF ;;
+  ON|1|YES|TRUE|AUTO)
+    if [[ -n "${CUDA_HOME:-}" ]]; then
+      [[ -x "$CUDA_HOME/bin/nvcc" ]] && NVCC="$CUDA_HOME/bin/nvcc"
+    elif [[ -x /usr/local/cuda/bin/nvcc ]]; then
+      NVCC=/usr/local/cuda/bin/nvcc
+    else
+      NVCC=$(command -v nvcc || true)
+    fi
+    if [[ -n "$NVCC" ]]; then
+      WITH_CUDA=ON
+    elif [[ "${WITH_CUDA^^}" == AUTO && -z "${CUDA_HOME:-}" ]]; then
+      echo "imghist setup: no CUDA toolkit (no /usr/local/cuda/bin/nvcc, no nvcc on PATH, CUDA_HOME unset):" \
+           "building the CPU-only configuration (IMGHIST_WITH_CUDA=OFF)"
+      WITH_CUDA=OFF
+    else
+      where=${CUDA_HOME:+"$CUDA_HOME/bin/nvcc (CUDA_HOME)"}
+      echo "imghist setup: no nvcc at ${where:-"/usr/local/cuda/bin/nvcc or on PATH"}: set CUDA_HOME to the CUDA" \
+           "toolkit, or IMGHIST_WITH_CUDA=OFF for the CPU-only build" >&2
+      exit 1
+    fi ;;
+  *) echo "imghist setup: IMGHIST_WITH_CUDA must be ON or OFF, got '$WITH_CUDA'" >&2; exit 2 ;;
+esac
 
-# sm_80 + sm_90 by default; IMGHIST_CUDA_ARCHS overrides (e.g. "90" for a faster build, "native").
-ARCHS=${IMGHIST_CUDA_ARCHS:-"80;90-real"}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" \
-  -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" ${IMGHIST_CMAKE_ARGS:-} >/dev/null
+CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DIMGHIST_WITH_CUDA="$WITH_CUDA")
+if [[ "$WITH_CUDA" == ON ]]; then
+  export PATH="$(dirname "$NVCC"):$PATH"
+  # sm_80 + sm_90 by default; IMGHIST_CUDA_ARCHS overrides (e.g. "90" for a faster build, "native").
+  ARCHS=${IMGHIST_CUDA_ARCHS:-"80;90-real"}
+  CMAKE_ARGS+=(-DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DCMAKE_CUDA_COMPILER="$NVCC")
+  echo "imghist setup: building with CUDA ($NVCC, architectures $ARCHS) in $BUILD_DIR"
+else
+  echo "imghist setup: building the CPU-only configuration in $BUILD_DIR"
+fi
+cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" ${IMGHIST_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"

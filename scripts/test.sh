@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, checks that an installed imghist is usable from another CMake project
-# (samples/consumer), then runs the whole test suite through ctest (CUDA cases are skipped without a GPU).
+# Sets everything up, builds, and runs the whole test suite through ctest: the library, filter and CLI tests
+# (CUDA cases are skipped without a GPU) and the consumer builds (label "consumer": an installed package used
+# through find_package with components and through pkg-config, and parent projects using add_subdirectory
+# and FetchContent).
+# Usage: scripts/test.sh [BUILD_DIR] [IMGHIST_WITH_CUDA=ON|OFF]   (as scripts/setup.sh; default: build)
+# IMGHIST_CTEST_ARGS: more ctest arguments (e.g. "-LE consumer").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh build
-echo "== installed package: find_package(imghist) from samples/consumer =="
-rm -rf build/_install build/_consumer
-cmake --install build --prefix build/_install >/dev/null
-cmake -S samples/consumer -B build/_consumer -DCMAKE_PREFIX_PATH="$PWD/build/_install" >/dev/null
-cmake --build build/_consumer -j"$(nproc)" >/dev/null
-build/_consumer/imghist_consumer samples/images/camera.png | head -c 200; echo
-build/_consumer/imghist_consumer_filters
+BUILD_DIR=build
+for arg in "$@"; do
+  case "$arg" in
+    IMGHIST_WITH_CUDA=*) ;;
+    *) BUILD_DIR=$arg ;;
+  esac
+done
+scripts/setup.sh "$@"
 echo "== tests =="
-cd build && ctest --output-on-failure -j"$(nproc)"
+cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" ${IMGHIST_CTEST_ARGS:-}

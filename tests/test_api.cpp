@@ -83,10 +83,20 @@ TEST_CASE("backend choice: auto picks CUDA only when a device exists", "[core][b
     CHECK(imghist::parse_backend("cpu") == Backend::Cpu);
     CHECK(std::string(imghist::to_string(Backend::Cuda)) == "cuda");
     CHECK(std::string(imghist::version()).size() >= 5);
+    CHECK(imghist::built_with_cuda() == bool(IMGHIST_TEST_WITH_CUDA));
+    if (!imghist::built_with_cuda()) CHECK(imghist::cuda_device_count() == 0);
     if (!have_gpu) {
         imghist::Options opt;
         opt.backend = Backend::Cuda;
         CHECK(error_code_of([&] { imghist::calcHist(v, BinSpec::u8(), opt); }) == ErrorCode::NoDevice);
+        if (!imghist::built_with_cuda()) {
+            // The message says why: not "no device here" but "no CUDA in this build".
+            try {
+                imghist::calcHist(v, BinSpec::u8(), opt);
+            } catch (const imghist::Error& e) {
+                CHECK(std::string(e.what()).find("IMGHIST_WITH_CUDA=OFF") != std::string::npos);
+            }
+        }
         CHECK(error_code_of([&] { imghist::CudaHistogrammer hg; }) == ErrorCode::NoDevice);
         CHECK(error_code_of([&] { imghist::DeviceImage img(10, 10); }) == ErrorCode::NoDevice);
         CHECK(error_code_of([&] { imghist::calcHist(ImageView::device(px.data(), 10, 10)); }) == ErrorCode::NoDevice);

@@ -83,15 +83,40 @@ void ensure_output(cv::cuda::GpuMat& dst, int rows, int cols, int type, const ch
          func);
 }
 
+/// The GpuMat behind an OutputArray whose source is a GpuMat. A fixed-size destination (an rvalue view) must
+/// already have the output's shape: it cannot be reallocated, as with cv::Mat.
+cv::cuda::GpuMat& gpu_destination(cv::OutputArray dst, int rows, int cols, int type, const char* func) {
+    if (!dst.isGpuMat()) fail(cv::Error::StsBadArg, "a GpuMat source needs a GpuMat destination", func);
+    cv::cuda::GpuMat& d = dst.getGpuMatRef();
+    if ((dst.fixedSize() && (d.rows != rows || d.cols != cols)) || (dst.fixedType() && d.type() != type))
+        fail(cv::Error::StsUnmatchedSizes,
+             "the destination view is " + std::to_string(d.rows) + "x" + std::to_string(d.cols) + " " +
+                 cv::typeToString(d.type()) + ", the result " + std::to_string(rows) + "x" + std::to_string(cols) +
+                 " " + cv::typeToString(type),
+             func);
+    return d;
+}
+
+/// A host destination created (or kept) as OpenCV does, and the Mat that writes into it (for a UMat, a
+/// mapping that is released when the Mat is destroyed).
+cv::Mat host_destination(cv::OutputArray dst, cv::Size size, int type) {
+    dst.create(size, type);
+    return dst.getMat();
+}
+
 void require_device(const char* func) {
     if (!imghist::cuda_available())
         fail(cv::Error::GpuNotSupported, "GpuMat operations need a CUDA device, and none is available", func);
 }
 
-imghist::FilterOptions mat_options(const StreamArg& s) {
+/// The CPU backend's worker threads for host calls: OpenCV's setting (cv::setNumThreads / getNumThreads).
+int host_threads() { return std::max(1, cv::getNumThreads()); }
+
+imghist::FilterOptions host_options(const StreamArg& s) {
     imghist::FilterOptions o;
     o.backend = g_backend.load();
     o.stream = s.get();
+    o.cpu_threads = host_threads();
     return o;
 }
 
@@ -192,9 +217,19 @@ void calcHist(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& mask, cv::cud
     calcHist(src, hist, 256, 0.f, 256.f, mask, stream);
 }
 
-void calcHist(const cv::Mat& src, cv::Mat& hist, int histSize, float lowerLevel, float upperLevel, const cv::Mat& mask,
-              StreamArg stream) {
+void calcHist(cv::InputArray src_arr, cv::OutputArray hist_arr, int histSize, float lowerLevel, float upperLevel,
+              cv::InputArray mask_arr, StreamArg stream) {
     const char* func = "gpuhist::calcHist";
+    if (src_arr.isGpuMat()) {
+        if (!mask_arr.empty() && !mask_arr.isGpuMat()) fail(cv::Error::StsBadArg, "a GpuMat source needs a GpuMat mask", func);
+        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat mask = mask_arr.empty() ? cv::cuda::GpuMat() : mask_arr.getGpuMat();
+        calcHist(src, gpu_destination(hist_arr, src.channels(), histSize, CV_32SC1, func), histSize, lowerLevel,
+                 upperLevel, mask, stream);
+        return;
+    }
+    const cv::Mat src = src_arr.getMat();
+    const cv::Mat mask = mask_arr.getMat();
     check_input(src, func);
     check_depth(src, {CV_8U, CV_16U, CV_32F}, func);
     check_channels(src, {1, 3, 4}, func);
@@ -205,10 +240,11 @@ void calcHist(const cv::Mat& src, cv::Mat& hist, int histSize, float lowerLevel,
         imghist::Options o;
         o.backend = g_backend.load();
         o.stream = stream.get();
+        o.cpu_threads = host_threads();
         if (!mask.empty()) o.mask = imghist::view_of(mask);
         const imghist::Histogram h = imghist::calcHist(
             imghist::view_of(src), imghist::BinSpec::even(histSize, lowerLevel, upperLevel), o);
-        hist.create(histSize, src.channels(), CV_32F);
+        cv::Mat hist = host_destination(hist_arr, cv::Size(src.channels(), histSize), CV_32F);
         for (int c = 0; c < src.channels(); ++c)
             for (int b = 0; b < histSize; ++b) hist.at<float>(b, c) = static_cast<float>(h.at(c, b));
     });
@@ -242,23 +278,31 @@ void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg 
     equalizeHist(src, dst, EQUALIZE_LUMA, stream);
 }
 
-void equalizeHist(const cv::Mat& src, cv::Mat& dst, EqualizeMode mode, StreamArg stream) {
+void equalizeHist(cv::InputArray src_arr, cv::OutputArray dst_arr, EqualizeMode mode, StreamArg stream) {
     const char* func = "gpuhist::equalizeHist";
+    if (src_arr.isGpuMat()) {
+        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        equalizeHist(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), mode, stream);
+        return;
+    }
+    const cv::Mat src = src_arr.getMat();
     check_input(src, func);
     check_depth(src, {CV_8U}, func);
     check_channels(src, {1, 3, 4}, func);
-    dst.create(src.size(), src.type());
+    cv::Mat dst = host_destination(dst_arr, src.size(), src.type());
     guarded(func, [&] {
         if (src.channels() == 1)
-            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), mat_options(stream));
+            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), host_options(stream));
         else
             imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
                                          color_mode(mode),
-                                         mat_options(stream));
+                                         host_options(stream));
     });
 }
 
-void equalizeHist(const cv::Mat& src, cv::Mat& dst, StreamArg stream) { equalizeHist(src, dst, EQUALIZE_LUMA, stream); }
+void equalizeHist(cv::InputArray src, cv::OutputArray dst, StreamArg stream) {
+    equalizeHist(src, dst, EQUALIZE_LUMA, stream);
+}
 
 // ---- threshold -------------------------------------------------------------------------------------------------
 double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
@@ -289,14 +333,21 @@ void thresholdAsync(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double t
     });
 }
 
-double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval, int type, StreamArg stream) {
+double threshold(cv::InputArray src_arr, cv::OutputArray dst_arr, double thresh, double maxval, int type,
+                 StreamArg stream) {
     const char* func = "gpuhist::threshold";
+    if (src_arr.isGpuMat()) {
+        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        return threshold(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), thresh, maxval, type,
+                         stream);
+    }
+    const cv::Mat src = src_arr.getMat();
     const ThresholdKind k = parse_threshold_type(type, func);
     check_threshold_input(src, k, func);
-    dst.create(src.size(), src.type());
+    cv::Mat dst = host_destination(dst_arr, src.size(), src.type());
     return guarded(func, [&] {
         return imghist::threshold(imghist::view_of(src), imghist::view_of(dst), thresh, maxval, k.type, k.automatic,
-                                  mat_options(stream), nullptr);
+                                  host_options(stream), nullptr);
     });
 }
 
@@ -318,33 +369,25 @@ void CLAHE::apply(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg 
     });
 }
 
-void CLAHE::apply(const cv::Mat& src, cv::Mat& dst, StreamArg stream) {
+void CLAHE::apply(cv::InputArray src_arr, cv::OutputArray dst_arr, StreamArg stream) {
     const char* func = "gpuhist::CLAHE::apply";
+    if (src_arr.isGpuMat()) {
+        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        apply(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), stream);
+        return;
+    }
+    const cv::Mat src = src_arr.getMat();
     check_input(src, func);
     check_depth(src, {CV_8U, CV_16U}, func);
     check_channels(src, {1}, func);
     const cv::Size extra = beyond_roi(src);
-    dst.create(src.size(), src.type());
+    cv::Mat dst = host_destination(dst_arr, src.size(), src.type());
     guarded(func, [&] {
-        impl_.apply(imghist::view_of(src), imghist::view_of(dst), mat_options(stream), extra.width, extra.height);
+        impl_.apply(imghist::view_of(src), imghist::view_of(dst), host_options(stream), extra.width, extra.height);
     });
 }
 
-void CLAHE::apply(cv::InputArray src, cv::OutputArray dst) {
-    if (src.isGpuMat()) {
-        const cv::cuda::GpuMat s = src.getGpuMat();
-        if (dst.isGpuMat()) {
-            cv::cuda::GpuMat& d = dst.getGpuMatRef();
-            apply(s, d);
-            return;
-        }
-        fail(cv::Error::StsBadArg, "a GpuMat source needs a GpuMat destination", "gpuhist::CLAHE::apply");
-    }
-    const cv::Mat s = src.getMat();
-    dst.create(s.size(), s.type());
-    cv::Mat d = dst.getMat();
-    apply(s, d);
-}
+void CLAHE::apply(cv::InputArray src, cv::OutputArray dst) { apply(src, dst, StreamArg()); }
 
 void CLAHE::setClipLimit(double clipLimit) { impl_.set_clip_limit(clipLimit); }
 double CLAHE::getClipLimit() const { return impl_.clip_limit(); }

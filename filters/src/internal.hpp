@@ -33,6 +33,12 @@ void check_same_shape(const ImageView& src, const ImageView& dst);
 // ---- CPU backend -------------------------------------------------------------------------------------------
 /// Runs fn(begin, end) over [0, n) split into contiguous ranges on up to `threads` workers (0 = all).
 void parallel_for(int n, int threads, const std::function<void(int, int)>& fn);
+/// Test hook: called by every parallel_for with the thread count it was given (0 = all) and the number of
+/// parts it splits the work into (at most that many threads run them, the caller's included), so tests can
+/// see what reached the backend.
+/// nullptr (the default): nothing is called.
+using ParallelForObserver = void (*)(int threads, int parts);
+void set_parallel_for_observer(ParallelForObserver observer) noexcept;
 
 void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int threads);
 void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, int threads);
@@ -40,8 +46,7 @@ void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads);
 void cpu_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int threads);
 
 // ---- CUDA backend (device views; asynchronous on `stream`) -------------------------------------------------
-/// True when this build has the CUDA filters compiled in and a device exists.
-
+// Implemented in cuda/filters_cuda.cu, or by no_cuda.cpp (Error(NoDevice)) in a build without CUDA.
 void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Stream stream);
 void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, int device,
                          Stream stream);

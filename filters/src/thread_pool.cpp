@@ -1,5 +1,6 @@
 // imghist filters — a small persistent worker pool for the CPU backend and for host staging copies.
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -115,14 +116,20 @@ private:
     std::exception_ptr error_;
 };
 
+std::atomic<ParallelForObserver> g_observer{nullptr};
+
 }  // namespace
+
+void set_parallel_for_observer(ParallelForObserver observer) noexcept { g_observer.store(observer); }
 
 void parallel_for(int n, int threads, const std::function<void(int, int)>& fn) {
     if (n <= 0) return;
     Pool& pool = Pool::instance();
     int parts = threads > 0 ? threads : pool.size();
     parts = std::min(parts, n);
-    if (parts <= 1 || Pool::in_worker()) {
+    if (Pool::in_worker()) parts = 1;  // nested: runs on this worker
+    if (const ParallelForObserver observe = g_observer.load()) observe(threads, std::max(parts, 1));
+    if (parts <= 1) {
         fn(0, n);
         return;
     }

@@ -84,9 +84,11 @@ Backend resolve_backend(Backend requested, const ImageView& img) {
     }
     if (requested == Backend::Cuda || img.location == Location::Device) {
         if (!cuda_available())
-            throw Error(ErrorCode::NoDevice, img.location == Location::Device
-                                                 ? "a device image was given but no CUDA device is available"
-                                                 : "the CUDA backend was requested but no CUDA device is available");
+            throw Error(ErrorCode::NoDevice,
+                        std::string(img.location == Location::Device
+                                        ? "a device image was given but no CUDA device is available"
+                                        : "the CUDA backend was requested but no CUDA device is available") +
+                            (built_with_cuda() ? "" : " (this build of imghist has no CUDA backend: IMGHIST_WITH_CUDA=OFF)"));
         return Backend::Cuda;
     }
     return cuda_available() ? Backend::Cuda : Backend::Cpu;

@@ -1,4 +1,5 @@
-// Internal: validation shared by every entry point, and the CUDA backend's host-facing calls.
+// Internal: validation shared by every entry point, and the CUDA backend's host-facing calls (implemented
+// in cuda/histogram_cuda.cu, or by no_cuda.cpp in a build without CUDA).
 #pragma once
 
 #include <cstdint>

@@ -240,6 +240,7 @@ TEST_CASE("imghist --version and --help on every command", "[cli]") {
     Run r = run_cli(d, "--version");
     CHECK(r.code == 0);
     CHECK(contains(r.out, "imghist 0."));
+    CHECK(contains(r.out, "built without CUDA") == !imghist::built_with_cuda());
     for (const char* cmd : {"", "equalize", "threshold", "clahe", "hist", "gen"}) {
         r = run_cli(d, std::string(cmd) + " --help");
         INFO(cmd);
@@ -922,6 +923,7 @@ TEST_CASE("device: --device cuda without a GPU is a clear error", "[cli][device]
     Run r = run_cli(d, "hist in.png --device cuda:7");
     CHECK(r.code != 0);
     CHECK(contains(r.err, "cuda:7"));
+    if (!imghist::built_with_cuda()) CHECK(contains(r.err, "built without CUDA (IMGHIST_WITH_CUDA=OFF)"));
     r = run_cli(d, "hist in.png --device gpu");
     CHECK(r.code == 2);
     CHECK(contains(r.err, "--device"));
@@ -929,7 +931,7 @@ TEST_CASE("device: --device cuda without a GPU is a clear error", "[cli][device]
     CHECK(r.code == 0);
 }
 
-TEST_CASE("bench: runs imghist-bench next to the program, passing arguments; clear error when missing", "[cli][bench]") {
+TEST_CASE("bench: runs imghist-bench next to the program, passing arguments, clear error when missing", "[cli][bench]") {
     TempDir d;
     fs::create_directories(d / "bin");
     std::string prog = cli_path();

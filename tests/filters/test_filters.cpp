@@ -10,6 +10,7 @@
 
 #include "filters_support.hpp"
 #include "imghist/filters.hpp"
+#include "internal.hpp"  // set_parallel_for_observer: what reached the CPU backend
 
 using namespace filters_test;
 
@@ -567,6 +568,213 @@ TEST_CASE("calcHist (GpuMat) matches cv::calcHist as CV_32SC1 rows", "[filters][
                         FILTERS_REQUIRE_IDENTICAL(hm.row(c).clone(), ref32);
                     }
                 }
+}
+
+// ---- OpenCV's calling conventions: InputArray / OutputArray, cv::setNumThreads -----------------------------------
+
+namespace {
+
+/// All pixels of `m` outside `roi` equal `value` (a destination view must not write beyond itself).
+bool outside_is(const cv::Mat& m, const cv::Rect& roi, int value) {
+    cv::Mat probe = m.clone();
+    probe(roi).setTo(value);
+    return cv::countNonZero(probe.reshape(1) != value) == 0;
+}
+
+/// What reached the filters' CPU loops: the thread counts parallel_for was given and the parts it ran.
+struct ParallelLog {
+    static std::vector<std::pair<int, int>>& calls() {
+        static std::vector<std::pair<int, int>> c;
+        return c;
+    }
+    static void record(int threads, int parts) { calls().emplace_back(threads, parts); }
+    ParallelLog() {
+        calls().clear();
+        imghist::detail::set_parallel_for_observer(&record);
+    }
+    ~ParallelLog() { imghist::detail::set_parallel_for_observer(nullptr); }
+};
+
+/// cv::setNumThreads for the scope, restored to OpenCV's default afterwards.
+struct CvThreadsScope {
+    explicit CvThreadsScope(int n) { cv::setNumThreads(n); }
+    ~CvThreadsScope() { cv::setNumThreads(-1); }
+};
+
+}  // namespace
+
+IMGHIST_BACKEND_CASE("rvalue ROI destinations are written in place, as cv::equalizeHist and cv::threshold do",
+                     "[filters][inputarray]") {
+    std::uint64_t seed = 1900;
+    for (int xo : {-1, 0, 3}) {
+        const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Gauss32, seed++, xo);
+        const cv::Rect roi(5, 3, src.cols, src.rows);
+        BackendScope scope(backend);
+        {
+            cv::Mat expected;
+            cv::equalizeHist(src, expected);
+            cv::Mat big(src.rows + 10, src.cols + 20, CV_8UC1, cv::Scalar(7));
+            const uchar* data = big.data;
+            gpuhist::equalizeHist(src, big(roi));  // an rvalue destination, as cv::equalizeHist accepts
+            REQUIRE(big.data == data);
+            FILTERS_REQUIRE_IDENTICAL(big(roi).clone(), expected);
+            REQUIRE(outside_is(big, roi, 7));
+        }
+        {
+            cv::Mat expected;
+            const double t = cv::threshold(src, expected, 0, 200, cv::THRESH_BINARY | cv::THRESH_OTSU);
+            cv::Mat big(src.rows + 10, src.cols + 20, CV_8UC1, cv::Scalar(7));
+            REQUIRE(gpuhist::threshold(src, big(roi), 0, 200, cv::THRESH_BINARY | cv::THRESH_OTSU) == t);
+            FILTERS_REQUIRE_IDENTICAL(big(roi).clone(), expected);
+            REQUIRE(outside_is(big, roi, 7));
+        }
+        {
+            cv::Mat expected;
+            cv::createCLAHE(2.0, cv::Size(8, 8))->apply(src, expected);
+            cv::Mat big(src.rows + 10, src.cols + 20, CV_8UC1, cv::Scalar(7));
+            gpuhist::createCLAHE(2.0, cv::Size(8, 8))->apply(src, big(roi));
+            REQUIRE(compare_clahe(big(roi).clone(), expected).max_diff <= 1.0);
+            REQUIRE(outside_is(big, roi, 7));
+        }
+        // A fixed-size destination of the wrong size is refused, as OpenCV refuses it.
+        cv::Mat big(src.rows + 10, src.cols + 20, CV_8UC1, cv::Scalar(7));
+        const cv::Rect small(0, 0, src.cols - 1, src.rows);
+        CHECK_THROWS_AS(cv::equalizeHist(src, big(small)), cv::Exception);
+        CHECK_THROWS_AS(gpuhist::equalizeHist(src, big(small)), cv::Exception);
+        REQUIRE(cv::countNonZero(big != 7) == 0);
+    }
+    // A destination of the right size and type is reused; another is reallocated.
+    const cv::Mat src = make_image(64, 48, CV_8UC1, Dist::Photo, seed++);
+    cv::Mat expected;
+    cv::equalizeHist(src, expected);
+    BackendScope scope(backend);
+    cv::Mat same(src.size(), CV_8UC1), other(3, 3, CV_16UC3);
+    const uchar* data = same.data;
+    gpuhist::equalizeHist(src, same);
+    gpuhist::equalizeHist(src, other);
+    CHECK(same.data == data);
+    FILTERS_REQUIRE_IDENTICAL(same, expected);
+    FILTERS_REQUIRE_IDENTICAL(other, expected);
+
+    if (backend == Backend::Cuda) {
+        // An rvalue GpuMat view takes the GpuMat path through the InputArray overload.
+        DeviceMat in(src), out(src.rows, src.cols, src.type(), 5);
+        gpuhist::equalizeHist(in.mat, cv::cuda::GpuMat(out.mat));
+        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+        FILTERS_REQUIRE_IDENTICAL(download(out.mat), expected);
+        DeviceMat small(src.rows, src.cols - 1, src.type(), 0);
+        CHECK_THROWS_AS(gpuhist::equalizeHist(in.mat, cv::cuda::GpuMat(small.mat)), cv::Exception);
+    }
+}
+
+IMGHIST_BACKEND_CASE("cv::UMat sources and destinations give OpenCV's answers", "[filters][inputarray][umat]") {
+    std::uint64_t seed = 1950;
+    for (int xo : {-1, 3}) {
+        const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Photo, seed++, xo);
+        const cv::Mat color = make_image(201, 99, CV_8UC3, Dist::Gauss32, seed++, xo);
+        cv::UMat usrc, ucolor;
+        src.copyTo(usrc);
+        color.copyTo(ucolor);
+        BackendScope scope(backend);
+
+        cv::Mat expected;
+        cv::equalizeHist(src, expected);
+        cv::UMat udst;
+        gpuhist::equalizeHist(usrc, udst);
+        FILTERS_REQUIRE_IDENTICAL(udst.getMat(cv::ACCESS_READ).clone(), expected);
+        cv::Mat mat_dst;  // UMat in, Mat out
+        gpuhist::equalizeHist(usrc, mat_dst);
+        FILTERS_REQUIRE_IDENTICAL(mat_dst, expected);
+
+        const double t = cv::threshold(src, expected, 0, 255, cv::THRESH_TOZERO | cv::THRESH_TRIANGLE);
+        cv::UMat uth;
+        REQUIRE(gpuhist::threshold(usrc, uth, 0, 255, cv::THRESH_TOZERO | cv::THRESH_TRIANGLE) == t);
+        FILTERS_REQUIRE_IDENTICAL(uth.getMat(cv::ACCESS_READ).clone(), expected);
+
+        cv::UMat ucol_eq;
+        gpuhist::equalizeHist(ucolor, ucol_eq, gpuhist::EQUALIZE_PER_CHANNEL);
+        std::vector<cv::Mat> planes;
+        cv::split(color, planes);
+        for (auto& p : planes) cv::equalizeHist(p, p);
+        cv::merge(planes, expected);
+        FILTERS_REQUIRE_IDENTICAL(ucol_eq.getMat(cv::ACCESS_READ).clone(), expected);
+
+        cv::UMat uhist;
+        gpuhist::calcHist(ucolor, uhist, 64, 0.f, 256.f);
+        const cv::Mat hist = uhist.getMat(cv::ACCESS_READ).clone();
+        REQUIRE(hist.type() == CV_32F);
+        for (int c = 0; c < 3; ++c)
+            FILTERS_REQUIRE_IDENTICAL(hist.col(c).clone(), opencv_hist(color, c, 64, 0.f, 256.f, cv::Mat()));
+
+        cv::Mat clahe_ref;
+        cv::createCLAHE(3.0, cv::Size(4, 4))->apply(src, clahe_ref);
+        cv::UMat uclahe;
+        gpuhist::createCLAHE(3.0, cv::Size(4, 4))->apply(usrc, uclahe);
+        REQUIRE(compare_clahe(uclahe.getMat(cv::ACCESS_READ).clone(), clahe_ref).max_diff <= 1.0);
+    }
+}
+
+IMGHIST_BACKEND_CASE("std::vector<uchar> is a 1xN image, as for cv::equalizeHist, cv::threshold and cv::calcHist",
+                     "[filters][inputarray]") {
+    std::mt19937 rng(1977);
+    for (std::size_t n : {std::size_t(1), std::size_t(17), std::size_t(1000), std::size_t(65537)}) {
+        std::vector<uchar> v(n);
+        std::normal_distribution<double> g(120, 30);
+        for (auto& x : v) x = cv::saturate_cast<uchar>(g(rng));
+        BackendScope scope(backend);
+        std::vector<uchar> expected, ours;
+        cv::equalizeHist(v, expected);
+        gpuhist::equalizeHist(v, ours);
+        REQUIRE(ours == expected);
+        const double t = cv::threshold(v, expected, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
+        REQUIRE(gpuhist::threshold(v, ours, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU) == t);
+        REQUIRE(ours == expected);
+        cv::Mat hist;
+        gpuhist::calcHist(v, hist);
+        FILTERS_REQUIRE_IDENTICAL(hist, opencv_hist(cv::Mat(v).reshape(1, 1), 0, 256, 0.f, 256.f, cv::Mat()));
+    }
+    std::vector<uchar> none, out;
+    CHECK_THROWS_AS(gpuhist::equalizeHist(none, out), cv::Exception);
+}
+
+IMGHIST_BACKEND_CASE("host calls follow cv::setNumThreads: the CPU backend gets cv::getNumThreads() threads, results unchanged",
+                     "[filters][threads]") {
+    const cv::Mat src = make_image(1021, 767, CV_8UC1, Dist::Photo, 1990, 3);
+    const cv::Mat color = make_image(511, 255, CV_8UC3, Dist::Gauss32, 1991);
+    cv::Mat eq_ref, th_ref, clahe_ref;
+    cv::equalizeHist(src, eq_ref);
+    const double t_ref = cv::threshold(src, th_ref, 0, 255, cv::THRESH_BINARY_INV | cv::THRESH_OTSU);
+    const cv::Mat luma_ref = opencv_equalize_luma(color);
+    cv::createCLAHE(2.0, cv::Size(8, 8))->apply(src, clahe_ref);
+
+    cv::Mat clahe_first;
+    for (int n : {1, -1, 3}) {  // one thread, OpenCV's default, an explicit count
+        CvThreadsScope threads(n);
+        const int expected_threads = cv::getNumThreads();
+        INFO("cv::setNumThreads(" << n << "): cv::getNumThreads() = " << expected_threads);
+        BackendScope scope(backend);
+        ParallelLog log;
+        cv::Mat eq, th, luma, clahe;
+        gpuhist::equalizeHist(src, eq);
+        const double t = gpuhist::threshold(src, th, 0, 255, cv::THRESH_BINARY_INV | cv::THRESH_OTSU);
+        gpuhist::equalizeHist(color, luma);
+        gpuhist::createCLAHE(2.0, cv::Size(8, 8))->apply(src, clahe);
+        FILTERS_REQUIRE_IDENTICAL(eq, eq_ref);
+        REQUIRE(t == t_ref);
+        FILTERS_REQUIRE_IDENTICAL(th, th_ref);
+        FILTERS_REQUIRE_IDENTICAL(luma, luma_ref);
+        REQUIRE(compare_clahe(clahe, clahe_ref).max_diff <= 1.0);
+        if (clahe_first.empty()) clahe_first = clahe;
+        FILTERS_REQUIRE_IDENTICAL(clahe, clahe_first);  // the thread count changes nothing, bit for bit
+        if (backend == Backend::Cpu) {
+            // Every CPU loop of those calls got OpenCV's thread count, and one thread means one part.
+            REQUIRE(ParallelLog::calls().size() >= 4);
+            for (const auto& [given, parts] : ParallelLog::calls()) {
+                CHECK(given == expected_threads);
+                CHECK(parts <= expected_threads);
+            }
+        }
+    }
 }
 
 // ---- device-resident, asynchronous use ---------------------------------------------------------------------------

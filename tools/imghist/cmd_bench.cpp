@@ -41,8 +41,10 @@ Command add_bench(CLI::App& app) {
             }
         execvp("imghist-bench", argv.data());
         throw Error(ErrorCode::Unsupported,
-                    "the benchmark program imghist-bench was not found next to imghist or on PATH "
-                    "(build it with -DIMGHIST_BUILD_BENCH=ON, target imghist-bench)");
+                    std::string("the benchmark program imghist-bench was not found next to imghist or on PATH ") +
+                        (imghist::built_with_cuda()
+                             ? "(build it with -DIMGHIST_BUILD_BENCH=ON, target imghist-bench)"
+                             : "(it times CUDA kernels: this imghist was built without CUDA, IMGHIST_WITH_CUDA=OFF)"));
     }};
 }
 

@@ -32,7 +32,12 @@ std::vector<Device> resolve_devices(const std::string& spec) {
                 fail_usage("--device: expected cuda or cuda:N, got '" + spec + "'");
             }
         }
-        if (count == 0) throw Error(ErrorCode::NoDevice, "--device " + spec + ": no CUDA device is available here (use --device cpu or auto)");
+        if (count == 0)
+            throw Error(ErrorCode::NoDevice, "--device " + spec +
+                                                 (imghist::built_with_cuda()
+                                                      ? ": no CUDA device is available here"
+                                                      : ": this imghist was built without CUDA (IMGHIST_WITH_CUDA=OFF)") +
+                                                 " (use --device cpu or auto)");
         if (ordinal >= count)
             throw Error(ErrorCode::NoDevice, "--device " + spec + ": there are only " + std::to_string(count) + " CUDA device(s)");
         return {Device{imghist::Backend::Cuda, ordinal}};

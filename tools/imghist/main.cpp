@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
     CLI::App app{"imghist " + std::string(imghist::version()) +
                  " - image histograms and histogram filters on the GPU or CPU",
                  "imghist"};
-    app.set_version_flag("--version", std::string("imghist ") + imghist::version());
+    app.set_version_flag("--version", std::string("imghist ") + imghist::version() +
+                                          (imghist::built_with_cuda() ? "" : " (CPU only: built without CUDA)"));
     app.require_subcommand(1);
     app.footer("Run 'imghist COMMAND --help' for a command's options. Inputs may be files, folders or patterns;\n"
                "'-' reads standard input or writes standard output.");

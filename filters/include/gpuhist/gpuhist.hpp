@@ -4,7 +4,7 @@
 // to the last bit — the same answers:
 //
 //   gpuhist::calcHist      cv::cuda::calcHist (GpuMat: CV_32SC1, one row per channel)
-//                          cv::calcHist       (cv::Mat: CV_32F, one column per channel)
+//                          cv::calcHist       (host arrays: CV_32F, one column per channel)
 //   gpuhist::equalizeHist  cv::equalizeHist; 3/4-channel BGR(A) images: EQUALIZE_LUMA (Y of YCrCb, as
 //                          cvtColor computes it) or EQUALIZE_PER_CHANNEL
 //   gpuhist::threshold     cv::threshold: THRESH_BINARY, _BINARY_INV, _TRUNC, _TOZERO, _TOZERO_INV,
@@ -12,21 +12,29 @@
 //   gpuhist::createCLAHE   cv::createCLAHE: CV_8UC1 and CV_16UC1; within one grey level of cv::CLAHE and
 //                          identical on the vast majority of pixels
 //
-//   function      | depths              | channels | GpuMat | cv::Mat
-//   --------------+---------------------+----------+--------+--------
-//   calcHist      | 8U (16U, 32F: Mat)  | 1, 3, 4  | yes    | yes
+//   function      | depths              | channels | GpuMat | host arrays
+//   --------------+---------------------+----------+--------+------------
+//   calcHist      | 8U (16U, 32F: host) | 1, 3, 4  | yes    | yes
 //   equalizeHist  | 8U                  | 1, 3, 4  | yes    | yes
 //   threshold     | 8U, 16U, 32F        | 1, 3, 4  | yes    | yes     (automatic modes: 1 channel)
 //   CLAHE::apply  | 8U, 16U             | 1        | yes    | yes
+//
+// Arguments follow OpenCV's conventions: sources are cv::InputArray and destinations cv::OutputArray, so a
+// host argument may be a cv::Mat, a ROI view (also as an rvalue destination: equalizeHist(src, big(roi))),
+// a cv::UMat, a cv::cuda::HostMem or a std::vector<uchar> (a 1 x N image), and the destination is created
+// or reused as OpenCV does (Mat::create: kept when it already has the size and type, otherwise allocated;
+// a fixed-size destination such as a ROI of the wrong size is an error). Arrays of kind GpuMat take the
+// GpuMat path (then the destination must be a GpuMat too); the overloads taking GpuMat& are that path.
+// Host calls on the CPU backend use cv::getNumThreads() worker threads, so cv::setNumThreads applies.
 //
 // Streams. Every function takes an optional last argument that is either a cv::cuda::Stream (OpenCV
 // builds with CUDA) or a raw cudaStream_t. GpuMat overloads enqueue their work on that stream and return
 // at once: histogram, table and apply stay on the device, with no copy to the host and no
 // synchronisation (threshold() with THRESH_OTSU / THRESH_TRIANGLE is the one exception, because it
 // returns the computed value: it waits for its stream only; thresholdAsync() does not wait). Without a
-// stream argument GpuMat work goes to the default stream. cv::Mat overloads return when dst is written.
+// stream argument GpuMat work goes to the default stream. Host calls return when dst is written.
 //
-// Backends. GpuMat inputs always run on CUDA. cv::Mat inputs run on CUDA when a device exists
+// Backends. GpuMat inputs always run on CUDA. Host inputs run on CUDA when a device exists
 // (streamed through pinned staging buffers so that PCIe transfers overlap the host copies; Mats in
 // page-locked memory, see createPinnedMat, are transferred directly), otherwise on the threaded CPU
 // backend, which gives the identical answer; setBackend() forces one.
@@ -88,7 +96,7 @@ private:
     bool given_ = false;
 };
 
-/// Backend for cv::Mat inputs (process-wide; default Backend::Auto).
+/// Backend for host inputs (process-wide; default Backend::Auto).
 void setBackend(Backend backend);
 Backend getBackend();
 
@@ -105,17 +113,18 @@ void calcHist(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& mask, cv::cud
 /// [0, 256) is the 64-bin variant); channels x histSize, CV_32SC1.
 void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, int histSize, float lowerLevel, float upperLevel,
               const cv::cuda::GpuMat& mask = cv::cuda::GpuMat(), StreamArg stream = {});
-/// What cv::calcHist(&src, 1, {c}, mask, hist, 1, {histSize}, {{lowerLevel, upperLevel}}) returns, CV_32F
-/// histSize x 1; for 3/4-channel images histSize x channels, column c for channel c. 8U, 16U, 32F.
-void calcHist(const cv::Mat& src, cv::Mat& hist, int histSize = 256, float lowerLevel = 0.f,
-              float upperLevel = 256.f, const cv::Mat& mask = cv::Mat(), StreamArg stream = {});
+/// Host arrays: what cv::calcHist(&src, 1, {c}, mask, hist, 1, {histSize}, {{lowerLevel, upperLevel}})
+/// returns, CV_32F histSize x 1; for 3/4-channel images histSize x channels, column c for channel c. 8U, 16U,
+/// 32F. A GpuMat src (with GpuMat hist and mask) gives the GpuMat result above.
+void calcHist(cv::InputArray src, cv::OutputArray hist, int histSize = 256, float lowerLevel = 0.f,
+              float upperLevel = 256.f, cv::InputArray mask = cv::noArray(), StreamArg stream = {});
 
 // ---- equalizeHist ----------------------------------------------------------------------------------------
 /// cv::equalizeHist (CV_8UC1); 3/4-channel images use EQUALIZE_LUMA.
 void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream = {});
 void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream = {});
-void equalizeHist(const cv::Mat& src, cv::Mat& dst, StreamArg stream = {});
-void equalizeHist(const cv::Mat& src, cv::Mat& dst, EqualizeMode mode, StreamArg stream = {});
+void equalizeHist(cv::InputArray src, cv::OutputArray dst, StreamArg stream = {});
+void equalizeHist(cv::InputArray src, cv::OutputArray dst, EqualizeMode mode, StreamArg stream = {});
 
 // ---- threshold -------------------------------------------------------------------------------------------
 /// cv::threshold; returns the threshold used. With THRESH_OTSU / THRESH_TRIANGLE the GpuMat overload waits
@@ -126,10 +135,11 @@ double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thre
 /// stream, to `computedThreshold` when non-null: an int in device memory or in pinned host memory.
 void thresholdAsync(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
                     int* computedThreshold = nullptr, StreamArg stream = {});
-double threshold(const cv::Mat& src, cv::Mat& dst, double thresh, double maxval, int type, StreamArg stream = {});
+double threshold(cv::InputArray src, cv::OutputArray dst, double thresh, double maxval, int type,
+                 StreamArg stream = {});
 
 // ---- CLAHE -----------------------------------------------------------------------------------------------
-/// cv::CLAHE with GPU overloads. apply(InputArray, OutputArray) accepts cv::Mat or GpuMat (default stream).
+/// cv::CLAHE with GPU overloads. apply(InputArray, OutputArray) accepts host arrays or GpuMat (default stream).
 /// In-place use (src and dst the same image) is allowed, as with cv::CLAHE. Like cv::CLAHE, a ROI source
 /// whose size is not a multiple of the grid takes its padding from the parent image's pixels beyond the
 /// ROI where there are any (then reflects), for cv::Mat and GpuMat sources alike.
@@ -139,7 +149,8 @@ public:
 
     void apply(cv::InputArray src, cv::OutputArray dst) override;
     void apply(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream = {});
-    void apply(const cv::Mat& src, cv::Mat& dst, StreamArg stream = {});
+    /// apply(src, dst) with a stream (no default here: the two-argument form is cv::CLAHE's override).
+    void apply(cv::InputArray src, cv::OutputArray dst, StreamArg stream);
 
     void setClipLimit(double clipLimit) override;
     double getClipLimit() const override;

@@ -69,6 +69,9 @@ const char* to_string(Backend b) noexcept;
 /// Parses "auto" | "cpu" | "cuda"; throws Error(InvalidArgument) otherwise.
 Backend parse_backend(const std::string& name);
 
+/// False when this library was built without its CUDA backend (IMGHIST_WITH_CUDA=OFF): there are then
+/// no devices, Auto means the CPU, and every CUDA request fails with Error(NoDevice).
+bool built_with_cuda() noexcept;
 /// Number of usable CUDA devices (0 when there is no driver, no device, or the build has no CUDA).
 int cuda_device_count() noexcept;
 inline bool cuda_available() noexcept { return cuda_device_count() > 0; }

@@ -9,6 +9,8 @@
 
 namespace imghist {
 
+bool built_with_cuda() noexcept { return true; }
+
 int cuda_device_count() noexcept {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {

@@ -1,0 +1,37 @@
+# Locates OpenCV core + imgproc for imghist: used by the build (cmake/ImghistOpenCV.cmake) and, installed
+# next to imghistConfig.cmake, by the package's `filters` component, so both find the same OpenCV the same way.
+# OpenCV's own CMake package is preferred; Debian's libopencv-core-dev / libopencv-imgproc-dev ship none
+# (only libopencv-dev does), so a plain header/library search follows. Sets:
+#   IMGHIST_OPENCV_FOUND         TRUE or FALSE
+#   IMGHIST_OPENCV_INCLUDE_DIRS  include directories
+#   IMGHIST_OPENCV_LIBRARIES     opencv_core, opencv_imgproc (imported targets or library files)
+#   IMGHIST_OPENCV_MISSING       what was not found (for the error message)
+find_package(OpenCV QUIET COMPONENTS core imgproc)
+if(OpenCV_FOUND)
+  set(IMGHIST_OPENCV_FOUND TRUE)
+  set(IMGHIST_OPENCV_INCLUDE_DIRS "${OpenCV_INCLUDE_DIRS}")
+  set(IMGHIST_OPENCV_LIBRARIES opencv_core opencv_imgproc)
+  set(IMGHIST_OPENCV_MISSING "")
+else()
+  find_path(IMGHIST_OPENCV_INCLUDE opencv2/core.hpp PATH_SUFFIXES opencv4)
+  find_library(IMGHIST_OPENCV_CORE opencv_core)
+  find_library(IMGHIST_OPENCV_IMGPROC opencv_imgproc)
+  set(IMGHIST_OPENCV_MISSING "")
+  if(NOT IMGHIST_OPENCV_INCLUDE)
+    list(APPEND IMGHIST_OPENCV_MISSING "opencv2/core.hpp")
+  endif()
+  if(NOT IMGHIST_OPENCV_CORE)
+    list(APPEND IMGHIST_OPENCV_MISSING "libopencv_core")
+  endif()
+  if(NOT IMGHIST_OPENCV_IMGPROC)
+    list(APPEND IMGHIST_OPENCV_MISSING "libopencv_imgproc")
+  endif()
+  if(IMGHIST_OPENCV_MISSING)
+    set(IMGHIST_OPENCV_FOUND FALSE)
+  else()
+    set(IMGHIST_OPENCV_FOUND TRUE)
+  endif()
+  set(IMGHIST_OPENCV_INCLUDE_DIRS "${IMGHIST_OPENCV_INCLUDE}")
+  set(IMGHIST_OPENCV_LIBRARIES "${IMGHIST_OPENCV_CORE}" "${IMGHIST_OPENCV_IMGPROC}")
+endif()
+string(REPLACE ";" ", " IMGHIST_OPENCV_MISSING "${IMGHIST_OPENCV_MISSING}")

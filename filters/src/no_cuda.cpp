@@ -1,0 +1,33 @@
+// The filters' CUDA backend in a build without CUDA (IMGHIST_WITH_CUDA=OFF): the "CUDA backend" functions
+// of internal.hpp, each failing with Error(NoDevice). The dispatch layer reaches them only after the core
+// has resolved a request to CUDA, which it never does here (there are no devices), so these are the
+// answer to a direct call only.
+#include <string>
+
+#include "internal.hpp"
+
+namespace imghist::detail {
+namespace {
+[[noreturn]] void no_cuda(const char* what) {
+    throw Error(ErrorCode::NoDevice,
+                std::string(what) + ": this build of imghist has no CUDA backend (configured with IMGHIST_WITH_CUDA=OFF)");
+}
+}  // namespace
+
+void cuda_equalize(const ImageView&, const ImageView&, int, Stream) { no_cuda("equalize_hist"); }
+void cuda_equalize_color(const ImageView&, const ImageView&, ColorEqualize, int, Stream) {
+    no_cuda("equalize_hist_color");
+}
+void cuda_apply_lut(const ImageView&, const ImageView&, const Lut8*, int, Stream) { no_cuda("apply_lut"); }
+double cuda_threshold(const ImageView&, const ImageView&, const ThresholdParams&, AutoThreshold, int*, bool, int, Stream) {
+    no_cuda("threshold");
+}
+void cuda_histogram_into(const ImageView&, const ImageView*, const BinSpec&, void*, std::size_t, Stream) {
+    no_cuda("calcHist");
+}
+void cuda_clahe(const ImageView&, const ImageView&, const fmath::ClaheGeometry&, int, Stream) { no_cuda("CLAHE"); }
+void cuda_staged(const ImageView&, const ImageView&, int, Stream, const DeviceOp&) { no_cuda("staged transfer"); }
+int* cuda_pinned_int(int, Stream) { no_cuda("pinned memory"); }
+void cuda_release_workspaces() noexcept {}
+
+}  // namespace imghist::detail
