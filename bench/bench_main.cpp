@@ -48,6 +48,7 @@ struct Options {
     std::vector<int> sw_threads{128, 256, 512, 768, 1024}, sw_vectors{1, 2, 4, 8}, sw_bpsm{1, 2, 3, 4, 6, 8, 12, 16},
         sw_copies{1, 8, 16, 32};
     std::vector<int> sw_tiles{0};  ///< KiB per tile; 0 = the tuning table's
+    std::vector<int> sw_block{0};  ///< KiB per block for images smaller than a full grid; 0 = the table's
     int tile_kib = 0;              ///< table mode: tile-size override for our kernel (0 = the tuning table's)
 };
 
@@ -62,7 +63,9 @@ selection
   --workloads LIST   comma-separated, or "all" (default):
                      u8 u8-64 u8c3 u8c4 u16-1024 u16-4096 u16-65536 i32-1024 f32-256 batch
   --data LIST        uniform,constant,gauss4,gauss32,photo or "all" (default)
-  --sizes LIST       input bytes per image, e.g. 1M,16M,256M (default; a bare number means MiB)
+  --sizes LIST       frames (640x480, 1080p, 4K, 8K, 16K or WxH pixels of the workload's type) or input
+                     bytes per image (1M, 256M; a bare number means MiB);
+                     default 640x480,1080p,4K,8K,256M
   --batch N          images in the batch workload (default 1000, 640x480 8-bit each)
   --quick            a fast subset: u8,u8c4,u16-4096,i32-1024,f32-256,batch x uniform,photo x 1M,256M
   --list             print the workloads and data sets and exit
@@ -86,6 +89,7 @@ shape sweep
   --sweep-bpsm L     blocks per SM          (default 1,2,3,4,6,8,12,16; shapes over 2048 threads/SM skipped)
   --sweep-copies L   privatized copies of each bin (default 1,8,16,32)
   --sweep-tiles L    KiB per scheduling tile (default: the tuning table's)
+  --sweep-blockk L   fewest KiB of input per block (small images: their block count), default the table's
                      In every --sweep-* list, 0 means the tuning table's value.
   --tile-kib N       table mode: run our kernel with N KiB scheduling tiles instead of the table's
 
@@ -108,6 +112,18 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 std::size_t parse_size(const std::string& s) {
+    if (s == "1080p") return frame_size(1920, 1080);
+    if (s == "4K" || s == "4k") return frame_size(3840, 2160);
+    if (s == "8K" || s == "8k") return frame_size(7680, 4320);
+    if (s == "16K" || s == "16k") return frame_size(15360, 8640);
+    {
+        unsigned w = 0, h = 0;
+        char tail = 0;
+        if (std::sscanf(s.c_str(), "%ux%u%c", &w, &h, &tail) == 2) {
+            if (w == 0 || h == 0 || w > 0xFFFFFF || h > 0xFFFFFF) usage_error("bad frame size '" + s + "'");
+            return frame_size(w, h);
+        }
+    }
     char* end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
     if (end == s.c_str() || v <= 0) usage_error("bad size '" + s + "'");
@@ -133,6 +149,14 @@ std::vector<int> parse_ints(const std::string& s, bool allow_zero = false) {
 
 std::string size_label(std::size_t bytes) {
     char buf[32];
+    if (is_frame(bytes)) {
+        const unsigned w = static_cast<unsigned>((bytes >> 24) & 0xFFFFFF), h = static_cast<unsigned>(bytes & 0xFFFFFF);
+        if (w == 1920 && h == 1080) return "1080p";
+        if (w == 3840 && h == 2160) return "4K";
+        if (w == 7680 && h == 4320) return "8K";
+        std::snprintf(buf, sizeof buf, "%ux%u", w, h);
+        return buf;
+    }
     if (bytes % (1u << 30) == 0) std::snprintf(buf, sizeof buf, "%zuG", bytes >> 30);
     else if (bytes % (1u << 20) == 0) std::snprintf(buf, sizeof buf, "%zuM", bytes >> 20);
     else if (bytes % (1u << 10) == 0) std::snprintf(buf, sizeof buf, "%zuK", bytes >> 10);
@@ -225,6 +249,8 @@ Options parse(int argc, char** argv) {
             o.sw_bpsm = parse_ints(need(i), true);
         } else if (a == "--sweep-copies") {
             o.sw_copies = parse_ints(need(i), true);
+        } else if (a == "--sweep-blockk") {
+            o.sw_block = parse_ints(need(i), true);
         } else if (a == "--sweep-tiles") {
             o.sw_tiles = parse_ints(need(i), true);
             for (int t : o.sw_tiles)
@@ -246,7 +272,7 @@ Options parse(int argc, char** argv) {
         if (!o.workloads_given)
             for (const char* n : {"u8", "u8c4", "u16-4096", "i32-1024", "f32-256", "batch"}) o.workloads.push_back(find(n));
         if (!o.data_given) o.data = {Data::Uniform, Data::Photo};
-        if (!o.sizes_given) o.sizes = {1u << 20, 256u << 20};
+        if (!o.sizes_given) o.sizes = {frame_size(640, 480), frame_size(1920, 1080), 256u << 20};
     }
     if (o.sweep) {
         if (o.workloads.empty()) o.workloads.push_back(find("u8"));
@@ -256,7 +282,9 @@ Options parse(int argc, char** argv) {
     if (o.workloads.empty())
         for (const auto& w : all_workloads()) o.workloads.push_back(&w);
     if (o.data.empty()) o.data = all_data();
-    if (o.sizes.empty()) o.sizes = {1u << 20, 16u << 20, 256u << 20};
+    if (o.sizes.empty())
+        o.sizes = {frame_size(640, 480), frame_size(1920, 1080), frame_size(3840, 2160), frame_size(7680, 4320),
+                   256u << 20};
     if (o.timing.reps < 1) usage_error("--reps must be >= 1");
     if (o.batch < 1) usage_error("--batch must be >= 1");
     return o;
@@ -314,6 +342,7 @@ struct Row {
     std::size_t target_bytes = 0, bytes = 0;
     int width = 0, height = 0, images = 1;
     Timing ours, cub, npp, limit, atomics, smem;
+    Timing blocking;  ///< wall time of the blocking user call imghist::calcHist(device view), host clock
     std::string kernel, check = "-", npp_check = "-", skipped;
     imghist::CudaHistogrammer::Shape shape{};
     std::string goal;   // e.g. ">=90%lim"
@@ -330,23 +359,25 @@ std::string fmt(const Timing& t, double bytes, int width = 7) {
 }
 
 void print_header_row() {
-    std::printf("%-9s %-8s %-5s | %8s %7s %5s %5s | %7s %7s %7s | %7s %7s | %-5s %-14s %s\n", "workload", "data",
-                "size", "ours us", "ours", "%lim", "xCUB", "CUB", "NPP", "limit", "atomics", "smem-1B", "check", "goal",
+    std::printf("%-9s %-8s %-7s | %8s %8s %7s %5s %5s | %7s %7s %7s | %7s %7s | %-5s %-14s %s\n", "workload", "data",
+                "size", "ours us", "block us", "ours", "%lim", "xCUB", "CUB", "NPP", "limit", "atomics", "smem-1B", "check", "goal",
                 "kernel (threads x vectors, blocks/SM, copies)");
-    std::printf("%s\n", std::string(150, '-').c_str());
+    std::printf("%s\n", std::string(162, '-').c_str());
 }
 
 void print_row(const Row& r) {
     const double b = static_cast<double>(r.bytes);
     std::string size = r.w->batch ? std::to_string(r.images) + "im" : size_label(r.target_bytes);
     if (!r.skipped.empty()) {
-        std::printf("%-9s %-8s %-5s | skipped: %s\n", r.w->name, to_string(r.d), size.c_str(), r.skipped.c_str());
+        std::printf("%-9s %-8s %-7s | skipped: %s\n", r.w->name, to_string(r.d), size.c_str(), r.skipped.c_str());
         std::fflush(stdout);
         return;
     }
-    char us[32], pct[16], xc[16];
+    char us[32], bus[32], pct[16], xc[16];
     if (r.ours.ok) std::snprintf(us, sizeof us, "%8.1f", r.ours.median_ms * 1e3);
     else std::snprintf(us, sizeof us, "%8s", "err");
+    if (r.blocking.ok) std::snprintf(bus, sizeof bus, "%8.1f", r.blocking.median_ms * 1e3);
+    else std::snprintf(bus, sizeof bus, "%8s", "-");
     if (r.ours.ok && r.limit.ok) std::snprintf(pct, sizeof pct, "%5.1f", r.pct_limit());
     else std::snprintf(pct, sizeof pct, "%5s", "-");
     if (r.ours.ok && r.cub.ok) std::snprintf(xc, sizeof xc, "%5.2f", r.x_cub());
@@ -363,8 +394,8 @@ void print_row(const Row& r) {
     }
     std::string cub = fmt(r.cub, b);
     if (r.w->batch && r.cub.ok) cub += "*";
-    std::printf("%-9s %-8s %-5s | %s %s %s %s | %s %s %s | %s %s | %-5s %-14s %s\n", r.w->name, to_string(r.d),
-                size.c_str(), us, fmt(r.ours, b).c_str(), pct, xc, cub.c_str(), fmt(r.npp, b).c_str(),
+    std::printf("%-9s %-8s %-7s | %s %s %s %s %s | %s %s %s | %s %s | %-5s %-14s %s\n", r.w->name, to_string(r.d),
+                size.c_str(), us, bus, fmt(r.ours, b).c_str(), pct, xc, cub.c_str(), fmt(r.npp, b).c_str(),
                 fmt(r.limit, b).c_str(), fmt(r.atomics, b).c_str(), fmt(r.smem, b).c_str(), r.check.c_str(),
                 goal.c_str(), kernel.c_str());
     std::fflush(stdout);
@@ -400,6 +431,11 @@ void set_goal(Row& r) {
         bool met = r.ours.ok && r.limit.ok && r.pct_limit() >= w.goal_pct;
         if (w.goal_not_slower_than_cub) met = met && r.cub.ok && r.x_cub() >= 1.0;
         r.goal_state = met ? 1 : 0;
+    } else if (is_frame(r.target_bytes) && w.goal_pct > 0 && std::strcmp(w.name, "i32-1024") != 0 &&
+               std::strcmp(w.name, "u8-64") != 0 && std::strcmp(w.name, "u16-65536") != 0) {
+        // Frame sizes: at least 1.25x CUB's speed (kernel time, same buffer).
+        r.goal = ">=1.25xCUB";
+        r.goal_state = r.ours.ok && r.cub.ok && r.x_cub() >= 1.25 ? 1 : 0;
     } else if (r.target_bytes == (1u << 20) && std::strcmp(w.name, "u8") == 0) {
         r.goal = "<=CUB/2 time";
         r.goal_state = r.ours.ok && r.cub.ok && r.x_cub() >= 2.0 ? 1 : 0;
@@ -475,6 +511,19 @@ void measure_single(Context& cx, Row& r) {
     }
     std::vector<unsigned> ours_h;
     if (r.ours.ok) ours_h = download(cx.out_ours, counters);
+    // The blocking user call on the same image: validation, launch, the result in host memory, the wait.
+    {
+        imghist::Histogram h;
+        r.blocking = time_wall([&] { h = imghist::calcHist(view, spec); }, tc);
+        if (r.blocking.ok && !ours_h.empty() && cx.opt.check) {
+            std::size_t diff = 0;
+            for (std::size_t i = 0; i < counters; ++i) diff += h.counts[i] != ours_h[i];
+            if (diff != 0) {
+                r.check = "blocking DIFF" + std::to_string(diff);
+                cx.failures = true;
+            }
+        }
+    }
 
     r.limit = time_op([&] { read_limit(in, r.bytes, cx.sink.as<unsigned>(), s); }, s, tc);
 
@@ -770,6 +819,7 @@ int run_table(Context& cx) {
                 continue;
             }
             json_timing(j, "ours", r.ours, b);
+            json_timing(j, "blocking_call", r.blocking, b);
             if (r.ours.ok) {
                 j.kv("kernel", r.kernel);
                 json_shape(j, "shape", r.shape);
@@ -874,13 +924,15 @@ int run_sweep(Context& cx) {
                 std::printf("\nshape sweep: %s (%s), data %s, %s (%dx%d); read limit %s GB/s, CUB %s GB/s\n", w->name,
                             w->description, to_string(dset), size_label(size).c_str(), g.width, g.height,
                             fmt(limit, bytes, 1).c_str(), fmt(cub, bytes, 1).c_str());
-                std::printf("default shape (%dx%d, %d blocks/SM, %d copies, %d KiB tiles, kernel %s): %s GB/s\n",
+                std::printf("default shape (%dx%d, %d blocks/SM, %d copies, %d KiB tiles, grid %d, kernel %s): %s GB/s, "
+                            "%.2f us; read limit %.2f us, CUB %.2f us\n",
                             def_shape.threads, def_shape.vectors, def_shape.blocks_per_sm, def_shape.copies,
-                            def_shape.tile_bytes / 1024, cx.hg->last_kernel().c_str(), fmt(def, bytes, 1).c_str());
+                            def_shape.tile_bytes / 1024, def_shape.max_blocks, cx.hg->last_kernel().c_str(),
+                            fmt(def, bytes, 1).c_str(), def.median_ms * 1e3, limit.median_ms * 1e3, cub.median_ms * 1e3);
                 std::printf("each SM needs roughly %.0f KiB in flight to stream at peak bandwidth\n\n", need_kib);
-                std::printf("%7s %7s %5s %6s %5s | %7s %7s %5s %6s %5s | %8s %6s | %9s %8s | %s\n", "threads", "vectors",
-                            "b/SM", "copies", "tileK", "used:th", "vec", "b/SM", "copies", "tileK", "GB/s", "%lim",
-                            "KiB/SM fl", "smem/SM", "check");
+                std::printf("%7s %7s %5s %6s %5s %5s | %7s %7s %5s %6s %5s %5s | %8s %8s %6s | %9s %8s | %s\n", "threads",
+                            "vectors", "b/SM", "copies", "tileK", "blkK", "used:th", "vec", "b/SM", "copies", "tileK",
+                            "grid", "us", "GB/s", "%lim", "KiB/SM fl", "smem/SM", "check");
 
                 struct Entry {
                     imghist::CudaHistogrammer::Shape req, used;
@@ -893,13 +945,14 @@ int run_sweep(Context& cx) {
                         if (static_cast<long long>(th) * bpsm > d.max_threads_per_sm) continue;
                         for (int vec : cx.opt.sw_vectors)
                             for (int cp : cx.opt.sw_copies)
-                                for (int tk : cx.opt.sw_tiles) {
+                                for (int tk : cx.opt.sw_tiles)
+                                for (int bk : cx.opt.sw_block) {
                                 if (over_time()) {
                                     ++skipped_for_time;
                                     continue;
                                 }
                                 Entry e;
-                                e.req = {th, vec, bpsm, cp, 0, tk * 1024};
+                                e.req = {th, vec, bpsm, cp, 0, tk * 1024, bk * 1024};
                                 cx.hg->set_shape(e.req);
                                 e.t = time_op([&] { cx.hg->compute(view, spec, out, s); }, s, cx.opt.timing);
                                 e.used = cx.hg->last_shape();
@@ -914,12 +967,14 @@ int run_sweep(Context& cx) {
                                 char pct[16] = "-";
                                 if (e.t.ok && limit.ok) std::snprintf(pct, sizeof pct, "%.1f", 100.0 * limit.median_ms / e.t.median_ms);
                                 if (e.t.ok) {
-                                    std::printf("%7d %7d %5d %6d %5d | %7d %7d %5d %6d %5d | %8.1f %6s | %9.1f %8.1f | %s\n",
-                                                th, vec, bpsm, cp, tk, e.used.threads, e.used.vectors, e.used.blocks_per_sm,
-                                                e.used.copies, e.used.tile_bytes / 1024, e.t.gbps(bytes), pct, fl_kib,
+                                    std::printf("%7d %7d %5d %6d %5d %5d | %7d %7d %5d %6d %5d %5d | %8.2f %8.1f %6s | %9.1f "
+                                                "%8.1f | %s\n",
+                                                th, vec, bpsm, cp, tk, bk, e.used.threads, e.used.vectors,
+                                                e.used.blocks_per_sm, e.used.copies, e.used.tile_bytes / 1024,
+                                                e.used.max_blocks, e.t.median_ms * 1e3, e.t.gbps(bytes), pct, fl_kib,
                                                 smem_kib, e.check.c_str());
                                 } else {
-                                    std::printf("%7d %7d %5d %6d %5d | rejected: %s\n", th, vec, bpsm, cp, tk,
+                                    std::printf("%7d %7d %5d %6d %5d %5d | rejected: %s\n", th, vec, bpsm, cp, tk, bk,
                                                 e.t.error.c_str());
                                 }
                                 std::fflush(stdout);

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <stdexcept>
@@ -137,6 +138,33 @@ Timing time_op(Op&& op, cudaStream_t stream, const TimingConfig& cfg) {
     } catch (const std::exception& e) {
         cudaStreamSynchronize(stream);
         (void)cudaGetLastError();
+        t.ok = false;
+        t.error = e.what();
+    }
+    return t;
+}
+
+/// Times a blocking call (one that returns when its work is done) with the host's steady clock: `warmup`
+/// untimed calls, then `reps` timed ones; median and minimum. This is the wall time a user of the call sees,
+/// launch and synchronisation included.
+template <class Op>
+Timing time_wall(Op&& op, const TimingConfig& cfg) {
+    Timing t;
+    try {
+        for (int i = 0; i < cfg.warmup; ++i) op();
+        std::vector<double> ms(static_cast<std::size_t>(std::max(1, cfg.reps)));
+        for (auto& m : ms) {
+            const auto a = std::chrono::steady_clock::now();
+            op();
+            m = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+        }
+        std::sort(ms.begin(), ms.end());
+        const std::size_t n = ms.size();
+        t.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        t.min_ms = ms.front();
+        t.runs = static_cast<int>(n);
+        t.ok = true;
+    } catch (const std::exception& e) {
         t.ok = false;
         t.error = e.what();
     }

@@ -68,14 +68,27 @@ struct Geometry {
     std::size_t bytes = 0;  ///< width * height * pixel bytes (the input bytes every GB/s figure refers to)
 };
 
-inline Geometry geometry_for(const Workload& w, std::size_t target_bytes) {
+/// A size in the --sizes list is either a byte count or a frame (width x height pixels of the workload's
+/// pixel type), marked by kFrameTag with the width in bits 24..47 and the height in bits 0..23.
+constexpr std::size_t kFrameTag = std::size_t(1) << 62;
+constexpr std::size_t frame_size(unsigned width, unsigned height) {
+    return kFrameTag | (static_cast<std::size_t>(width) << 24) | height;
+}
+inline bool is_frame(std::size_t size) { return (size & kFrameTag) != 0; }
+
+inline Geometry geometry_for(const Workload& w, std::size_t target) {
     const std::size_t pixel_bytes = imghist::sample_size(w.type) * static_cast<std::size_t>(w.channels);
-    const std::size_t pixels = target_bytes / pixel_bytes;
-    std::size_t width = 1;
-    while ((width * 2) * (width * 2) <= pixels) width *= 2;
     Geometry g;
-    g.width = static_cast<int>(width);
-    g.height = static_cast<int>(pixels / width);
+    if (is_frame(target)) {
+        g.width = static_cast<int>((target >> 24) & 0xFFFFFF);
+        g.height = static_cast<int>(target & 0xFFFFFF);
+    } else {
+        const std::size_t pixels = target / pixel_bytes;
+        std::size_t width = 1;
+        while ((width * 2) * (width * 2) <= pixels) width *= 2;
+        g.width = static_cast<int>(width);
+        g.height = static_cast<int>(pixels / width);
+    }
     g.bytes = static_cast<std::size_t>(g.width) * g.height * pixel_bytes;
     return g;
 }

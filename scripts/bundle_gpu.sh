@@ -4,7 +4,8 @@
 # Packs what a GPU host needs to run the test executables, the benchmark and the imghist CLI of a build,
 # without a compiler, OpenCV or any other development package there:
 #
-#   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, gpuhist_filters_sample (those built)
+#   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, gpuhist_calls_bench, gpuhist_filters_sample
+#                       (those built)
 #   OUT_DIR/tests/      every test_* executable of BUILD_DIR/tests (and its subdirectories)
 #   OUT_DIR/lib/        every shared library ldd resolves for them, except the system's own
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
@@ -47,7 +48,7 @@ while IFS= read -r -d '' f; do
     fi
 done < <(find "$BUILD_DIR/tests" -maxdepth 2 -type f -name 'test_*' ! -name '*.*' -print0 2>/dev/null | sort -z)
 
-for name in imghist imghist-bench filters_bench gpuhist_filters_sample; do
+for name in imghist imghist-bench filters_bench gpuhist_calls_bench gpuhist_filters_sample; do
     # prefer the copy next to the CLI (tools/imghist), then any other in the build tree
     found=""
     for cand in "$BUILD_DIR/tools/imghist/$name" "$BUILD_DIR/bin/$name" "$BUILD_DIR/bench/$name" \

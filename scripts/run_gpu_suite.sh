@@ -9,10 +9,12 @@
 #   tests      every test executable, all cases (Catch2 summary per executable)       SUITE_T_TESTS=75
 #   memcheck   compute-sanitizer --tool memcheck  on the [cuda] cases                  SUITE_T_MEMCHECK=100
 #   racecheck  compute-sanitizer --tool racecheck on the [cuda] cases                  SUITE_T_RACECHECK=100
+#   synccheck  compute-sanitizer --tool synccheck on the [cuda] cases                  SUITE_T_SYNCCHECK=100
+#   initcheck  compute-sanitizer --tool initcheck on the [cuda] cases                  SUITE_T_INITCHECK=100
 #   bench      imghist-bench, full table  -> OUT_DIR/bench.json, bench.txt             SUITE_T_BENCH=180
 #   sweep      imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json       SUITE_T_SWEEP=50
 #
-# Environment: SUITE_STEPS (default "gpu tests memcheck racecheck bench sweep"), SUITE_T_<STEP> (seconds),
+# Environment: SUITE_STEPS (default "gpu tests memcheck racecheck synccheck initcheck bench sweep"), SUITE_T_<STEP> (seconds),
 # BENCH_ARGS (extra arguments for the table, e.g. "--quick"), SWEEP_ARGS (replace the sweep's selection),
 # SANITIZER (path to compute-sanitizer), SANITIZE_FILTER (Catch2 test spec for the sanitizer steps, default
 # "[cuda]", e.g. "[cuda]~[slow]"). Logs: OUT_DIR/logs/<step>.log; summary: OUT_DIR/summary.txt.
@@ -62,7 +64,7 @@ if [[ -z "${SANITIZER:-}" ]]; then
 fi
 export SANITIZER
 
-STEPS=${SUITE_STEPS:-gpu tests memcheck racecheck bench sweep}
+STEPS=${SUITE_STEPS:-gpu tests memcheck racecheck synccheck initcheck bench sweep}
 declare -a RESULTS=()
 overall=0
 suite_start=$(date +%s)
@@ -108,7 +110,7 @@ for step in $STEPS; do
         tests)
             run_step tests "$(step_limit "${SUITE_T_TESTS:-75}")" bash "$BUNDLE/run_tests.sh"
             ;;
-        memcheck|racecheck)
+        memcheck|racecheck|synccheck|initcheck)
             if [[ -z "$SANITIZER" ]]; then
                 skip_step "$step" "compute-sanitizer not found (set SANITIZER=...)"
                 overall=1
@@ -165,7 +167,7 @@ done
             echo "  WARNING: some CUDA cases were skipped (IMGHIST-SKIP): no usable device seen by the tests"
         fi
     fi
-    for s in memcheck racecheck; do
+    for s in memcheck racecheck synccheck initcheck; do
         [[ -f "$OUT/logs/$s.log" ]] || continue
         echo
         echo "$s:"

@@ -345,3 +345,93 @@ TEST_CASE("small grids: few blocks, and split siblings, still count every sample
         }
     }
 }
+
+TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u64 and mapped host results [cuda]",
+          "[core][shapes][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    struct Geo {
+        int w, h;
+        std::size_t pad;    // extra samples per row (0: tightly packed)
+        std::size_t offset; // first sample's offset from a 64-byte boundary, in samples
+    };
+    const Geo geos[] = {{1, 1, 0, 0}, {1, 999, 0, 3}, {999, 1, 0, 7}, {17, 13, 5, 1}, {640, 480, 0, 0},
+                        {641, 479, 3, 9}, {1000, 1001, 16, 15}};
+    struct Kind {
+        SampleType t;
+        int channels;
+        BinSpec spec;
+    };
+    const Kind kinds[] = {{SampleType::U8, 1, BinSpec::u8()},
+                          {SampleType::U8, 3, BinSpec::even(64, 0, 256)},
+                          {SampleType::U8, 4, BinSpec::even(100, 10, 250)},
+                          {SampleType::U16, 1, BinSpec::even(4096, 0, 65536)},
+                          {SampleType::F32, 1, BinSpec::even(256, 0.0, 1.0)}};
+    imghist::CudaHistogrammer hg;
+    imghist::DeviceBuffer counts(4 * 4096 * 8), oor(4 * 8);
+    std::uint64_t seed = 1;
+    for (const Geo& g : geos) {
+        for (const Kind& k : kinds) {
+            // Pads and offsets in samples: views of 2- and 4-byte samples must stay aligned to the sample.
+            const std::size_t ss = imghist::sample_size(k.t);
+            const std::size_t row = static_cast<std::size_t>(g.w) * k.channels * ss;
+            TestImage img(g.w, g.h, k.t, k.channels, row + g.pad * ss, g.offset * ss);
+            std::mt19937_64 rng(seed++);
+            // Out-of-range samples included (the f32 range is [0, 1), the 100-bin range [10, 250)).
+            if (k.t == SampleType::F32)
+                img.fill<float>([&](int, int, int) { return static_cast<float>((rng() % 1100) / 1000.0); });
+            else if (k.t == SampleType::U16)
+                img.fill<std::uint16_t>([&](int, int, int) { return static_cast<int>(rng() & 0xFFFF); });
+            else
+                img.fill<std::uint8_t>([&](int x, int, int) { return x % 3 == 0 ? 200 : static_cast<int>(rng() & 0xFF); });
+            const Histogram ref = plain_reference(img.view, k.spec);
+            DeviceCopy d(img.view);
+            // The default plan, the last-block merge over many blocks (256-byte blocks: up to thousands of
+            // them), and a single block.
+            imghist::CudaHistogrammer::Shape plan{}, many{}, one{};
+            many.block_bytes = 256;
+            one.max_blocks = 1;
+            for (const auto& shape : {plan, many, one}) {
+                for (imghist::CountType type : {imghist::CountType::U32, imghist::CountType::U64}) {
+                    hg.set_shape(shape);
+                    imghist::DeviceHistogramView out;
+                    out.counts = counts.data();
+                    out.type = type;
+                    out.out_of_range = oor.as<unsigned long long>();
+                    hg.compute(d.view, k.spec, out);
+                    const std::size_t n = static_cast<std::size_t>(k.channels) * k.spec.bins;
+                    std::vector<std::uint64_t> got(n), got_oor(k.channels);
+                    if (type == imghist::CountType::U64) {
+                        counts.download(got.data(), n * 8);
+                    } else {
+                        std::vector<std::uint32_t> g32(n);
+                        counts.download(g32.data(), n * 4);
+                        got.assign(g32.begin(), g32.end());
+                    }
+                    oor.download(got_oor.data(), got_oor.size() * 8);
+                    CAPTURE(g.w, g.h, g.pad, g.offset, k.channels, imghist::to_string(k.t), k.spec.bins,
+                            hg.last_kernel(), hg.last_shape().max_blocks, type == imghist::CountType::U64);
+                    REQUIRE(got == ref.counts);
+                    REQUIRE(got_oor == ref.out_of_range);
+                }
+            }
+            hg.set_shape({});
+            // The blocking call: its last block writes the counts into page-locked host memory.
+            const Histogram h = imghist::calcHist(d.view, k.spec);
+            REQUIRE(h.counts == ref.counts);
+            REQUIRE(h.out_of_range == ref.out_of_range);
+        }
+    }
+    // 0 x 0: the output is zeroed, nothing is launched; the blocking call returns zeros.
+    imghist::DeviceHistogramView out;
+    out.counts = counts.data();
+    out.type = imghist::CountType::U32;
+    std::vector<std::uint32_t> ones(256, 1u);
+    counts.upload(ones.data(), 256 * 4);
+    const ImageView empty = ImageView::device(nullptr, 0, 0, SampleType::U8, 1);
+    hg.compute(empty, BinSpec::u8(), out);
+    std::vector<std::uint32_t> back(256, 7u);
+    counts.download(back.data(), 256 * 4);
+    REQUIRE(back == std::vector<std::uint32_t>(256, 0u));
+    const Histogram h0 = imghist::calcHist(empty, BinSpec::u8());
+    REQUIRE(h0.counts == std::vector<std::uint64_t>(256, 0));
+}

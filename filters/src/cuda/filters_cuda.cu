@@ -165,6 +165,27 @@ void launch_lut(Workspace& ws, const ImageView& src, const ImageView& dst, const
     FILTERS_LAUNCHED("lut_kernel");
 }
 
+/// Equalization after device_histogram: one kernel derives the tables from ws.counts and applies them.
+/// The apply pass walks the image backwards: its first reads hit what the histogram pass left in L2.
+void launch_equalize_apply(Workspace& ws, CountType type, const ImageView& src, const ImageView& dst, Stream stream) {
+    const kernels::Span2D s = make_span(src, dst, true);
+    const dim3 grid = grid_for(ws, s.segs_per_row, s.rows);
+    const std::size_t smem = static_cast<std::size_t>(src.channels) * 8192;
+    auto go = [&](auto count_tag) {
+        using Count = decltype(count_tag);
+        const Count* c = reinterpret_cast<const Count*>(ws.counts.data());
+        switch (src.channels) {
+            case 1: kernels::equalize_apply_kernel<1, Count><<<grid, kThreads, smem, cu(stream)>>>(s, c); break;
+            case 2: kernels::equalize_apply_kernel<2, Count><<<grid, kThreads, smem, cu(stream)>>>(s, c); break;
+            case 3: kernels::equalize_apply_kernel<3, Count><<<grid, kThreads, smem, cu(stream)>>>(s, c); break;
+            default: kernels::equalize_apply_kernel<4, Count><<<grid, kThreads, smem, cu(stream)>>>(s, c); break;
+        }
+    };
+    if (type == CountType::U32) go(0u);
+    else go(0ull);
+    FILTERS_LAUNCHED("equalize_apply_kernel");
+}
+
 void require_device_views(const ImageView& src, const ImageView& dst) {
     if (src.location != Location::Device || dst.location != Location::Device)
         throw Error(ErrorCode::InvalidArgument, "filters: CUDA operations need device views");
@@ -220,9 +241,7 @@ void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Strea
     DeviceScope scope(device);
     Workspace& ws = workspace(stream);
     const CountType type = device_histogram(ws, src, 256, stream);
-    launch_equalize_tables(ws, type, 1, stream);
-    // The apply pass walks the image backwards: its first reads hit what the histogram pass left in L2.
-    launch_lut(ws, src, dst, ws.tables(), kernels::LutParam{}, true, stream);
+    launch_equalize_apply(ws, type, src, dst, stream);
 }
 
 void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, int device, Stream stream) {
@@ -231,8 +250,7 @@ void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEquali
     Workspace& ws = workspace(stream);
     if (mode == ColorEqualize::PerChannel) {
         const CountType type = device_histogram(ws, src, 256, stream);
-        launch_equalize_tables(ws, type, src.channels, stream);
-        launch_lut(ws, src, dst, ws.tables(), kernels::LutParam{}, true, stream);
+        launch_equalize_apply(ws, type, src, dst, stream);
         return;
     }
     ws.plane.reserve(src.pixels());

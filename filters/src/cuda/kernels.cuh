@@ -285,26 +285,27 @@ __device__ __forceinline__ unsigned long long block_exclusive_scan(unsigned long
 }
 
 // ---- tables from device histograms ------------------------------------------------------------------------
-/// One block of 256 threads per channel: cv::equalizeHist's table for channel blockIdx.x.
+/// cv::equalizeHist's table entry for value threadIdx.x (< 256) of the channel whose 256 counts start at
+/// `counts`. Every thread of the block must call it (it synchronises); threads >= 256 return 0.
 template <class Count>
-__global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uint8_t* __restrict__ luts) {
+__device__ __forceinline__ std::uint8_t equalize_entry_block(const Count* __restrict__ counts) {
     __shared__ unsigned long long scratch[33];
     __shared__ int first;
+    __shared__ unsigned long long h0s;
     const int t = threadIdx.x;
-    const unsigned long long h = counts[blockIdx.x * 256 + t];
+    const unsigned long long h = t < 256 ? static_cast<unsigned long long>(counts[t]) : 0ull;
     if (t == 0) first = 256;
     __syncthreads();
     if (h != 0) atomicMin(&first, t);
     unsigned long long total;
     const unsigned long long excl = block_exclusive_scan(h, scratch, total);  // synchronises
     const int i0 = first;
+    // Bins before i0 are empty, so the inclusive sum at i0 is h[i0]; broadcast it.
+    if (t == i0) h0s = h;
+    __syncthreads();
+    const unsigned long long h0 = h0s;
     std::uint8_t out = 0;
-    if (total != 0) {
-        // Bins before i0 are empty, so the inclusive sum at i0 is h[i0]; broadcast it.
-        __shared__ unsigned long long h0s;
-        if (t == i0) h0s = h;
-        __syncthreads();
-        const unsigned long long h0 = h0s;
+    if (total != 0 && t < 256) {
         if (h0 == total) {
             out = static_cast<std::uint8_t>(i0);
         } else if (t > i0) {
@@ -312,7 +313,51 @@ __global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uin
             out = fmath::equalize_entry(excl + h - h0, scale);
         }
     }
-    luts[blockIdx.x * 256 + t] = out;
+    __syncthreads();  // the shared words above are reused by the next call
+    return out;
+}
+
+/// One block of 256 threads per channel: cv::equalizeHist's table for channel blockIdx.x.
+template <class Count>
+__global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uint8_t* __restrict__ luts) {
+    luts[blockIdx.x * 256 + threadIdx.x] = equalize_entry_block(counts + blockIdx.x * 256);
+}
+
+/// Equalization in one pass after the histogram: every block derives the C tables from the C x 256 counts
+/// itself (a block scan over 1 KiB that L2 serves), so histogram -> table -> apply has one kernel boundary
+/// and no table kernel in between. blockDim.x == 256.
+template <int C, class Count>
+__global__ void equalize_apply_kernel(Span2D s, const Count* __restrict__ counts) {
+    extern __shared__ std::uint32_t tab[];
+    __shared__ std::uint8_t lut[C * 256];
+#pragma unroll
+    for (int c = 0; c < C; ++c) lut[c * 256 + threadIdx.x] = equalize_entry_block(counts + c * 256);
+    __syncthreads();
+    const int words = C * 64 * 32;
+    for (int i = threadIdx.x; i < words; i += blockDim.x) {
+        const int group = i >> 5;  // entries 4*group .. 4*group+3
+        tab[i] = static_cast<std::uint32_t>(lut[4 * group]) | (static_cast<std::uint32_t>(lut[4 * group + 1]) << 8) |
+                 (static_cast<std::uint32_t>(lut[4 * group + 2]) << 16) |
+                 (static_cast<std::uint32_t>(lut[4 * group + 3]) << 24);
+    }
+    __syncthreads();
+    LutOp<C> op{tab, threadIdx.x & 31u};
+    if (vector_path(s)) for_each_vector<kLutVectors>(s.src, s.dst, s.row_bytes, s.reverse, op);
+    else for_each_segment(s, op);
+}
+
+/// a / b rounded to nearest, given r = RN(1 / b), for normal a, b with a / b far from overflow and
+/// underflow (here: 0 <= a, FLT_EPSILON <= b <= 1). y1 is within one ulp of a / b (one Newton correction
+/// of a * r, whose error is about 2^-52 relative, shrinks it quadratically), so by Markstein's theorem the
+/// second correction y1 + r * (a - b * y1), with the remainder exact in one fused multiply-add, is the
+/// correctly rounded quotient: the same value as the IEEE division OpenCV performs, in five dependent
+/// operations instead of a division's longer sequence.
+__device__ __forceinline__ double div_rn_with_rcp(double a, double b, double r) {
+    const double y0 = __dmul_rn(a, r);
+    const double e0 = __fma_rn(-b, y0, a);
+    const double y1 = __fma_rn(e0, r, y0);
+    const double e1 = __fma_rn(-b, y1, a);
+    return __fma_rn(e1, r, y1);
 }
 
 /// Otsu on 256 bins, one block of 256 threads. The q1 and mu1 recurrences are inherently sequential (their
@@ -323,7 +368,7 @@ __global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uin
 template <class Count>
 __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
     __shared__ unsigned long long scratch[33];
-    __shared__ double p[256], ip[256], q1s[256], mu1s[256];
+    __shared__ double p[256], ip[256], q1s[256], mu1s[256], rq[256];
     __shared__ unsigned char valid[256];
     __shared__ double best_sigma[8];
     __shared__ int best_idx[8];
@@ -344,11 +389,23 @@ __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict
     p[t] = static_cast<double>(h) * scale;
     ip[t] = static_cast<double>(t) * p[t];
     __syncthreads();
+    // The two recurrences run on one thread. Their operands are read from shared memory in chunks of
+    // kChunk ahead of the arithmetic, so a shared-memory round trip never sits on the dependency chain
+    // (stores of results would otherwise order every later load after them).
+    constexpr int kChunk = 16;
     if (t == 0) {
         double q1 = 0.0;
-        for (int i = 0; i < 256; ++i) {
-            q1 += p[i];
-            q1s[i] = q1;
+        for (int i0 = 0; i0 < 256; i0 += kChunk) {
+            double pc[kChunk];
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) pc[k] = p[i0 + k];
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                q1 += pc[k];
+                pc[k] = q1;
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) q1s[i0 + k] = pc[k];
         }
     }
     __syncthreads();
@@ -358,16 +415,31 @@ __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict
         const double lo = q1 < q2 ? q1 : q2;
         const double hi = q1 > q2 ? q1 : q2;
         valid[t] = (lo < static_cast<double>(FLT_EPSILON) || hi > 1.0 - static_cast<double>(FLT_EPSILON)) ? 0 : 1;
+        // Correctly rounded reciprocal of q1, computed in parallel for the division in the chain below.
+        rq[t] = valid[t] ? __drcp_rn(q1) : 0.0;
     }
     __syncthreads();
     if (t == 0) {
         double mu1 = 0.0, q1_prev = 0.0;
-        for (int i = 0; i < 256; ++i) {
-            mu1 *= q1_prev;
-            const double q1 = q1s[i];
-            if (valid[i]) mu1 = (mu1 + ip[i]) / q1;
-            mu1s[i] = mu1;
-            q1_prev = q1;
+        for (int i0 = 0; i0 < 256; i0 += kChunk) {
+            double qc[kChunk], ipc[kChunk], rc[kChunk];
+            bool vc[kChunk];
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                qc[k] = q1s[i0 + k];
+                ipc[k] = ip[i0 + k];
+                rc[k] = rq[i0 + k];
+                vc[k] = valid[i0 + k] != 0;
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                mu1 = __dmul_rn(mu1, q1_prev);
+                if (vc[k]) mu1 = div_rn_with_rcp(__dadd_rn(mu1, ipc[k]), qc[k], rc[k]);
+                ipc[k] = mu1;
+                q1_prev = qc[k];
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) mu1s[i0 + k] = ipc[k];
         }
     }
     __syncthreads();

@@ -177,6 +177,10 @@ public:
         /// table's value (0 here) is reduced for small images so that every SM gets at least 4 tiles; an
         /// explicit value is used as given.
         int tile_bytes = 0;
+        /// Fewest input bytes per block (0 = the table's): an image smaller than a full grid gets about
+        /// bytes / block_bytes blocks, each taking one tile, so that small frames use few enough blocks
+        /// for the merge at the end to stay cheap.
+        int block_bytes = 0;
     };
     void set_shape(const Shape& shape) noexcept;
     /// The shape the last compute/computeBatch call used, and the kernel family it picked.

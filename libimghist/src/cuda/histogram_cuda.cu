@@ -254,7 +254,8 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
                const CudaHistogrammer::Shape& over, bool allow_split) {
     const auto& info = dc::device_info(device);
     Plan pl;
-    pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins);
+    pl.policy = dc::select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins,
+                                  total_bytes);
     if (over.threads > 0) pl.policy.threads = over.threads;
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
@@ -289,16 +290,24 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
         }
     }
     pl.copies_log2 = log2_ceil(static_cast<std::size_t>(copies));
+    if (over.block_bytes > 0) pl.policy.block_bytes = over.block_bytes;
     // One sweep of a block's loads: a tile smaller than this leaves threads idle.
     const std::size_t sweep = static_cast<std::size_t>(pl.policy.threads) * std::max(1, pl.policy.vectors) * 16;
-    // A block pays for zeroing and flushing its counters: give it at least one full sweep of input.
-    pl.block_bytes_min = std::max<std::size_t>(sweep, 16 * 1024);
+    // A block pays for zeroing and flushing its counters: give it at least block_bytes of input.
+    pl.block_bytes_min = std::min<std::size_t>(std::max(pl.policy.block_bytes, 256), kMaxTileBytes);
     // Tiles: the policy's size, smaller for small images so that every block gets several. An explicit
     // Shape::tile_bytes is taken as given (within [16 bytes, kMaxTileBytes]).
     std::size_t tb = static_cast<std::size_t>(pl.policy.tile_bytes);
     const std::size_t want_tiles = static_cast<std::size_t>(info.sm_count) * 4;
-    if (over.tile_bytes <= 0 && total_bytes / want_tiles < tb)
+    const std::size_t small_blocks = std::max<std::size_t>(1, total_bytes / pl.block_bytes_min);
+    if (over.tile_bytes <= 0 &&
+        small_blocks < static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm)) {
+        // Too small to fill the grid: one tile per block (the grid is small_blocks, grid_for), so no block
+        // waits on a second tile. Vectors of a contiguous image: total / 16 + 1 at most (alignment).
+        tb = 16 * ((total_bytes / 16 + 1 + small_blocks - 1) / small_blocks);
+    } else if (over.tile_bytes <= 0 && total_bytes / want_tiles < tb) {
         tb = std::max<std::size_t>(sweep, total_bytes / want_tiles);
+    }
     pl.tile_bytes = std::min(std::max<std::size_t>(tb, 16), kMaxTileBytes);
     return pl;
 }
@@ -462,7 +471,9 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
     if (!options.accumulate) {
         auto& st = impl_->state(stream);
         impl_->ensure_ws(st, static_cast<std::size_t>(image.channels) * spec.bins, stream);
-        p.ws_counts = st.ws_counts.as<unsigned long long>();
+        p.ws_counts = st.ws_counts.data();
+        // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
+        p.ws_u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
         p.ws_oor = st.ws_oor.as<unsigned long long>();
         p.ticket = st.ticket.as<unsigned int>();
     }
@@ -559,6 +570,7 @@ struct HostPathContext {
     std::unique_ptr<CudaHistogrammer> hist;
     Stream own_stream = nullptr;
     DeviceBuffer image, mask, result;
+    PinnedBuffer mapped;  ///< single-image results: the kernel's last block writes them here over the bus
     std::vector<unsigned long long> host_result;
 };
 
@@ -622,21 +634,23 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
         dimg = stage(image, ctx.image, 0, s);
         if (mask) dmask = stage(*mask, ctx.image, ibytes, s);
     }
+    if (image.empty()) return;  // nothing to add
     const std::size_t n = static_cast<std::size_t>(image.channels) * spec.bins;
-    ctx.result.reserve(sizeof(unsigned long long) * (n + 4));
+    // The result goes straight into page-locked host memory, which the device addresses directly (unified
+    // addressing): the kernel's last block writes the final counts there, so no copy follows the kernel
+    // and the call returns one stream synchronisation after the launch.
+    ctx.mapped.reserve(sizeof(unsigned long long) * (n + 4));
+    auto* host = ctx.mapped.as<unsigned long long>();
     DeviceHistogramView out;
-    out.counts = ctx.result.data();
+    out.counts = host;
     out.type = CountType::U64;
-    out.out_of_range = ctx.result.as<unsigned long long>() + n;
+    out.out_of_range = host + n;
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
     ctx.hist->compute(dimg, spec, out, s, opt);
-    ctx.host_result.resize(n + 4);
-    IMGHIST_CUDA(cudaMemcpyAsync(ctx.host_result.data(), ctx.result.data(), sizeof(unsigned long long) * (n + image.channels),
-                                 cudaMemcpyDeviceToHost, s));
     IMGHIST_CUDA(cudaStreamSynchronize(s));
-    for (std::size_t i = 0; i < n; ++i) counts[i] += ctx.host_result[i];
-    for (int c = 0; c < image.channels; ++c) oor[c] += ctx.host_result[n + c];
+    for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
+    for (int c = 0; c < image.channels; ++c) oor[c] += host[n + c];
 }
 
 void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<ImageView>& masks, const BinSpec& spec,
@@ -667,7 +681,9 @@ void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<
     }
     const int C = images.empty() ? 1 : images[0].channels;
     const std::size_t n = static_cast<std::size_t>(C) * spec.bins;
-    const std::size_t per = n + 4;
+    // Counts then out-of-range counters of each image, packed: every word the copy below reads is written
+    // by the kernels (no padding the device never initialises).
+    const std::size_t per = n + static_cast<std::size_t>(C);
     ctx.result.reserve(sizeof(unsigned long long) * per * std::max<std::size_t>(count, 1));
     std::vector<DeviceHistogramView> outs(count);
     for (std::size_t i = 0; i < count; ++i) {

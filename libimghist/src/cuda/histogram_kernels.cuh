@@ -76,7 +76,8 @@ struct Params {
     int count_u64;
     int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
     unsigned int* overflow_flag;     ///< set when a 32-bit output counter wraps (direct mode only)
-    unsigned long long* ws_counts;   ///< C * bins, zero between launches
+    void* ws_counts;                 ///< C * bins, zero between launches; 32-bit when ws_u64 == 0
+    int ws_u64;                      ///< 0: the image has fewer than 2^32 samples, 32-bit workspace counters
     unsigned long long* ws_oor;      ///< C, zero between launches
     unsigned int* ticket;            ///< zero between launches
 };
@@ -449,9 +450,9 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         const Desc D = p.descs != nullptr ? p.descs[d] : p.one;
         const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
         if constexpr (S == Storage::Global) {
-            ctr.gcounts = direct ? D.counts : static_cast<void*>(p.ws_counts);
+            ctr.gcounts = direct ? D.counts : p.ws_counts;
             ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
-            ctr.gu64 = direct ? p.count_u64 != 0 : true;
+            ctr.gu64 = direct ? p.count_u64 != 0 : p.ws_u64 != 0;
         }
         const bool any = t < img_end;
         for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
@@ -484,7 +485,7 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
                     add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, sum,
                             p.overflow_flag);
                 } else {
-                    atomicAdd(p.ws_counts + static_cast<unsigned long long>(c) * p.bins + b, sum);
+                    add_out(p.ws_counts, p.ws_u64 != 0, static_cast<unsigned long long>(c) * p.bins + b, sum, nullptr);
                 }
             }
         } else {
@@ -515,8 +516,16 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     __threadfence();
     const Desc& D = p.one;
     for (int i = tid; i < C * p.bins; i += blockDim.x) {
-        const unsigned long long v = __ldcg(p.ws_counts + i);
-        p.ws_counts[i] = 0ull;
+        unsigned long long v;
+        if (p.ws_u64) {
+            auto* w = static_cast<unsigned long long*>(p.ws_counts);
+            v = __ldcg(w + i);
+            w[i] = 0ull;
+        } else {
+            auto* w = static_cast<unsigned int*>(p.ws_counts);
+            v = __ldcg(w + i);
+            w[i] = 0u;
+        }
         const int c = i / p.bins, b = i - c * p.bins;
         const unsigned long long idx = static_cast<unsigned long long>(c) * D.ch_stride + b;
         if (p.count_u64) static_cast<unsigned long long*>(D.counts)[idx] = v;
