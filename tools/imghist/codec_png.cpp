@@ -228,7 +228,10 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
     spng_set_png_buffer(s.ctx, data.data(), data.size());
     // Our own limit is checked below; libspng's own dimension limit must not get in first.
     spng_set_image_limits(s.ctx, 0x7fffffffu, 0x7fffffffu);
-    spng_set_chunk_limits(s.ctx, 1u << 30, 1u << 30);
+    // Chunk size: an IDAT chunk may be large (its data is bounded by the file). Cache: what libspng keeps of
+    // ancillary chunks, decompressed text and profiles included; metadata is read by our own bounded
+    // inflater (metadata.cpp), so a compressed-text bomb must not make libspng allocate up to 1 GiB.
+    spng_set_chunk_limits(s.ctx, 1u << 30, 64u << 20);
     spng_ihdr ihdr{};
     int rc = spng_get_ihdr(s.ctx, &ihdr);
     if (rc) fail(ErrorCode::InvalidArgument, name, std::string("corrupt PNG header (") + spng_strerror(rc) + ")");
