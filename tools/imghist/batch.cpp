@@ -8,6 +8,8 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "gpu_jobs.hpp"
+#include "gpu_jpeg.hpp"
 
 namespace cli {
 
@@ -63,7 +65,7 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
 }
 
 int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
-                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok) {
+                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work) {
     std::vector<std::string> ins = job.paths;
     std::string out;
     if (job.in_place && ins.size() == 1) {
@@ -118,13 +120,13 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
     eopt.threads = job.common.threads;
     std::mutex dir_mutex;
 
-    Stages st;
-    st.load = [&](Item& it) {
+    // JPEG files through the GPU when this run takes it; every other file (and any JPEG the GPU declines)
+    // through the CPU codecs below.
+    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), true, "");
+    const bool gpu = !gpus.empty();
+
+    const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
         const std::string in_name = display_name(it.input.path);
-        if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
-            fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
-                                                          " is the input file; refusing to overwrite it (use --in-place)");
-        Bytes data = read_file(it.input.path);
         if (planar_ok && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
             sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
             it.planes = decode_jpeg_planes(data, in_name, dopt);
@@ -133,6 +135,22 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         }
         it.image = decode_image(data, in_name, dopt);
     };
+    Stages st;
+    st.load = [&](Item& it) {
+        const std::string in_name = display_name(it.input.path);
+        if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
+            fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
+                                                          " is the input file; refusing to overwrite it (use --in-place)");
+        Bytes data = read_file(it.input.path);
+        if (gpu && take_for_gpu(it, data)) return;
+        cpu_load(it, std::move(data));
+    };
+    if (gpu) {
+        st.process_batch = [&](std::vector<Item*>& b, const Device& d) {
+            gpu_image_batch(b, d, gpu_work, eopt, dopt, cpu_load);
+        };
+        st.batch = gpu_jpeg_batch();
+    }
     st.process = process;
     st.store = [&](Item& it) {
         Format f = Format::Unknown;
@@ -146,7 +164,9 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             std::lock_guard<std::mutex> l(dir_mutex);
             if (batch) make_dirs(parent_dir(it.output));
         }
-        if (it.planar) {
+        if (!it.encoded.empty()) {  // encoded on the GPU
+            write_file_atomic(it.output, it.encoded.data(), it.encoded.size());
+        } else if (it.planar) {
             Bytes b = encode_jpeg_planes(it.planes, eopt, out_name);
             write_file_atomic(it.output, b.data(), b.size());
         } else {
@@ -155,7 +175,7 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         }
     };
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
-    RunOptions ro = run_options(job.common, batch, devices);
+    RunOptions ro = run_options(job.common, batch, gpu ? gpus : devices);
     ro.prefix_notes = batch;
     Summary s = run_pipeline(items, st, ro);
     s.skipped = pre.skipped;

@@ -119,14 +119,17 @@ Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string&
     return c.take();
 }
 
-bool jpeg_planar_ok(const Bytes& data) {
+int jpeg_planar_components(const Bytes& data) {
     Decompress d;
-    if (setjmp(d.err.jump)) return false;
+    if (setjmp(d.err.jump)) return 0;
     jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
-    if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return false;
-    return (d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) ||
-           (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr);
+    if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return 0;
+    if (d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) return 1;
+    if (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr) return 3;
+    return 0;
 }
+
+bool jpeg_planar_ok(const Bytes& data) { return jpeg_planar_components(data) != 0; }
 
 JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     Decompress d;

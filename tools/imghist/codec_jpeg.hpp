@@ -31,5 +31,7 @@ JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const 
 Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
 /// True when the file is a JPEG that decode_jpeg_planes accepts (gray or YCbCr, 8-bit).
 bool jpeg_planar_ok(const Bytes& data);
+/// Components of a JPEG that decode_jpeg_planes accepts (1 gray, 3 YCbCr), 0 for anything else.
+int jpeg_planar_components(const Bytes& data);
 
 }  // namespace cli

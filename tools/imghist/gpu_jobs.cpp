@@ -1,0 +1,170 @@
+#include "gpu_jobs.hpp"
+
+#include <cstdio>
+
+#include "codec_jpeg.hpp"
+#include "errors.hpp"
+#include "gpu_jpeg.hpp"
+#include "imghist/filters.hpp"
+
+namespace cli {
+
+std::size_t count_jpeg_names(const std::vector<Item>& items) {
+    std::size_t n = 0;
+    for (const Item& it : items)
+        if (format_from_extension(extension_of(it.input.path)) == Format::Jpeg) ++n;
+    return n;
+}
+
+std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Device>& devices,
+                                     std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why) {
+    auto say = [&](const std::string& line) {
+        if (common.verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
+    };
+    const std::string& spec = common.device;
+    if (spec == "cpu" || jpeg_inputs == 0) return {};
+    if (!eligible) {
+        say("JPEG files on the CPU codecs: " + not_eligible_why);
+        return {};
+    }
+    std::string why;
+    if (!gpu_jpeg_available(&why)) {
+        say("JPEG files on the CPU codecs: GPU JPEG pipeline unavailable (" + why + ")");
+        return {};
+    }
+    std::vector<Device> gpus;
+    if (spec == "auto") {
+        if (jpeg_inputs < kGpuJpegAutoMinFiles) {
+            say("JPEG files on the CPU codecs: --device auto takes the GPU from " +
+                std::to_string(kGpuJpegAutoMinFiles) + " JPEG files on (this run has " + std::to_string(jpeg_inputs) + ")");
+            return {};
+        }
+        for (int i = 0; i < imghist::cuda_device_count(); ++i) gpus.push_back(Device{imghist::Backend::Cuda, i});
+    } else {
+        for (const Device& d : devices)
+            if (d.cuda()) gpus.push_back(d);
+    }
+    if (!gpus.empty()) {
+        std::string names;
+        for (const Device& d : gpus) names += (names.empty() ? "" : ", ") + describe(d);
+        say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ") on " + names);
+    }
+    return gpus;
+}
+
+bool take_for_gpu(Item& item, Bytes& data) {
+    if (data.empty() || sniff_format(data, item.input.path) != Format::Jpeg || jpeg_planar_components(data) != 3)
+        return false;
+    item.jpeg = std::move(data);
+    item.gpu = true;
+    return true;
+}
+
+namespace {
+
+imghist::FilterOptions device_filter_options(const GpuJpegEngine& e) {
+    imghist::FilterOptions o;
+    o.backend = imghist::Backend::Cuda;
+    o.device = e.device();
+    o.stream = e.stream();
+    return o;
+}
+
+// Decodes `group` (items that all want `format`); the ones nvJPEG declines are decoded on the CPU and
+// deferred. Returns the slots of the decoded items (slot k belongs to group[k]).
+std::vector<std::size_t> decode_group(GpuJpegEngine& e, std::vector<Item*>& group, nv::OutputFormat format,
+                                      const DecodeOptions& dopt, const CpuLoad& cpu_load) {
+    std::vector<GpuJpegEngine::Outcome> out = e.decode(group, format, dopt);
+    std::vector<std::size_t> ok;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+        Item& it = *group[k];
+        if (out[k] == GpuJpegEngine::Outcome::Decoded) {
+            ok.push_back(k);
+        } else if (out[k] == GpuJpegEngine::Outcome::Declined) {
+            try {
+                cpu_load(it, std::move(it.jpeg));
+                it.deferred = true;
+            } catch (const std::exception& ex) {
+                it.error = ex.what();
+            }
+        }
+    }
+    return ok;
+}
+
+void download_and_defer(GpuJpegEngine& e, Item& it, std::size_t slot) {
+    const GpuDecoded& d = e.decoded(slot);
+    it.image = Image(d.width, d.height, 3, 8);
+    e.download(slot, it.image.data(), it.image.row_bytes());
+    it.deferred = true;
+}
+
+}  // namespace
+
+void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWork work, const EncodeOptions& eopt,
+                     const DecodeOptions& dopt, const CpuLoad& cpu_load) {
+    GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
+    const imghist::FilterOptions fo = device_filter_options(e);
+    // Two groups by what the decoder must produce: the stored planes (luma equalization into a JPEG) or RGB.
+    std::vector<Item*> planar, rgb;
+    for (Item* it : batch) {
+        const bool jpeg_out = format_from_extension(extension_of(it->output)) == Format::Jpeg;
+        (work == GpuImageWork::EqualizeLuma && jpeg_out ? planar : rgb).push_back(it);
+    }
+    if (!planar.empty()) {
+        std::vector<std::size_t> slots = decode_group(e, planar, nv::kOutputYUV, dopt, cpu_load);
+        // The Y plane holds exactly the visible samples: its histogram is the CPU path's (equalize_luma_planes).
+        for (std::size_t k : slots) imghist::equalize_hist(e.view(k, 0), e.view(k, 0), fo);
+        // Metadata: the CPU path writes planes only (no EXIF/ICC/XMP is carried there yet); when it carries
+        // them, the same step applies here to it.encoded, with the source bytes in it.jpeg.
+        e.encode(planar, slots, eopt.jpeg_quality);
+    }
+    if (!rgb.empty()) {
+        std::vector<std::size_t> slots = decode_group(e, rgb, nv::kOutputRGBI, dopt, cpu_load);
+        std::vector<std::size_t> encode_slots;
+        for (std::size_t k : slots) {
+            Item& it = *rgb[k];
+            const bool jpeg_out = format_from_extension(extension_of(it.output)) == Format::Jpeg;
+            if (work == GpuImageWork::EqualizePerChannel && jpeg_out) {
+                imghist::equalize_hist_color(e.view(k), e.view(k), imghist::ColorEqualize::PerChannel, fo);
+                encode_slots.push_back(k);
+            } else {
+                try {
+                    download_and_defer(e, it, k);
+                } catch (const std::exception& ex) {
+                    it.error = display_name(it.input.path) + ": " + ex.what();
+                }
+            }
+        }
+        if (!encode_slots.empty()) e.encode(rgb, encode_slots, eopt.jpeg_quality);
+    }
+}
+
+void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
+                    const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt,
+                    const CpuLoad& cpu_load) {
+    GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
+    std::vector<std::size_t> slots = decode_group(e, batch, nv::kOutputRGBI, dopt, cpu_load);
+    if (slots.empty()) return;
+    std::vector<imghist::ImageView> views;
+    for (std::size_t k : slots) views.push_back(e.view(k));
+    imghist::Options o;
+    o.backend = imghist::Backend::Cuda;
+    o.device = e.device();
+    o.stream = e.stream();
+    // One launch for the whole batch; the results come back finished.
+    std::vector<imghist::Histogram> hs = imghist::calcHistBatch(views, params.spec_for(8), o);
+    const std::vector<std::string> names = {channel_name(3, 0), channel_name(3, 1), channel_name(3, 2)};
+    for (std::size_t j = 0; j < slots.size(); ++j) {
+        Item& it = *batch[slots[j]];
+        const GpuDecoded& d = e.decoded(slots[j]);
+        it.hist = HistResult::from(hs[j], names);
+        it.hist.width = d.width;
+        it.hist.height = d.height;
+        it.hist.dtype = "u8";
+        it.hist.file = file_name(it);
+        it.jpeg = Bytes();
+    }
+}
+
+}  // namespace cli

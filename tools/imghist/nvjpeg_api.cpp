@@ -1,0 +1,113 @@
+#include "nvjpeg_api.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include <mutex>
+
+namespace cli::nv {
+namespace {
+
+void* open_first(const char* const* names, std::string& why) {
+    for (const char* const* n = names; *n; ++n)
+        if (void* h = dlopen(*n, RTLD_NOW | RTLD_LOCAL)) return h;
+    const char* e = dlerror();
+    why = std::string("cannot load ") + names[0] + (e ? std::string(" (") + e + ")" : std::string());
+    return nullptr;
+}
+
+template <class F>
+bool bind(void* lib, const char* name, F& fn, std::string& why) {
+    fn = reinterpret_cast<F>(dlsym(lib, name));
+    if (!fn) why = std::string("the library has no ") + name;
+    return fn != nullptr;
+}
+
+struct Loaded {
+    std::once_flag once;
+    bool ok = false;
+    std::string why;
+};
+
+}  // namespace
+
+const char* status_name(Status s) noexcept {
+    switch (s) {
+        case kSuccess: return "NVJPEG_STATUS_SUCCESS";
+        case kNotInitialized: return "NVJPEG_STATUS_NOT_INITIALIZED";
+        case kInvalidParameter: return "NVJPEG_STATUS_INVALID_PARAMETER";
+        case kBadJpeg: return "NVJPEG_STATUS_BAD_JPEG";
+        case kJpegNotSupported: return "NVJPEG_STATUS_JPEG_NOT_SUPPORTED";
+        case kAllocatorFailure: return "NVJPEG_STATUS_ALLOCATOR_FAILURE";
+        case kExecutionFailed: return "NVJPEG_STATUS_EXECUTION_FAILED";
+        case kArchMismatch: return "NVJPEG_STATUS_ARCH_MISMATCH";
+        case kInternalError: return "NVJPEG_STATUS_INTERNAL_ERROR";
+        case kImplementationNotSupported: return "NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED";
+        case kIncompleteBitstream: return "NVJPEG_STATUS_INCOMPLETE_BITSTREAM";
+    }
+    return "NVJPEG_STATUS_UNKNOWN";
+}
+
+const NvJpegApi* nvjpeg(std::string* why) {
+    static Loaded state;
+    static NvJpegApi api{};
+    std::call_once(state.once, [] {
+        // IMGHIST_NVJPEG names a library file explicitly (tests, unusual installations).
+        const char* env = std::getenv("IMGHIST_NVJPEG");
+        const char* names[] = {env && *env ? env : "libnvjpeg.so.13", "libnvjpeg.so.13", "libnvjpeg.so.12",
+                               "libnvjpeg.so.11", "libnvjpeg.so", nullptr};
+        void* lib = open_first(names, state.why);
+        if (!lib) return;
+        std::string& w = state.why;
+        state.ok = bind(lib, "nvjpegCreateEx", api.CreateEx, w) && bind(lib, "nvjpegDestroy", api.Destroy, w) &&
+                   bind(lib, "nvjpegGetImageInfo", api.GetImageInfo, w) &&
+                   bind(lib, "nvjpegJpegStateCreate", api.JpegStateCreate, w) &&
+                   bind(lib, "nvjpegJpegStateDestroy", api.JpegStateDestroy, w) &&
+                   bind(lib, "nvjpegDecode", api.Decode, w) &&
+                   bind(lib, "nvjpegDecodeBatchedInitialize", api.DecodeBatchedInitialize, w) &&
+                   bind(lib, "nvjpegDecodeBatched", api.DecodeBatched, w) &&
+                   bind(lib, "nvjpegJpegStreamCreate", api.JpegStreamCreate, w) &&
+                   bind(lib, "nvjpegJpegStreamDestroy", api.JpegStreamDestroy, w) &&
+                   bind(lib, "nvjpegJpegStreamParse", api.JpegStreamParse, w) &&
+                   bind(lib, "nvjpegDecodeBatchedSupported", api.DecodeBatchedSupported, w) &&
+                   bind(lib, "nvjpegEncoderStateCreate", api.EncoderStateCreate, w) &&
+                   bind(lib, "nvjpegEncoderStateDestroy", api.EncoderStateDestroy, w) &&
+                   bind(lib, "nvjpegEncoderParamsCreate", api.EncoderParamsCreate, w) &&
+                   bind(lib, "nvjpegEncoderParamsDestroy", api.EncoderParamsDestroy, w) &&
+                   bind(lib, "nvjpegEncoderParamsSetQuality", api.EncoderParamsSetQuality, w) &&
+                   bind(lib, "nvjpegEncoderParamsSetOptimizedHuffman", api.EncoderParamsSetOptimizedHuffman, w) &&
+                   bind(lib, "nvjpegEncoderParamsSetSamplingFactors", api.EncoderParamsSetSamplingFactors, w) &&
+                   bind(lib, "nvjpegEncodeYUV", api.EncodeYUV, w) && bind(lib, "nvjpegEncodeImage", api.EncodeImage, w) &&
+                   bind(lib, "nvjpegEncodeRetrieveBitstream", api.EncodeRetrieveBitstream, w);
+        // The library stays loaded for the life of the process (handles may outlive any scope here).
+    });
+    if (!state.ok && why) *why = state.why;
+    return state.ok ? &api : nullptr;
+}
+
+const DriverApi* driver(std::string* why) {
+    static Loaded state;
+    static DriverApi api{};
+    std::call_once(state.once, [] {
+        const char* names[] = {"libcuda.so.1", "libcuda.so", nullptr};
+        void* lib = open_first(names, state.why);
+        if (!lib) return;
+        std::string& w = state.why;
+        state.ok = bind(lib, "cuInit", api.Init, w) && bind(lib, "cuDeviceGet", api.DeviceGet, w) &&
+                   bind(lib, "cuDevicePrimaryCtxRetain", api.DevicePrimaryCtxRetain, w) &&
+                   bind(lib, "cuDevicePrimaryCtxRelease_v2", api.DevicePrimaryCtxRelease, w) &&
+                   bind(lib, "cuCtxSetCurrent", api.CtxSetCurrent, w) &&
+                   bind(lib, "cuStreamCreate", api.StreamCreate, w) &&
+                   bind(lib, "cuStreamDestroy_v2", api.StreamDestroy, w) &&
+                   bind(lib, "cuStreamSynchronize", api.StreamSynchronize, w);
+        if (state.ok && api.Init(0) != 0) {
+            state.ok = false;
+            state.why = "cuInit failed (no usable GPU driver)";
+        }
+    });
+    if (!state.ok && why) *why = state.why;
+    return state.ok ? &api : nullptr;
+}
+
+}  // namespace cli::nv
