@@ -1,5 +1,6 @@
 #include "gpu_jobs.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "codec_jpeg.hpp"
@@ -52,8 +53,22 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
     return gpus;
 }
 
+namespace {
+// GPU decoders may decode a truncated file without an error (the missing blocks come out grey), where
+// libjpeg-turbo reports "premature end of data". A file without its end-of-image marker is therefore left to
+// the CPU decoder, which names the problem as it does in a CPU run. (Trailing bytes after the marker are
+// allowed, as libjpeg-turbo allows them.)
+bool has_end_marker(const Bytes& data) {
+    const std::size_t window = std::min<std::size_t>(data.size(), 64 * 1024);
+    for (std::size_t k = data.size() - 1; k + window >= data.size() && k >= 1; --k)
+        if (data[k - 1] == 0xFF && data[k] == 0xD9) return true;
+    return false;
+}
+}  // namespace
+
 bool take_for_gpu(Item& item, Bytes& data) {
-    if (data.empty() || sniff_format(data, item.input.path) != Format::Jpeg || jpeg_planar_components(data) != 3)
+    if (data.size() < 4 || sniff_format(data, item.input.path) != Format::Jpeg || !has_end_marker(data) ||
+        jpeg_planar_components(data) != 3)
         return false;
     item.jpeg = std::move(data);
     item.gpu = true;
