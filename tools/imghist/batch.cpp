@@ -150,6 +150,7 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             gpu_image_batch(b, d, gpu_work, eopt, dopt, cpu_load);
         };
         st.batch = gpu_jpeg_batch();
+        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal); };
     }
     st.process = process;
     st.store = [&](Item& it) {

@@ -184,6 +184,7 @@ int run_hist(HistArgs& a) {
     if (gpu) {
         st.process_batch = [&](std::vector<Item*>& b, const Device& d) { gpu_hist_batch(b, d, p, file_name, dopt, cpu_load); };
         st.batch = gpu_jpeg_batch();
+        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal); };
     }
     const RunOptions ro = run_options(a.common, batch, gpu ? gpus : devices);
     Summary s = run_pipeline(items, st, ro);

@@ -5,15 +5,19 @@
 #include <cstdlib>
 
 #include <mutex>
+#include <vector>
 
 namespace cli::nv {
 namespace {
 
 void* open_first(const char* const* names, std::string& why) {
-    for (const char* const* n = names; *n; ++n)
+    std::string first_error;
+    for (const char* const* n = names; *n; ++n) {
         if (void* h = dlopen(*n, RTLD_NOW | RTLD_LOCAL)) return h;
-    const char* e = dlerror();
-    why = std::string("cannot load ") + names[0] + (e ? std::string(" (") + e + ")" : std::string());
+        const char* e = dlerror();
+        if (first_error.empty() && e) first_error = e;
+    }
+    why = std::string("cannot load ") + names[0] + (first_error.empty() ? std::string() : " (" + first_error + ")");
     return nullptr;
 }
 
@@ -53,11 +57,20 @@ const NvJpegApi* nvjpeg(std::string* why) {
     static Loaded state;
     static NvJpegApi api{};
     std::call_once(state.once, [] {
-        // IMGHIST_NVJPEG names a library file explicitly (tests, unusual installations).
-        const char* env = std::getenv("IMGHIST_NVJPEG");
-        const char* names[] = {env && *env ? env : "libnvjpeg.so.13", "libnvjpeg.so.13", "libnvjpeg.so.12",
-                               "libnvjpeg.so.11", "libnvjpeg.so", nullptr};
-        void* lib = open_first(names, state.why);
+        // IMGHIST_NVJPEG names a library file explicitly (unusual installations); then the loader's search
+        // path; then the toolkit's own folder ($CUDA_HOME, else the default install location), which is often
+        // not in the loader's path.
+        std::vector<std::string> names;
+        if (const char* env = std::getenv("IMGHIST_NVJPEG"); env && *env) names.push_back(env);
+        const char* versions[] = {"13", "12", "11"};
+        for (const char* v : versions) names.push_back(std::string("libnvjpeg.so.") + v);
+        const char* home = std::getenv("CUDA_HOME");
+        const std::string dir = std::string(home && *home ? home : "/usr/local/cuda") + "/lib64/";
+        for (const char* v : versions) names.push_back(dir + "libnvjpeg.so." + v);
+        std::vector<const char*> list;
+        for (auto& n : names) list.push_back(n.c_str());
+        list.push_back(nullptr);
+        void* lib = open_first(list.data(), state.why);
         if (!lib) return;
         std::string& w = state.why;
         state.ok = bind(lib, "nvjpegCreateEx", api.CreateEx, w) && bind(lib, "nvjpegDestroy", api.Destroy, w) &&

@@ -321,6 +321,12 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     imghist::equalize_hist(v, v, fo);
                 } catch (const std::exception&) {
                 }
+                if (stages.warm_up) {
+                    try {
+                        stages.warm_up(d);
+                    } catch (const std::exception&) {
+                    }
+                }
             }
             if (batched && d.cuda()) {
                 // Batches: items the batch stage does not take go straight to the store threads.

@@ -71,6 +71,8 @@ struct Stages {
     /// an item's error (that item fails alone) or its `deferred` flag (then `process` runs on the CPU later).
     std::function<void(std::vector<Item*>&, const Device&)> process_batch;
     int batch = 1;                                        ///< most items per process_batch call
+    /// Optional: run once on each GPU worker before it takes work (creates the decoder while files load).
+    std::function<void(const Device&)> warm_up;
 };
 
 struct RunOptions {
