@@ -244,7 +244,7 @@ if section gpu; then
   for dev in cpu cuda; do
     rm -rf out/v-$dev
     echo "stage means, --device $dev: $("$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -v 2>&1 >/dev/null |
-      sed -nE 's/^imghist: .*: (read\+decode [0-9]+ ms.*) \([^)]*\)$/\1/p' |
+      sed -nE 's/^imghist: .*: (read\+decode [0-9]+ ms.*) \((cpu|cuda).*$/\1/p' |
       awk -F', ' '{ for (i = 1; i <= NF; ++i) { n = split($i, a, " "); k = a[1]; for (j = 2; j < n - 1; ++j) k = k " " a[j]; s[k] += a[n - 1]; c[k]++ } }
                   END { for (k in s) printf "%s %.1f ms; ", k, s[k] / c[k] }')"
   done

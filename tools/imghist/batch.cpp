@@ -147,10 +147,11 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
     };
     if (gpu) {
         st.process_batch = [&](std::vector<Item*>& b, const Device& d) {
-            gpu_image_batch(b, d, gpu_work, eopt, dopt, cpu_load);
+            gpu_image_batch(b, d, gpu_work, eopt, dopt);
         };
         st.batch = gpu_jpeg_batch();
         st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal); };
+        st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     st.process = process;
     st.store = [&](Item& it) {

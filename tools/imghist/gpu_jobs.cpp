@@ -1,6 +1,7 @@
 #include "gpu_jobs.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "codec_jpeg.hpp"
@@ -28,6 +29,13 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
         say("JPEG files on the CPU codecs: " + not_eligible_why);
         return {};
     }
+    // Below the threshold auto does not even probe for the GPU: loading the driver costs a good part of
+    // what a small run takes.
+    if (spec == "auto" && jpeg_inputs < kGpuJpegAutoMinFiles) {
+        say("JPEG files on the CPU codecs: --device auto takes the GPU from " + std::to_string(kGpuJpegAutoMinFiles) +
+            " JPEG files on (this run has " + std::to_string(jpeg_inputs) + ")");
+        return {};
+    }
     std::string why;
     if (!gpu_jpeg_available(&why)) {
         say("JPEG files on the CPU codecs: GPU JPEG pipeline unavailable (" + why + ")");
@@ -35,11 +43,6 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
     }
     std::vector<Device> gpus;
     if (spec == "auto") {
-        if (jpeg_inputs < kGpuJpegAutoMinFiles) {
-            say("JPEG files on the CPU codecs: --device auto takes the GPU from " +
-                std::to_string(kGpuJpegAutoMinFiles) + " JPEG files on (this run has " + std::to_string(jpeg_inputs) + ")");
-            return {};
-        }
         for (int i = 0; i < imghist::cuda_device_count(); ++i) gpus.push_back(Device{imghist::Backend::Cuda, i});
     } else {
         for (const Device& d : devices)
@@ -85,24 +88,18 @@ imghist::FilterOptions device_filter_options(const GpuJpegEngine& e) {
     return o;
 }
 
-// Decodes `group` (items that all want `format`); the ones nvJPEG declines are decoded on the CPU and
-// deferred. Returns the slots of the decoded items (slot k belongs to group[k]).
+// Decodes `group` (items that all want `format`). The ones nvJPEG declines keep their bytes and are deferred:
+// the store threads decode them on the CPU (Stages::decode_kept), in parallel, instead of this GPU thread.
+// Returns the slots of the decoded items (slot k belongs to group[k]).
 std::vector<std::size_t> decode_group(GpuJpegEngine& e, std::vector<Item*>& group, nv::OutputFormat format,
-                                      const DecodeOptions& dopt, const CpuLoad& cpu_load) {
+                                      const DecodeOptions& dopt) {
     std::vector<GpuJpegEngine::Outcome> out = e.decode(group, format, dopt);
     std::vector<std::size_t> ok;
     for (std::size_t k = 0; k < group.size(); ++k) {
-        Item& it = *group[k];
-        if (out[k] == GpuJpegEngine::Outcome::Decoded) {
+        if (out[k] == GpuJpegEngine::Outcome::Decoded)
             ok.push_back(k);
-        } else if (out[k] == GpuJpegEngine::Outcome::Declined) {
-            try {
-                cpu_load(it, std::move(it.jpeg));
-                it.deferred = true;
-            } catch (const std::exception& ex) {
-                it.error = ex.what();
-            }
-        }
+        else if (out[k] == GpuJpegEngine::Outcome::Declined)
+            group[k]->deferred = true;
     }
     return ok;
 }
@@ -111,14 +108,16 @@ void download_and_defer(GpuJpegEngine& e, Item& it, std::size_t slot) {
     const GpuDecoded& d = e.decoded(slot);
     it.image = Image(d.width, d.height, 3, 8);
     e.download(slot, it.image.data(), it.image.row_bytes());
+    it.jpeg = Bytes();  // decoded: nothing left for the CPU decoder
     it.deferred = true;
 }
 
 }  // namespace
 
 void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWork work, const EncodeOptions& eopt,
-                     const DecodeOptions& dopt, const CpuLoad& cpu_load) {
+                     const DecodeOptions& dopt) {
     GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
+    const auto t0 = std::chrono::steady_clock::now();
     const imghist::FilterOptions fo = device_filter_options(e);
     // Two groups by what the decoder must produce: the stored planes (luma equalization into a JPEG) or RGB.
     std::vector<Item*> planar, rgb;
@@ -127,15 +126,21 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
         (work == GpuImageWork::EqualizeLuma && jpeg_out ? planar : rgb).push_back(it);
     }
     if (!planar.empty()) {
-        std::vector<std::size_t> slots = decode_group(e, planar, nv::kOutputYUV, dopt, cpu_load);
+        std::vector<std::size_t> slots = decode_group(e, planar, nv::kOutputYUV, dopt);
+        const auto tp = std::chrono::steady_clock::now();
         // The Y plane holds exactly the visible samples: its histogram is the CPU path's (equalize_luma_planes).
         for (std::size_t k : slots) imghist::equalize_hist(e.view(k, 0), e.view(k, 0), fo);
+        if (gpu_jpeg_trace()) {
+            e.synchronize();
+            gpu_jpeg_trace_line("equalize " + std::to_string(slots.size()) + ": " +
+                                std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count()) + " ms");
+        }
         // Metadata: the CPU path writes planes only (no EXIF/ICC/XMP is carried there yet); when it carries
         // them, the same step applies here to it.encoded, with the source bytes in it.jpeg.
         e.encode(planar, slots, eopt.jpeg_quality);
     }
     if (!rgb.empty()) {
-        std::vector<std::size_t> slots = decode_group(e, rgb, nv::kOutputRGBI, dopt, cpu_load);
+        std::vector<std::size_t> slots = decode_group(e, rgb, nv::kOutputRGBI, dopt);
         std::vector<std::size_t> encode_slots;
         for (std::size_t k : slots) {
             Item& it = *rgb[k];
@@ -153,13 +158,15 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
         }
         if (!encode_slots.empty()) e.encode(rgb, encode_slots, eopt.jpeg_quality);
     }
+    if (gpu_jpeg_trace())
+        gpu_jpeg_trace_line("batch of " + std::to_string(batch.size()) + ": " +
+                            std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms");
 }
 
 void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
-                    const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt,
-                    const CpuLoad& cpu_load) {
+                    const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt) {
     GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
-    std::vector<std::size_t> slots = decode_group(e, batch, nv::kOutputRGBI, dopt, cpu_load);
+    std::vector<std::size_t> slots = decode_group(e, batch, nv::kOutputRGBI, dopt);
     if (slots.empty()) return;
     std::vector<imghist::ImageView> views;
     for (std::size_t k : slots) views.push_back(e.view(k));

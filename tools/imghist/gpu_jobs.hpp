@@ -26,19 +26,19 @@ std::size_t count_jpeg_names(const std::vector<Item>& items);
 /// a 3-component YCbCr JPEG; otherwise leaves both alone and returns false.
 bool take_for_gpu(Item& item, Bytes& data);
 
-/// Decodes an item's bytes on the CPU, as the command's load stage does (for files nvJPEG declines).
+/// Decodes an item's bytes on the CPU, as the command's load stage does (Stages::decode_kept: for files
+/// nvJPEG declines).
 using CpuLoad = std::function<void(Item&, Bytes&&)>;
 
 /// Batch stage of equalize, threshold and clahe. JPEG outputs of the two equalize modes are produced on the
 /// GPU (luma: on the stored planes); everything else is decoded on the GPU, copied back and deferred to
 /// the command's CPU process (threshold and clahe need the host's gray conversion).
 void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWork work, const EncodeOptions& eopt,
-                     const DecodeOptions& dopt, const CpuLoad& cpu_load);
+                     const DecodeOptions& dopt);
 
 /// Batch stage of hist --mode channels: histograms of the decoded RGB images on the device.
 /// `file_name(item)` gives the name the result carries.
 void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
-                    const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt,
-                    const CpuLoad& cpu_load);
+                    const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt);
 
 }  // namespace cli

@@ -1,6 +1,8 @@
 #include "gpu_jpeg.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -32,7 +34,23 @@ int gpu_jpeg_batch() {
     return 128;
 }
 
+bool gpu_jpeg_trace() {
+    static const bool on = [] {
+        const char* e = std::getenv("IMGHIST_GPU_TRACE");
+        return e && *e && *e != '0';
+    }();
+    return on;
+}
+
+void gpu_jpeg_trace_line(const std::string& line) {
+    if (gpu_jpeg_trace()) std::fprintf(stderr, "imghist: gpu: %s\n", line.c_str());
+}
+
 namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 [[noreturn]] void nv_fail(nv::Status s, const std::string& what) {
     throw Error(ErrorCode::Cuda, what + " failed (" + nv::status_name(s) + ")");
@@ -218,6 +236,7 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
     if (m.slots.size() < n) m.slots.resize(n);
     std::vector<Outcome> out(n, Outcome::Decoded);
 
+    const auto t0 = std::chrono::steady_clock::now();
     // Headers first: size, sampling, pixel limit. Anything nvJPEG cannot describe is left to the CPU,
     // whose decoder then names the problem.
     std::vector<std::size_t> hw_list, gpu_list;
@@ -250,8 +269,11 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
 
     // One batched call per backend; when a batch fails, its images are decoded one at a time so that only
     // the damaged file fails.
+    const double header_ms = ms_since(t0);
+    std::string trace;
     auto run_batch = [&](nv::Handle h, nv::JpegState st, const std::vector<std::size_t>& list) {
         if (list.empty()) return;
+        const auto tb = std::chrono::steady_clock::now();
         std::vector<const unsigned char*> data;
         std::vector<std::size_t> lengths;
         std::vector<nv::Image> dest;
@@ -262,7 +284,15 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
         }
         nv::Status s = m.nj->DecodeBatchedInitialize(h, st, static_cast<int>(list.size()), 1, format);
         if (s == nv::kSuccess) s = m.nj->DecodeBatched(h, st, data.data(), lengths.data(), dest.data(), m.stream);
-        if (s == nv::kSuccess && m.cu->StreamSynchronize(m.stream) == 0) return;
+        if (s == nv::kSuccess && m.cu->StreamSynchronize(m.stream) == 0) {
+            if (gpu_jpeg_trace())
+                trace += std::string(h == m.hw ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) + " " +
+                         std::to_string(ms_since(tb)) + " ms;";
+            return;
+        }
+        if (gpu_jpeg_trace())
+            trace += std::string(h == m.hw ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) +
+                     " failed (" + nv::status_name(s) + "), one by one;";
         for (std::size_t i : list) {
             Item& it = *items[i];
             nv::Image d = m.slots[i].image;
@@ -279,6 +309,9 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
     };
     run_batch(m.hw, m.hw_state, hw_list);
     run_batch(m.handle, m.batch_state, gpu_list);
+    if (gpu_jpeg_trace())
+        gpu_jpeg_trace_line("decode " + std::to_string(n) + ": headers " + std::to_string(header_ms) + " ms;" + trace +
+                            " total " + std::to_string(ms_since(t0)) + " ms");
     return out;
 }
 
@@ -301,6 +334,7 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
         nv_check(m.nj->EncoderStateCreate(m.handle, &e, m.stream), "nvjpegEncoderStateCreate");
         m.encoders.push_back(e);
     }
+    const auto t0 = std::chrono::steady_clock::now();
     // Enqueue every encode, then collect the bitstreams: the GPU works on image k+1 while the host copies k.
     std::vector<bool> queued(slots.size(), false);
     for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -337,6 +371,7 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
             it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
         }
     }
+    if (gpu_jpeg_trace()) gpu_jpeg_trace_line("encode " + std::to_string(slots.size()) + ": " + std::to_string(ms_since(t0)) + " ms");
 }
 
 void GpuJpegEngine::download(std::size_t slot, void* host, std::size_t host_pitch) {

@@ -44,6 +44,10 @@ bool gpu_jpeg_available(std::string* why = nullptr);
 /// IMGHIST_GPU_BATCH overrides it (1..1024).
 int gpu_jpeg_batch();
 
+/// IMGHIST_GPU_TRACE=1: one line per batch on stderr with the time of each step (for tuning).
+bool gpu_jpeg_trace();
+void gpu_jpeg_trace_line(const std::string& line);
+
 /// --device auto takes the GPU JPEG pipeline from this many JPEG inputs on (below it the GPU's start-up,
 /// about half a second, costs more than it saves). See tools/imghist/PERFORMANCE.md.
 constexpr std::size_t kGpuJpegAutoMinFiles = 400;

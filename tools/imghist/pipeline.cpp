@@ -386,7 +386,8 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
         storers.emplace_back([&] {
             while (auto i = to_store.pop()) {
                 Item& it = items[*i];
-                if (it.deferred) guarded(it, [&] { stages.process(it, cpu_one); });
+                if (it.deferred && !it.jpeg.empty() && stages.decode_kept) guarded(it, [&] { stages.decode_kept(it); });
+                if (it.deferred && it.error.empty()) guarded(it, [&] { stages.process(it, cpu_one); });
                 if (it.error.empty() && stages.store) guarded(it, [&] { stages.store(it); });
                 it.image = Image();
                 it.planes = JpegPlanes();

@@ -71,6 +71,9 @@ struct Stages {
     /// an item's error (that item fails alone) or its `deferred` flag (then `process` runs on the CPU later).
     std::function<void(std::vector<Item*>&, const Device&)> process_batch;
     int batch = 1;                                        ///< most items per process_batch call
+    /// With process_batch: decodes an item's kept bytes (Item::jpeg) on the CPU, for items the batch stage
+    /// deferred without decoding them (files nvJPEG declines). Runs on the store threads.
+    std::function<void(Item&)> decode_kept;
     /// Optional: run once on each GPU worker before it takes work (creates the decoder while files load).
     std::function<void(const Device&)> warm_up;
 };
