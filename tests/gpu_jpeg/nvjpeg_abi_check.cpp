@@ -70,16 +70,11 @@ template <class R, class... A> constexpr std::size_t arity(R (*)(A...)) { return
 #define ARITY(field, fn) static_assert(arity(decltype(nv::NvJpegApi::field){}) == arity(&fn), #fn " arity")
 ARITY(CreateEx, nvjpegCreateEx);
 ARITY(Destroy, nvjpegDestroy);
-ARITY(GetImageInfo, nvjpegGetImageInfo);
 ARITY(JpegStateCreate, nvjpegJpegStateCreate);
 ARITY(JpegStateDestroy, nvjpegJpegStateDestroy);
 ARITY(Decode, nvjpegDecode);
 ARITY(DecodeBatchedInitialize, nvjpegDecodeBatchedInitialize);
 ARITY(DecodeBatched, nvjpegDecodeBatched);
-ARITY(JpegStreamCreate, nvjpegJpegStreamCreate);
-ARITY(JpegStreamDestroy, nvjpegJpegStreamDestroy);
-ARITY(JpegStreamParse, nvjpegJpegStreamParse);
-ARITY(DecodeBatchedSupported, nvjpegDecodeBatchedSupported);
 ARITY(EncoderStateCreate, nvjpegEncoderStateCreate);
 ARITY(EncoderStateDestroy, nvjpegEncoderStateDestroy);
 ARITY(EncoderParamsCreate, nvjpegEncoderParamsCreate);
@@ -97,18 +92,10 @@ static_assert(std::is_same<decltype(&nvjpegDecodeBatched),
                            nvjpegStatus_t (*)(nvjpegHandle_t, nvjpegJpegState_t, const unsigned char* const*,
                                               const size_t*, nvjpegImage_t*, cudaStream_t)>::value,
               "nvjpegDecodeBatched");
-static_assert(std::is_same<decltype(&nvjpegGetImageInfo),
-                           nvjpegStatus_t (*)(nvjpegHandle_t, const unsigned char*, size_t, int*,
-                                              nvjpegChromaSubsampling_t*, int*, int*)>::value,
-              "nvjpegGetImageInfo");
 static_assert(std::is_same<decltype(&nvjpegEncodeRetrieveBitstream),
                            nvjpegStatus_t (*)(nvjpegHandle_t, nvjpegEncoderState_t, unsigned char*, size_t*,
                                               cudaStream_t)>::value,
               "nvjpegEncodeRetrieveBitstream");
-static_assert(std::is_same<decltype(&nvjpegJpegStreamParse),
-                           nvjpegStatus_t (*)(nvjpegHandle_t, const unsigned char*, size_t, int, int,
-                                              nvjpegJpegStream_t)>::value,
-              "nvjpegJpegStreamParse");
 static_assert(std::is_same<decltype(&nvjpegCreateEx),
                            nvjpegStatus_t (*)(nvjpegBackend_t, nvjpegDevAllocator_t*, nvjpegPinnedAllocator_t*,
                                               unsigned int, nvjpegHandle_t*)>::value,

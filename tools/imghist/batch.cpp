@@ -150,7 +150,7 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             gpu_image_batch(b, d, gpu_work, eopt, dopt);
         };
         st.batch = gpu_jpeg_batch();
-        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal); };
+        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal).prepare_encoders(gpu_jpeg_batch()); };
         st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     st.process = process;

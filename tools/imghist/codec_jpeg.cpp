@@ -119,6 +119,26 @@ Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string&
     return c.take();
 }
 
+bool read_jpeg_header(const Bytes& data, JpegHeader& out) {
+    Decompress d;
+    if (setjmp(d.err.jump)) return false;
+    jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return false;
+    JpegHeader h;
+    h.components = d.info.num_components;
+    h.ycbcr = d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr;
+    h.width = static_cast<int>(d.info.image_width);
+    h.height = static_cast<int>(d.info.image_height);
+    for (int c = 0; c < 3 && c < d.info.num_components; ++c) {
+        h.h_samp[c] = d.info.comp_info[c].h_samp_factor;
+        h.v_samp[c] = d.info.comp_info[c].v_samp_factor;
+    }
+    h.progressive = d.info.progressive_mode != 0;
+    h.arithmetic = d.info.arith_code != 0;
+    out = h;
+    return true;
+}
+
 int jpeg_planar_components(const Bytes& data) {
     Decompress d;
     if (setjmp(d.err.jump)) return 0;

@@ -34,4 +34,15 @@ bool jpeg_planar_ok(const Bytes& data);
 /// Components of a JPEG that decode_jpeg_planes accepts (1 gray, 3 YCbCr), 0 for anything else.
 int jpeg_planar_components(const Bytes& data);
 
+/// What a JPEG's header says (read by libjpeg-turbo, no pixels decoded).
+struct JpegHeader {
+    int components = 0;                  ///< 0: not read (or not a readable JPEG)
+    bool ycbcr = false;                  ///< 3 components in YCbCr
+    int width = 0, height = 0;
+    int h_samp[3] = {}, v_samp[3] = {};  ///< sampling factors of the first three components
+    bool progressive = false, arithmetic = false;
+};
+/// False (and `out` untouched) when libjpeg-turbo cannot read the header.
+bool read_jpeg_header(const Bytes& data, JpegHeader& out);
+
 }  // namespace cli

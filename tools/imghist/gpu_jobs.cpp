@@ -70,9 +70,11 @@ bool has_end_marker(const Bytes& data) {
 }  // namespace
 
 bool take_for_gpu(Item& item, Bytes& data) {
-    if (data.size() < 4 || sniff_format(data, item.input.path) != Format::Jpeg || !has_end_marker(data) ||
-        jpeg_planar_components(data) != 3)
+    if (data.size() < 4 || sniff_format(data, item.input.path) != Format::Jpeg || !has_end_marker(data))
         return false;
+    JpegHeader h;
+    if (!read_jpeg_header(data, h) || !h.ycbcr) return false;
+    item.jpeg_header = h;
     item.jpeg = std::move(data);
     item.gpu = true;
     return true;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "codec_jpeg.hpp"
 #include "errors.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
@@ -73,9 +74,18 @@ void chroma_divisors(nv::ChromaSubsampling css, int& dx, int& dy) {
     }
 }
 
-bool encodable_sampling(nv::ChromaSubsampling css) {
-    return css == nv::kCss444 || css == nv::kCss422 || css == nv::kCss420 || css == nv::kCss440 ||
-           css == nv::kCss411 || css == nv::kCss410;
+// nvJPEG's name for a YCbCr header's sampling: luma factors over chroma factors of 1x1; kCssUnknown for
+// anything else (chroma factors above 1, unusual ratios).
+nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
+    if (h.h_samp[1] != 1 || h.v_samp[1] != 1 || h.h_samp[2] != 1 || h.v_samp[2] != 1) return nv::kCssUnknown;
+    const int hs = h.h_samp[0], vs = h.v_samp[0];
+    if (hs == 1 && vs == 1) return nv::kCss444;
+    if (hs == 2 && vs == 1) return nv::kCss422;
+    if (hs == 2 && vs == 2) return nv::kCss420;
+    if (hs == 1 && vs == 2) return nv::kCss440;
+    if (hs == 4 && vs == 1) return nv::kCss411;
+    if (hs == 4 && vs == 2) return nv::kCss410;
+    return nv::kCssUnknown;
 }
 
 }  // namespace
@@ -90,7 +100,6 @@ struct GpuJpegEngine::Impl {
     nv::Handle handle = nullptr;      // default backend: batched and single decode, encode
     nv::Handle hw = nullptr;          // hardware backend, where the GPU has JPEG decoders
     nv::JpegState batch_state = nullptr, single_state = nullptr, hw_state = nullptr;
-    nv::JpegStream parsed = nullptr;  // for nvjpegDecodeBatchedSupported
     std::vector<imghist::DeviceBuffer> buffers;
     std::vector<GpuDecoded> slots;
     std::vector<nv::EncoderState> encoders;
@@ -100,7 +109,6 @@ struct GpuJpegEngine::Impl {
     void release() {
         for (auto e : encoders) nj->EncoderStateDestroy(e);
         for (auto& p : params) nj->EncoderParamsDestroy(p.second);
-        if (parsed) nj->JpegStreamDestroy(parsed);
         if (hw_state) nj->JpegStateDestroy(hw_state);
         if (batch_state) nj->JpegStateDestroy(batch_state);
         if (single_state) nj->JpegStateDestroy(single_state);
@@ -174,6 +182,7 @@ GpuJpegEngine& GpuJpegEngine::for_thread(int ordinal) {
 }
 
 GpuJpegEngine::GpuJpegEngine(int ordinal) : impl_(std::make_unique<Impl>()) {
+    const auto t0 = std::chrono::steady_clock::now();
     Impl& m = *impl_;
     std::string why;
     m.ordinal = ordinal;
@@ -193,12 +202,8 @@ GpuJpegEngine::GpuJpegEngine(int ordinal) : impl_(std::make_unique<Impl>()) {
         // The hardware backend exists only on GPUs with JPEG decoders (A100, H100, H200, ...): its absence
         // is not an error.
         if (m.nj->CreateEx(nv::kBackendHardware, nullptr, nullptr, 0, &m.hw) == nv::kSuccess) {
-            if (m.nj->JpegStateCreate(m.hw, &m.hw_state) != nv::kSuccess ||
-                m.nj->JpegStreamCreate(m.hw, &m.parsed) != nv::kSuccess) {
-                if (m.parsed) m.nj->JpegStreamDestroy(m.parsed);
-                if (m.hw_state) m.nj->JpegStateDestroy(m.hw_state);
+            if (m.nj->JpegStateCreate(m.hw, &m.hw_state) != nv::kSuccess) {
                 m.nj->Destroy(m.hw);
-                m.parsed = nullptr;
                 m.hw_state = nullptr;
                 m.hw = nullptr;
             }
@@ -209,6 +214,8 @@ GpuJpegEngine::GpuJpegEngine(int ordinal) : impl_(std::make_unique<Impl>()) {
         m.release();
         throw;
     }
+    gpu_jpeg_trace_line("engine on device " + std::to_string(ordinal) + (m.hw ? " (hardware decoder)" : "") + ": " +
+                        std::to_string(ms_since(t0)) + " ms");
 }
 
 GpuJpegEngine::~GpuJpegEngine() {
@@ -237,39 +244,36 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
     std::vector<Outcome> out(n, Outcome::Decoded);
 
     const auto t0 = std::chrono::steady_clock::now();
-    // Headers first: size, sampling, pixel limit. Anything nvJPEG cannot describe is left to the CPU,
-    // whose decoder then names the problem.
+    // Headers first: size, sampling, pixel limit, from the header the load stage read with libjpeg-turbo (on
+    // the reader threads: asking nvJPEG here, image by image, cost a third of a batch's time). Anything the
+    // GPU decoders do not take is left to the CPU, whose decoder then names any problem.
     std::vector<std::size_t> hw_list, gpu_list;
     for (std::size_t i = 0; i < n; ++i) {
         Item& it = *items[i];
-        const std::string name = display_name(it.input.path);
-        int comps = 0;
-        nv::ChromaSubsampling css = nv::kCssUnknown;
-        int widths[nv::kMaxComponent] = {}, heights[nv::kMaxComponent] = {};
-        nv::Status s = m.nj->GetImageInfo(m.handle, it.jpeg.data(), it.jpeg.size(), &comps, &css, widths, heights);
-        if (s != nv::kSuccess || comps != 3 || !encodable_sampling(css) || widths[0] <= 0 || heights[0] <= 0) {
+        if (it.jpeg_header.components == 0) read_jpeg_header(it.jpeg, it.jpeg_header);
+        const JpegHeader& h = it.jpeg_header;
+        const nv::ChromaSubsampling css = h.ycbcr ? sampling_of(h) : nv::kCssUnknown;
+        if (css == nv::kCssUnknown || h.arithmetic || h.width <= 0 || h.height <= 0) {
             out[i] = Outcome::Declined;
             continue;
         }
         try {
-            check_pixel_limit(static_cast<std::uint64_t>(widths[0]), static_cast<std::uint64_t>(heights[0]), opt, name);
-            m.layout(i, widths[0], heights[0], css, format);
+            check_pixel_limit(static_cast<std::uint64_t>(h.width), static_cast<std::uint64_t>(h.height), opt,
+                              display_name(it.input.path));
+            m.layout(i, h.width, h.height, css, format);
         } catch (const std::exception& e) {
             it.error = e.what();
             out[i] = Outcome::Failed;
             continue;
         }
-        int unsupported = 1;
-        if (m.hw && m.nj->JpegStreamParse(m.hw, it.jpeg.data(), it.jpeg.size(), 0, 0, m.parsed) == nv::kSuccess &&
-            m.nj->DecodeBatchedSupported(m.hw, m.parsed, &unsupported) == nv::kSuccess && unsupported == 0)
-            hw_list.push_back(i);
-        else
-            gpu_list.push_back(i);
+        // The hardware decoder takes baseline (sequential, Huffman) files, not 4:1:1 / 4:1:0.
+        const bool hw_ok = m.hw && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
+        (hw_ok ? hw_list : gpu_list).push_back(i);
     }
 
     // One batched call per backend; when a batch fails, its images are decoded one at a time so that only
     // the damaged file fails.
-    const double header_ms = ms_since(t0);
+    const double header_ms = ms_since(t0);  // now only the layout of the slots
     std::string trace;
     auto run_batch = [&](nv::Handle h, nv::JpegState st, const std::vector<std::size_t>& list) {
         if (list.empty()) return;
@@ -324,6 +328,16 @@ imghist::ImageView GpuJpegEngine::view(std::size_t slot, int c) const {
                                           d.image.pitch[c]);
     return imghist::ImageView::device(d.image.channel[0], d.width, d.height, imghist::SampleType::U8, 3,
                                       d.image.pitch[0]);
+}
+
+void GpuJpegEngine::prepare_encoders(std::size_t count) {
+    Impl& m = *impl_;
+    m.cu->CtxSetCurrent(m.ctx);
+    while (m.encoders.size() < count) {
+        nv::EncoderState e = nullptr;
+        nv_check(m.nj->EncoderStateCreate(m.handle, &e, m.stream), "nvjpegEncoderStateCreate");
+        m.encoders.push_back(e);
+    }
 }
 
 void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, int quality) {

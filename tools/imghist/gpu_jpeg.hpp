@@ -79,7 +79,7 @@ public:
     bool hardware() const noexcept;
 
     enum class Outcome : std::uint8_t { Decoded, Failed, Declined };
-    /// Decodes items[i]->jpeg into slot i. Failed: items[i]->error names the file and the problem (a corrupt
+    /// Decodes items[i]->jpeg into slot i, using items[i]->jpeg_header (read here when the load stage did not). Failed: items[i]->error names the file and the problem (a corrupt
     /// file fails alone: a batch that fails is decoded again image by image). Declined: nvJPEG cannot take
     /// this file (unsupported sampling or coding); the caller decodes it on the CPU instead. The pixel limit
     /// of `opt` is checked from the header before anything is allocated.
@@ -92,6 +92,8 @@ public:
     /// encoder's defaults) into items[i]->encoded; a failure sets items[i]->error. Waits for the stream.
     void encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, int quality);
 
+    /// Creates encoder states for `count` images ahead of the first encode (warm-up).
+    void prepare_encoders(std::size_t count);
     /// Copies an interleaved slot to a host image of its size (RGB stays RGB). Waits for the stream.
     void download(std::size_t slot, void* host, std::size_t host_pitch);
     void synchronize();

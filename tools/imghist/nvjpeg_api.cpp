@@ -74,16 +74,11 @@ const NvJpegApi* nvjpeg(std::string* why) {
         if (!lib) return;
         std::string& w = state.why;
         state.ok = bind(lib, "nvjpegCreateEx", api.CreateEx, w) && bind(lib, "nvjpegDestroy", api.Destroy, w) &&
-                   bind(lib, "nvjpegGetImageInfo", api.GetImageInfo, w) &&
                    bind(lib, "nvjpegJpegStateCreate", api.JpegStateCreate, w) &&
                    bind(lib, "nvjpegJpegStateDestroy", api.JpegStateDestroy, w) &&
                    bind(lib, "nvjpegDecode", api.Decode, w) &&
                    bind(lib, "nvjpegDecodeBatchedInitialize", api.DecodeBatchedInitialize, w) &&
                    bind(lib, "nvjpegDecodeBatched", api.DecodeBatched, w) &&
-                   bind(lib, "nvjpegJpegStreamCreate", api.JpegStreamCreate, w) &&
-                   bind(lib, "nvjpegJpegStreamDestroy", api.JpegStreamDestroy, w) &&
-                   bind(lib, "nvjpegJpegStreamParse", api.JpegStreamParse, w) &&
-                   bind(lib, "nvjpegDecodeBatchedSupported", api.DecodeBatchedSupported, w) &&
                    bind(lib, "nvjpegEncoderStateCreate", api.EncoderStateCreate, w) &&
                    bind(lib, "nvjpegEncoderStateDestroy", api.EncoderStateDestroy, w) &&
                    bind(lib, "nvjpegEncoderParamsCreate", api.EncoderParamsCreate, w) &&

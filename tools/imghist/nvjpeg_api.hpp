@@ -84,19 +84,15 @@ struct HandleOpaque;
 struct JpegStateOpaque;
 struct EncoderStateOpaque;
 struct EncoderParamsOpaque;
-struct JpegStreamOpaque;
 using Handle = HandleOpaque*;               // nvjpegHandle_t
 using JpegState = JpegStateOpaque*;         // nvjpegJpegState_t
 using EncoderState = EncoderStateOpaque*;   // nvjpegEncoderState_t
 using EncoderParams = EncoderParamsOpaque*; // nvjpegEncoderParams_t
-using JpegStream = JpegStreamOpaque*;       // nvjpegJpegStream_t
 
 /// Function table; every pointer is set once load() returned true.
 struct NvJpegApi {
     Status (*CreateEx)(Backend backend, void* dev_allocator, void* pinned_allocator, unsigned flags, Handle* handle);
     Status (*Destroy)(Handle handle);
-    Status (*GetImageInfo)(Handle handle, const unsigned char* data, std::size_t length, int* components,
-                           ChromaSubsampling* subsampling, int* widths, int* heights);
     Status (*JpegStateCreate)(Handle handle, JpegState* state);
     Status (*JpegStateDestroy)(JpegState state);
     Status (*Decode)(Handle handle, JpegState state, const unsigned char* data, std::size_t length,
@@ -105,12 +101,6 @@ struct NvJpegApi {
                                       OutputFormat format);
     Status (*DecodeBatched)(Handle handle, JpegState state, const unsigned char* const* data,
                             const std::size_t* lengths, Image* destinations, Stream stream);
-    Status (*JpegStreamCreate)(Handle handle, JpegStream* stream);
-    Status (*JpegStreamDestroy)(JpegStream stream);
-    Status (*JpegStreamParse)(Handle handle, const unsigned char* data, std::size_t length, int save_metadata,
-                              int save_stream, JpegStream stream);
-    /// *supported == 0 means that the handle's backend decodes this stream in a batch.
-    Status (*DecodeBatchedSupported)(Handle handle, JpegStream stream, int* supported);
     Status (*EncoderStateCreate)(Handle handle, EncoderState* state, Stream stream);
     Status (*EncoderStateDestroy)(EncoderState state);
     Status (*EncoderParamsCreate)(Handle handle, EncoderParams* params, Stream stream);

@@ -55,6 +55,7 @@ struct Item {
     bool planar = false;
     HistResult hist;
     Bytes jpeg;          ///< the file's bytes, kept for the GPU decoder (load sets gpu when it keeps them)
+    JpegHeader jpeg_header;  ///< read by the load stage for the GPU decoder (its size and sampling)
     Bytes encoded;       ///< the output file's bytes when the GPU encoded them (store writes them as they are)
     bool gpu = false;    ///< taken by the batch stage
     bool deferred = false;  ///< to be processed on the CPU by the store threads
