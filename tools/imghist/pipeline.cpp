@@ -349,8 +349,23 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                         batch_error = e.what();  // the whole batch failed (e.g. the GPU ran out of memory)
                     }
                     const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+                    if (!batch_error.empty()) {
+                        // The GPU failed as a whole (out of memory, a driver error): the batch's files that still
+                        // have their bytes go through the CPU codecs instead, as in a CPU run.
+                        std::lock_guard<std::mutex> l(log_mutex);
+                        progress.clear();
+                        std::fprintf(stderr, "imghist: %s: GPU batch failed (%s); its files go through the CPU codecs\n",
+                                     describe(d).c_str(), batch_error.c_str());
+                    }
                     for (Item* it : gpu) {
-                        if (!batch_error.empty() && it->error.empty()) it->error = display_name(it->input.path) + ": " + batch_error;
+                        if (!batch_error.empty() && it->error.empty() && !it->jpeg.empty()) {
+                            if (stages.decode_kept) {
+                                it->deferred = true;
+                                it->encoded = Bytes();
+                            } else {
+                                it->error = display_name(it->input.path) + ": " + batch_error;
+                            }
+                        }
                         it->stage_ms.push_back(ms);
                         if (!it->error.empty()) {
                             it->image = Image();
