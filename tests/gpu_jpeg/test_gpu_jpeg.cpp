@@ -430,3 +430,25 @@ TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fai
     std::error_code ec;
     fs::remove_all(dir, ec);
 }
+
+TEST_CASE("GPU JPEG: --device auto keeps a small JPEG folder on the CPU codecs and says why under -v", "[gpu_jpeg][cli]") {
+    // Runs everywhere: below the auto threshold (and wherever nvJPEG or a GPU is missing) the CPU path runs.
+    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const fs::path dir = tmpl, in = dir / "in", out = dir / "out";
+    fs::create_directories(in);
+    const Rgb img = generated(64, 48, 3);
+    for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) write_bytes(in / name, encode(img, 2, 2, 90));
+    const Run r = run_cli(dir, "equalize -v --device auto '" + in.string() + "' '" + out.string() + "'");
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("imghist: JPEG files on the CPU codecs: ") != std::string::npos);
+    CHECK(r.err.find("JPEG files through the GPU") == std::string::npos);
+    for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) {
+        const cli::JpegPlanes p = cli::decode_jpeg_planes(read_bytes(out / name), name, cli::DecodeOptions{});
+        CHECK(p.width == 64);
+        CHECK(p.height == 48);
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
