@@ -5,12 +5,17 @@
 #   2. luma-equalize a folder of 120 1920x1080 colour JPEGs (4:2:0, quality 92), written at quality 90;
 #   3. and 4. the same two inputs through a 2%/1% contrast stretch (imghist stretch, ImageMagick
 #      -contrast-stretch 2%x1%), beside imghist's own equalize times (stretch should be at least as fast).
+#   5. the GPU JPEG pipeline against the CPU path, imghist alone (GPU_COUNT copies of the same JPEGs, default
+#      1000): luma-equalize folder -> folder and hist -> JSON with --device cpu, cuda and auto, and the
+#      120-JPEG folder with --device auto against cpu; then the mean time of each pipeline stage (-v).
 # Peers, each where installed (a missing one is reported, not fatal): ImageMagick (convert / mogrify),
 # libvips (vips), OpenCV-python (cv2). Every command is timed RUNS times; the median is reported with the
 # output size. Inputs are generated once with vips, ImageMagick or OpenCV-python (the first available).
 #
 # Usage: scripts/bench_cli.sh [-b path/to/imghist] [-w workdir] [-r runs] [-d device] [-n jpeg-count]
-#   IMGHIST, WORK, RUNS, DEVICE and COUNT in the environment do the same.
+#                             [-g gpu-jpeg-count] [-s "png folder stretch gpu"]
+#   IMGHIST, WORK, RUNS, DEVICE, COUNT, GPU_COUNT and SECTIONS in the environment do the same. A file
+#   base.jpg already in the work folder is used as the JPEG input instead of a generated one.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,14 +24,18 @@ WORK=${WORK:-}
 RUNS=${RUNS:-3}
 DEVICE=${DEVICE:-auto}
 COUNT=${COUNT:-120}
-while getopts "b:w:r:d:n:h" opt; do
+GPU_COUNT=${GPU_COUNT:-1000}
+SECTIONS=${SECTIONS:-png folder stretch gpu}
+while getopts "b:w:r:d:n:g:s:h" opt; do
   case $opt in
     b) IMGHIST=$OPTARG ;;
     w) WORK=$OPTARG ;;
     r) RUNS=$OPTARG ;;
     d) DEVICE=$OPTARG ;;
     n) COUNT=$OPTARG ;;
-    *) sed -n '2,13p' "$0"; exit 0 ;;
+    g) GPU_COUNT=$OPTARG ;;
+    s) SECTIONS=$OPTARG ;;
+    *) sed -n '2,17p' "$0"; exit 0 ;;
   esac
 done
 if [[ -z $IMGHIST ]]; then
@@ -63,7 +72,9 @@ gray_src=$here/samples/images/camera.png
 color_src=$here/samples/images/coffee.png
 if [[ ! -f big.png || ! -d jpegs || $(ls jpegs | wc -l) -ne $COUNT ]]; then
   rm -rf jpegs; mkdir -p jpegs
-  if [[ $have_vips == 1 ]]; then
+  if [[ -f base.jpg && $SECTIONS != *png* && $SECTIONS != *stretch* ]]; then
+    :  # the given JPEG; no big PNG needed
+  elif [[ $have_vips == 1 ]]; then
     vips resize "$gray_src" up.v 15 --vscale 8.4375
     vips gaussnoise noise.v 7680 4320 --sigma 3 --mean 0
     vips add up.v noise.v sum.v
@@ -160,6 +171,8 @@ table() {  # title
 }
 
 mkdir -p out
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
+if section png; then
 # 1. one 7680x4320 gray PNG
 t=$(time_cmd out/imghist.png "$IMGHIST" equalize big.png out/imghist.png --device "$DEVICE")
 record "imghist equalize" "$t" "$(size_of out/imghist.png)" 1
@@ -176,7 +189,9 @@ if [[ $have_cv == 1 ]]; then
   record "OpenCV-python equalizeHist" "$t" "$(size_of out/cv.png)" 0
 fi
 table "Equalize one 7680x4320 gray PNG"
+fi
 
+if section folder; then
 # 2. a folder of JPEGs, luma equalization, quality 90
 t=$(time_cmd out/ih "$IMGHIST" equalize jpegs out/ih --quality 90 --device "$DEVICE" -q)
 record "imghist equalize (folder)" "$t" "$(size_of out/ih)" 1
@@ -195,7 +210,9 @@ if [[ $have_cv == 1 ]]; then
   record "OpenCV-python loop (YCrCb)" "$t" "$(size_of out/cv)" 0
 fi
 table "Luma-equalize a folder of $COUNT 1920x1080 JPEGs"
+fi
 
+if section stretch; then
 # 3. contrast stretch 2%/1% of the 7680x4320 PNG; imghist's equalize of it as the reference row
 eq_big=$(time_cmd out/imghist-eq.png "$IMGHIST" equalize big.png out/imghist-eq.png --device "$DEVICE")
 t=$(time_cmd out/imghist-st.png "$IMGHIST" stretch big.png out/imghist-st.png --low 2% --high 1% --device "$DEVICE")
@@ -218,3 +235,45 @@ if [[ $have_im == 1 ]] && command -v mogrify >/dev/null; then
   record "mogrify -contrast-stretch 2%x1%" "$t" "$(size_of out/im-st)" 0
 fi
 table "Contrast-stretch a folder of $COUNT 1920x1080 JPEGs"
+fi
+
+# 5. the GPU JPEG pipeline: the CPU path and the GPU path of imghist on the same folders
+if section gpu; then
+  if [[ ! -d gjpegs || $(ls gjpegs | wc -l) -ne $GPU_COUNT ]]; then
+    rm -rf gjpegs; mkdir -p gjpegs
+    for i in $(seq -w 1 "$GPU_COUNT"); do cp base.jpg "gjpegs/img$i.jpg"; done
+  fi
+  echo "## GPU JPEG pipeline: imghist --device cpu / cuda / auto"
+  echo
+  echo "| workload | --device | median s | images/s |"
+  echo "|---|---|---|---|"
+  gpu_row() {  # label device count output cmd...
+    local label=$1 dev=$2 n=$3 out=$4; shift 4
+    local t; t=$(time_cmd "$out" "$@")
+    local rate="-"
+    [[ $t != FAILED ]] && rate=$(printf '%.0f' "$(echo "$n / $t" | bc -l)")
+    printf '| %s | %s | %s | %s |\n' "$label" "$dev" "$t" "$rate"
+  }
+  for dev in cpu cuda auto; do
+    gpu_row "luma-equalize $GPU_COUNT JPEGs, folder -> folder" $dev "$GPU_COUNT" out/g-$dev \
+      "$IMGHIST" equalize gjpegs out/g-$dev --quality 90 --device $dev -q
+  done
+  for dev in cpu cuda auto; do
+    gpu_row "hist of $GPU_COUNT JPEGs -> JSON" $dev "$GPU_COUNT" out/h-$dev.json \
+      "$IMGHIST" hist gjpegs --format json -o out/h-$dev.json --device $dev -q
+  done
+  for dev in cpu auto cuda; do
+    gpu_row "luma-equalize the $COUNT-JPEG folder" $dev "$COUNT" out/s-$dev \
+      "$IMGHIST" equalize jpegs out/s-$dev --quality 90 --device $dev -q
+  done
+  echo
+  # Stage times: the mean of the per-file times that -v prints (GPU runs: the batch's time for "process").
+  for dev in cpu cuda; do
+    rm -rf out/v-$dev
+    echo "stage means, --device $dev: $("$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -v 2>&1 >/dev/null |
+      sed -nE 's/^imghist: .*: (read\+decode [0-9]+ ms.*) \((cpu|cuda).*$/\1/p' |
+      awk -F', ' '{ for (i = 1; i <= NF; ++i) { n = split($i, a, " "); k = a[1]; for (j = 2; j < n - 1; ++j) k = k " " a[j]; s[k] += a[n - 1]; c[k]++ } }
+                  END { for (k in s) printf "%s %.1f ms; ", k, s[k] / c[k] }')"
+  done
+  echo
+fi

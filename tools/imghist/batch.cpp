@@ -9,6 +9,8 @@
 #include "convert.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "gpu_jobs.hpp"
+#include "gpu_jpeg.hpp"
 
 namespace cli {
 
@@ -77,7 +79,7 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
 }
 
 int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
-                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok) {
+                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work) {
     std::vector<std::string> ins = job.paths;
     std::string out;
     if (job.in_place && ins.size() == 1) {
@@ -146,18 +148,23 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         if (f == Format::Unknown && it.output == "-") f = Format::Png;
         return f;
     };
+    // The decode options of one item: the output format's size limits are checked with the header, before
+    // decoding and processing (on either path).
+    auto item_decode = [&](const Item& it) {
+        DecodeOptions o = dopt;
+        o.output = output_format(it);
+        o.output_name = display_name(it.output, true);
+        return o;
+    };
 
-    Stages st;
-    st.load = [&](Item& it) {
+    // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides; --device auto does not);
+    // every other file (and any JPEG the GPU declines) through the CPU codecs below.
+    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), true, "");
+    const bool gpu = !gpus.empty();
+
+    const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
         const std::string in_name = display_name(it.input.path);
-        // The output format's size limits are checked with the header, before decoding and processing.
-        DecodeOptions item_dopt = dopt;
-        item_dopt.output = output_format(it);
-        item_dopt.output_name = display_name(it.output, true);
-        if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
-            fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
-                                                          " is the input file; refusing to overwrite it (use --in-place)");
-        Bytes data = read_file(it.input.path);
+        const DecodeOptions item_dopt = item_decode(it);
         // The planar JPEG path keeps the stored orientation; --auto-orient needs the pixels.
         if (planar_ok && !job.auto_orient && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
             sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
@@ -168,6 +175,37 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         it.image = decode_image(data, in_name, item_dopt);
         if (job.auto_orient) auto_orient(it.image);
     };
+    Stages st;
+    st.load = [&](Item& it) {
+        const std::string in_name = display_name(it.input.path);
+        if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
+            fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
+                                                          " is the input file; refusing to overwrite it (use --in-place)");
+        Bytes data = read_file(it.input.path);
+        if (gpu && take_for_gpu(it, data, true)) {
+            // --auto-orient that must turn the pixels: the GPU path has no rotation, so such a file goes through
+            // the CPU codecs (cpu_load rotates it and resets the tag). Files stored upright stay on the GPU.
+            if (job.auto_orient && exif_orientation(it.jpeg_header.meta.exif) != 1) {
+                it.gpu = false;
+                cpu_load(it, std::move(it.jpeg));
+                return;
+            }
+            // The same header check as the CPU decoders' (pixel limit, the output format's limits), before
+            // the GPU allocates anything.
+            checked_image_bytes(static_cast<std::uint64_t>(it.jpeg_header.width),
+                                static_cast<std::uint64_t>(it.jpeg_header.height), 3, 8, item_decode(it), in_name);
+            return;
+        }
+        cpu_load(it, std::move(data));
+    };
+    if (gpu) {
+        st.process_batch = [&](std::vector<Item*>& b, const Device& d) {
+            gpu_image_batch(b, d, gpu_work, eopt, dopt);
+        };
+        st.batch = gpu_jpeg_batch();
+        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal).prepare_encoders(gpu_jpeg_batch()); };
+        st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
+    }
     st.process = process;
     st.store = [&](Item& it) {
         const Format f = output_format(it);
@@ -176,7 +214,12 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             std::lock_guard<std::mutex> l(dir_mutex);
             if (batch) make_dirs(parent_dir(it.output));
         }
-        if (it.planar) {
+        if (!it.encoded.empty()) {  // encoded on the GPU: the input's metadata added as the CPU encoder writes it
+            Metadata m = it.jpeg_header.meta;
+            if (job.strip) m.strip();
+            Bytes b = jpeg_with_metadata(it.encoded, m, out_name);
+            write_file_atomic(it.output, b.data(), b.size());
+        } else if (it.planar) {
             if (job.strip) it.planes.meta.strip();
             Bytes b = encode_jpeg_planes(it.planes, eopt, out_name);
             write_file_atomic(it.output, b.data(), b.size());
@@ -189,7 +232,7 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         }
     };
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
-    RunOptions ro = run_options(job.common, batch, devices);
+    RunOptions ro = run_options(job.common, batch, gpu ? gpus : devices);
     ro.prefix_notes = batch;
     Summary s = run_pipeline(items, st, ro);
     s.skipped = pre.skipped;

@@ -29,7 +29,7 @@ Command add_equalize(CLI::App& app) {
                 equalize_luma_planes(it.planes, d);
             else
                 equalize(it.image, m, d);
-        }, planar_ok);
+        }, planar_ok, m == EqualizeMode::Luma ? GpuImageWork::EqualizeLuma : GpuImageWork::EqualizePerChannel);
     }};
 }
 

@@ -10,6 +10,8 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "gpu_jobs.hpp"
+#include "gpu_jpeg.hpp"
 #include "ops.hpp"
 #include "plot.hpp"
 #include "raw.hpp"
@@ -182,13 +184,31 @@ int run_hist(HistArgs& a) {
         items.push_back(std::move(it));
     }
     const DecodeOptions dopt = a.common.decode();
+    // JPEG files through the GPU when this run takes it (the gray mode's conversion is a host operation).
+    const std::vector<Device> gpus = gpu_jpeg_devices(a.common, devices, count_jpeg_names(items),
+                                                      p.mode == HistMode::Channels, "--mode gray converts on the host");
+    const bool gpu = !gpus.empty();
+    auto file_name = [&](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
+    const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
+        it.image = decode_image(data, display_name(it.input.path), dopt);
+    };
     Stages st;
-    st.load = [&](Item& it) { it.image = decode_image(read_file(it.input.path), display_name(it.input.path), dopt); };
+    st.load = [&](Item& it) {
+        Bytes data = read_file(it.input.path);
+        if (gpu && take_for_gpu(it, data, false)) return;
+        cpu_load(it, std::move(data));
+    };
     st.process = [&](Item& it, const Device& d) {
         it.hist = image_histogram(it.image, p, d);
-        it.hist.file = batch ? it.input.rel : display_name(it.input.path);
+        it.hist.file = file_name(it);
     };
-    const RunOptions ro = run_options(a.common, batch, devices);
+    if (gpu) {
+        st.process_batch = [&](std::vector<Item*>& b, const Device& d) { gpu_hist_batch(b, d, p, file_name, dopt); };
+        st.batch = gpu_jpeg_batch();
+        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal); };
+        st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
+    }
+    const RunOptions ro = run_options(a.common, batch, gpu ? gpus : devices);
     Summary s = run_pipeline(items, st, ro);
     s.unsupported = unsupported;
     if (!batch) {

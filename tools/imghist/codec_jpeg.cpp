@@ -175,24 +175,49 @@ void set_encoding(Compress& c, const Metadata& m, const EncodeOptions& opt) {
     }
 }
 
-/// After jpeg_start_compress: APP1 Exif, APP1 XMP, APP2 ICC (in chunks), COM. A block above the size of
-/// one marker segment is left out (extended XMP and multi-segment EXIF are not written).
-void write_metadata(Compress& c, const Metadata& m) {
+/// The metadata's marker segments, in the order written: APP1 Exif, APP1 XMP, APP2 ICC (in chunks), COM. A
+/// block above the size of one marker segment is left out (extended XMP and multi-segment EXIF are not
+/// written). Used by the CPU encoder (write_metadata) and for JPEGs of the GPU encoder (jpeg_with_metadata).
+struct Segment {
+    int marker;
+    Blob payload;
+};
+std::vector<Segment> metadata_segments(const Metadata& m) {
+    std::vector<Segment> out;
     if (!m.exif.empty() && m.exif.size() + 6 <= kMaxMarker) {
-        std::vector<JOCTET> b(kExifId, kExifId + 6);
+        Blob b(kExifId, kExifId + 6);
         b.insert(b.end(), m.exif.begin(), m.exif.end());
-        jpeg_write_marker(&c.info, JPEG_APP0 + 1, b.data(), static_cast<unsigned>(b.size()));
+        out.push_back({JPEG_APP0 + 1, std::move(b)});
     }
     if (!m.xmp.empty() && m.xmp.size() + sizeof kXmpId <= kMaxMarker) {
-        std::vector<JOCTET> b(kXmpId, kXmpId + sizeof kXmpId);
+        Blob b(kXmpId, kXmpId + sizeof kXmpId);
         b.insert(b.end(), m.xmp.begin(), m.xmp.end());
-        jpeg_write_marker(&c.info, JPEG_APP0 + 1, b.data(), static_cast<unsigned>(b.size()));
+        out.push_back({JPEG_APP0 + 1, std::move(b)});
     }
-    if (!m.icc.empty() && m.icc.size() <= 255u * 65519u)
-        jpeg_write_icc_profile(&c.info, m.icc.data(), static_cast<unsigned>(m.icc.size()));
-    for (const std::string& s : m.comments)
-        if (s.size() <= kMaxMarker)
-            jpeg_write_marker(&c.info, JPEG_COM, reinterpret_cast<const JOCTET*>(s.data()), static_cast<unsigned>(s.size()));
+    // ICC: chunks of at most 65519 bytes after "ICC_PROFILE\0", sequence number and count (the layout
+    // libjpeg-turbo's jpeg_write_icc_profile writes and jpeg_read_icc_profile reads).
+    constexpr std::size_t kIccChunk = 65519;
+    if (!m.icc.empty() && m.icc.size() <= 255u * kIccChunk) {
+        const std::size_t count = (m.icc.size() + kIccChunk - 1) / kIccChunk;
+        for (std::size_t k = 0; k < count; ++k) {
+            static const char kIccId[] = "ICC_PROFILE";  // + its NUL: 12 bytes
+            Blob b(kIccId, kIccId + sizeof kIccId);
+            b.push_back(static_cast<std::uint8_t>(k + 1));
+            b.push_back(static_cast<std::uint8_t>(count));
+            const std::size_t from = k * kIccChunk, to = std::min(m.icc.size(), from + kIccChunk);
+            b.insert(b.end(), m.icc.begin() + static_cast<std::ptrdiff_t>(from), m.icc.begin() + static_cast<std::ptrdiff_t>(to));
+            out.push_back({JPEG_APP0 + 2, std::move(b)});
+        }
+    }
+    for (const std::string& c : m.comments)
+        if (c.size() <= kMaxMarker) out.push_back({JPEG_COM, Blob(c.begin(), c.end())});
+    return out;
+}
+
+/// After jpeg_start_compress: the metadata's segments (metadata_segments).
+void write_metadata(Compress& c, const Metadata& m) {
+    for (const Segment& s : metadata_segments(m))
+        jpeg_write_marker(&c.info, s.marker, s.payload.data(), static_cast<unsigned>(s.payload.size()));
 }
 
 void read_header(Decompress& d, const Bytes& data, const std::string& name, const DecodeOptions& opt) {
@@ -259,14 +284,76 @@ Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string&
     return c.take();
 }
 
-bool jpeg_planar_ok(const Bytes& data) {
+bool read_jpeg_header(const Bytes& data, JpegHeader& out) {
     Decompress d;
     if (setjmp(d.err.jump)) return false;
     jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    save_markers(d);
     if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return false;
-    return (d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) ||
-           (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr);
+    Metadata meta = read_metadata(d);  // may longjmp (a damaged ICC chunk): nothing with a destructor is alive yet
+    JpegHeader h;
+    h.meta = std::move(meta);
+    h.components = d.info.num_components;
+    h.ycbcr = d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr;
+    h.width = static_cast<int>(d.info.image_width);
+    h.height = static_cast<int>(d.info.image_height);
+    for (int c = 0; c < 3 && c < d.info.num_components; ++c) {
+        h.h_samp[c] = d.info.comp_info[c].h_samp_factor;
+        h.v_samp[c] = d.info.comp_info[c].v_samp_factor;
+    }
+    h.progressive = d.info.progressive_mode != 0;
+    h.arithmetic = d.info.arith_code != 0;
+    out = h;
+    return true;
 }
+
+Bytes jpeg_with_metadata(const Bytes& jpeg, const Metadata& m, const std::string& name) {
+    if (jpeg.size() < 4 || jpeg[0] != 0xFF || jpeg[1] != 0xD8)
+        fail(ErrorCode::Io, name, "the encoded JPEG does not start with SOI");
+    // Skip the encoder's own APPn and COM segments: everything from the first other marker on is kept as is.
+    std::size_t pos = 2;
+    while (pos + 4 <= jpeg.size() && jpeg[pos] == 0xFF &&
+           ((jpeg[pos + 1] >= 0xE0 && jpeg[pos + 1] <= 0xEF) || jpeg[pos + 1] == 0xFE))
+        pos += 2 + (std::size_t(jpeg[pos + 2]) << 8 | jpeg[pos + 3]);
+    if (pos > jpeg.size()) fail(ErrorCode::Io, name, "the encoded JPEG has a truncated marker segment");
+    Bytes out;
+    out.reserve(jpeg.size() + 256 + m.exif.size() + m.xmp.size() + m.icc.size());
+    auto put_segment = [&](int marker, const std::uint8_t* p, std::size_t n) {
+        out.push_back(0xFF);
+        out.push_back(static_cast<std::uint8_t>(marker));
+        out.push_back(static_cast<std::uint8_t>((n + 2) >> 8));
+        out.push_back(static_cast<std::uint8_t>((n + 2) & 0xFF));
+        out.insert(out.end(), p, p + n);
+    };
+    out.push_back(0xFF);
+    out.push_back(0xD8);
+    // JFIF APP0, as libjpeg writes it (version 1.01; density in dpi when the input had one, else 1:1 aspect).
+    std::uint8_t jfif[14] = {'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0};
+    if (m.has_resolution() && m.dpi_x < 65535.5 && m.dpi_y < 65535.5) {
+        const long x = std::max(1L, std::lround(m.dpi_x)), y = std::max(1L, std::lround(m.dpi_y));
+        jfif[7] = 1;
+        jfif[8] = static_cast<std::uint8_t>(x >> 8);
+        jfif[9] = static_cast<std::uint8_t>(x & 0xFF);
+        jfif[10] = static_cast<std::uint8_t>(y >> 8);
+        jfif[11] = static_cast<std::uint8_t>(y & 0xFF);
+    }
+    put_segment(JPEG_APP0, jfif, sizeof jfif);
+    for (const Segment& s : metadata_segments(m)) put_segment(s.marker, s.payload.data(), s.payload.size());
+    out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(pos), jpeg.end());
+    return out;
+}
+
+int jpeg_planar_components(const Bytes& data) {
+    Decompress d;
+    if (setjmp(d.err.jump)) return 0;
+    jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return 0;
+    if (d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) return 1;
+    if (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr) return 3;
+    return 0;
+}
+
+bool jpeg_planar_ok(const Bytes& data) { return jpeg_planar_components(data) != 0; }
 
 JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     Decompress d;

@@ -65,9 +65,15 @@ struct ImageJob {
 /// verbosity, the devices; the progress bar only for batches (several inputs or a folder).
 RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices);
 
+/// What an image command does with JPEG files in a GPU run (gpu_jobs.hpp): equalize's two modes run on
+/// the device; DecodeOnly decodes on the GPU and leaves the rest to `process` on the CPU.
+enum class GpuImageWork { EqualizeLuma, EqualizePerChannel, DecodeOnly };
+
 /// Runs an image-to-image command. `process` changes item.image (or item.planes when `planar_ok` says the
-/// item may take the JPEG planar path) and may set item.note; it runs on a device worker.
+/// item may take the JPEG planar path) and may set item.note; it runs on a device worker. When the run
+/// takes the GPU JPEG pipeline (gpu_jobs.hpp: gpu_jpeg_devices), JPEG files go through it as `gpu_work` says.
 int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
-                  const std::function<bool(const InputFile&, const std::string& output)>& planar_ok = {});
+                  const std::function<bool(const InputFile&, const std::string& output)>& planar_ok = {},
+                  GpuImageWork gpu_work = GpuImageWork::DecodeOnly);
 
 }  // namespace cli

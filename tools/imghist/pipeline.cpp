@@ -174,6 +174,18 @@ public:
         not_full_.notify_one();
         return v;
     }
+    /// Waits until `n` items are queued or the queue is closed; returns up to `n` (none: closed and empty).
+    std::vector<T> pop_batch(std::size_t n) {
+        std::unique_lock<std::mutex> l(m_);
+        not_empty_.wait(l, [&] { return q_.size() >= n || q_.size() >= cap_ || closed_; });
+        std::vector<T> out;
+        while (!q_.empty() && out.size() < n) {
+            out.push_back(std::move(q_.front()));
+            q_.pop_front();
+        }
+        not_full_.notify_all();
+        return out;
+    }
     void close() {
         std::lock_guard<std::mutex> l(m_);
         closed_ = true;
@@ -300,8 +312,12 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
         }
     };
 
-    // Two small queues of item indices; the capacity bounds images in memory.
-    const std::size_t cap = static_cast<std::size_t>(threads) * 2 + 2;
+    // Two small queues of item indices; the capacity bounds images in memory. A batch stage needs two
+    // batches queued: one for the GPU to work on, one being filled by the readers.
+    const bool batched = static_cast<bool>(stages.process_batch);
+    const std::size_t batch = static_cast<std::size_t>(std::max(1, stages.batch));
+    std::size_t cap = static_cast<std::size_t>(threads) * 2 + 2;
+    if (batched) cap = std::max(cap, 2 * batch);
     BoundedQueue<std::size_t> to_process(cap), to_store(cap);
     std::atomic<std::size_t> next_load{0};
 
@@ -318,6 +334,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     finish(it);
                     continue;
                 }
+                if (batched) it.deferred = !it.gpu;
                 to_process.push(i);
             }
             if (--loaders_left == 0) to_process.close();
@@ -350,9 +367,68 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     imghist::equalize_hist(v, v, fo);
                 } catch (const std::exception&) {
                 }
+                if (stages.warm_up) {
+                    try {
+                        stages.warm_up(d);
+                    } catch (const std::exception&) {
+                    }
+                }
+            }
+            if (batched && d.cuda()) {
+                // Batches: items the batch stage does not take go straight to the store threads.
+                for (;;) {
+                    std::vector<std::size_t> got = to_process.pop_batch(batch);
+                    if (got.empty()) break;
+                    std::vector<Item*> gpu;
+                    for (std::size_t i : got) {
+                        if (items[i].deferred)
+                            to_store.push(i);
+                        else
+                            gpu.push_back(&items[i]);
+                    }
+                    if (gpu.empty()) continue;
+                    const auto start = clock::now();
+                    std::string batch_error;
+                    try {
+                        stages.process_batch(gpu, d);
+                    } catch (const std::exception& e) {
+                        batch_error = e.what();  // the whole batch failed (e.g. the GPU ran out of memory)
+                    }
+                    const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+                    if (!batch_error.empty()) {
+                        // The GPU failed as a whole (out of memory, a driver error): the batch's files that still
+                        // have their bytes go through the CPU codecs instead, as in a CPU run.
+                        std::lock_guard<std::mutex> l(log_mutex);
+                        progress.clear();
+                        std::fprintf(stderr, "imghist: %s: GPU batch failed (%s); its files go through the CPU codecs\n",
+                                     describe(d).c_str(), batch_error.c_str());
+                    }
+                    for (Item* it : gpu) {
+                        if (!batch_error.empty() && it->error.empty() && !it->jpeg.empty()) {
+                            if (stages.decode_kept) {
+                                it->deferred = true;
+                                it->encoded = Bytes();
+                            } else {
+                                it->error = display_name(it->input.path) + ": " + batch_error;
+                            }
+                        }
+                        it->stage_ms.push_back(ms);
+                        if (!it->error.empty()) {
+                            it->image = Image();
+                            it->jpeg = Bytes();
+                            it->encoded = Bytes();
+                            finish(*it);
+                            continue;
+                        }
+                        to_store.push(static_cast<std::size_t>(it - items.data()));
+                    }
+                }
+                if (--processors_left == 0) to_store.close();
+                return;
             }
             while (auto i = to_process.pop()) {
                 Item& it = items[*i];
+                it.deferred = false;  // processed here
                 guarded(it, [&] { stages.process(it, d); });
                 if (!it.error.empty() || !stages.store) {
                     it.image = Image();
@@ -363,17 +439,25 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             }
             if (--processors_left == 0) to_store.close();
         });
-    for (int t = 0; t < (stages.store ? threads : 0); ++t)
+    // Deferred items (batch runs) are processed here on the CPU backend, one image per thread.
+    Device cpu_one{imghist::Backend::Cpu, -1};
+    cpu_one.cpu_threads = threads > 1 ? 1 : 0;
+    const bool storing = stages.store || batched;
+    for (int t = 0; t < (storing ? threads : 0); ++t)
         storers.emplace_back([&] {
             while (auto i = to_store.pop()) {
                 Item& it = items[*i];
-                guarded(it, [&] { stages.store(it); });
+                if (it.deferred && !it.jpeg.empty() && stages.decode_kept) guarded(it, [&] { stages.decode_kept(it); });
+                if (it.deferred && it.error.empty()) guarded(it, [&] { stages.process(it, cpu_one); });
+                if (it.error.empty() && stages.store) guarded(it, [&] { stages.store(it); });
                 it.image = Image();
                 it.planes = JpegPlanes();
+                it.jpeg = Bytes();
+                it.encoded = Bytes();
                 finish(it);
             }
         });
-    if (!stages.store) to_store.close();
+    if (!storing) to_store.close();
     for (auto& th : loaders) th.join();
     for (auto& th : processors) th.join();
     for (auto& th : storers) th.join();

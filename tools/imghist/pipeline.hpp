@@ -3,6 +3,11 @@
 //   read+decode (N threads) --bounded queue--> process (one thread per GPU, or N on the CPU)
 //                           --bounded queue--> encode+write (N threads)
 //
+// With a batch stage (Stages::process_batch, the GPU JPEG pipeline of gpu_jpeg.hpp) the GPU workers take
+// items in batches of up to Stages::batch from the queue, which then holds two batches: while the GPU works
+// on one, the readers fill the next. Items the batch stage does not take (Item::gpu false after load, or
+// Item::deferred set by it) are processed on the CPU backend by the encode+write threads.
+//
 // A failure in any stage is reported with the file's name and the run goes on; the summary counts it and
 // the exit status says that something failed. Queues are bounded, so memory stays at a few images per
 // thread whatever the folder's size. A progress bar is drawn on stderr only when stderr is a terminal.
@@ -52,6 +57,11 @@ struct Item {
     JpegPlanes planes;
     bool planar = false;
     HistResult hist;
+    Bytes jpeg;          ///< the file's bytes, kept for the GPU decoder (load sets gpu when it keeps them)
+    JpegHeader jpeg_header;  ///< read by the load stage for the GPU decoder (its size and sampling)
+    Bytes encoded;       ///< the output file's bytes when the GPU encoded them (store writes them as they are)
+    bool gpu = false;    ///< taken by the batch stage
+    bool deferred = false;  ///< to be processed on the CPU by the store threads
     std::string note;    ///< per-file line for the log (e.g. "threshold: 117")
     std::string error;
     std::vector<double> stage_ms;  ///< time spent in each stage that ran (for --verbose)
@@ -61,6 +71,15 @@ struct Stages {
     std::function<void(Item&)> load;                      ///< read and decode (worker threads)
     std::function<void(Item&, const Device&)> process;    ///< on a device worker
     std::function<void(Item&)> store;                     ///< encode and write (worker threads); may be empty
+    /// Optional: the device work of a batch of items whose `gpu` flag load set, on a GPU worker. It may set
+    /// an item's error (that item fails alone) or its `deferred` flag (then `process` runs on the CPU later).
+    std::function<void(std::vector<Item*>&, const Device&)> process_batch;
+    int batch = 1;                                        ///< most items per process_batch call
+    /// With process_batch: decodes an item's kept bytes (Item::jpeg) on the CPU, for items the batch stage
+    /// deferred without decoding them (files nvJPEG declines). Runs on the store threads.
+    std::function<void(Item&)> decode_kept;
+    /// Optional: run once on each GPU worker before it takes work (creates the decoder while files load).
+    std::function<void(const Device&)> warm_up;
 };
 
 struct RunOptions {

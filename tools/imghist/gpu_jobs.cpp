@@ -1,0 +1,201 @@
+#include "gpu_jobs.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "codec_jpeg.hpp"
+#include "errors.hpp"
+#include "gpu_jpeg.hpp"
+#include "imghist/filters.hpp"
+
+namespace cli {
+
+std::size_t count_jpeg_names(const std::vector<Item>& items) {
+    std::size_t n = 0;
+    for (const Item& it : items)
+        if (format_from_extension(extension_of(it.input.path)) == Format::Jpeg) ++n;
+    return n;
+}
+
+std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Device>& devices,
+                                     std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why) {
+    auto say = [&](const std::string& line) {
+        if (common.verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
+    };
+    const std::string& spec = common.device;
+    if (spec == "cpu" || jpeg_inputs == 0) return {};
+    if (!eligible) {
+        say("JPEG files on the CPU codecs: " + not_eligible_why);
+        return {};
+    }
+    // --device auto keeps JPEG files on the CPU codecs, and does not even probe for a GPU. Measured on an H100
+    // host with 16 cores (tools/imghist/PERFORMANCE.md, 1000 1920x1080 JPEGs), whole runs of the GPU pipeline
+    // were slower than the CPU path: luma equalization 233 against 509 images/s, hist 481 against 485. auto is
+    // to take the GPU only where it measures faster: revisit this (a threshold in JPEG files, measured) when
+    // the GPU path is faster. --device cuda[:N] / all take it.
+    if (spec == "auto") {
+        say("JPEG files on the CPU codecs: --device auto keeps them there (the GPU JPEG pipeline measured slower "
+            "than the CPU codecs; --device cuda takes it)");
+        return {};
+    }
+    std::string why;
+    if (!gpu_jpeg_available(&why)) {
+        say("JPEG files on the CPU codecs: GPU JPEG pipeline unavailable (" + why + ")");
+        return {};
+    }
+    std::vector<Device> gpus;
+    if (spec == "auto") {
+        for (int i = 0; i < imghist::cuda_device_count(); ++i) gpus.push_back(Device{imghist::Backend::Cuda, i});
+    } else {
+        for (const Device& d : devices)
+            if (d.cuda()) gpus.push_back(d);
+    }
+    if (!gpus.empty()) {
+        std::string names;
+        for (const Device& d : gpus) names += (names.empty() ? "" : ", ") + describe(d);
+        say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ") on " + names);
+    }
+    return gpus;
+}
+
+namespace {
+// GPU decoders may decode a truncated file without an error (the missing blocks come out grey), where
+// libjpeg-turbo reports "premature end of data". A file without its end-of-image marker is therefore left to
+// the CPU decoder, which names the problem as it does in a CPU run. (Trailing bytes after the marker are
+// allowed, as libjpeg-turbo allows them.)
+bool has_end_marker(const Bytes& data) {
+    const std::size_t window = std::min<std::size_t>(data.size(), 64 * 1024);
+    for (std::size_t k = data.size() - 1; k + window >= data.size() && k >= 1; --k)
+        if (data[k - 1] == 0xFF && data[k] == 0xD9) return true;
+    return false;
+}
+}  // namespace
+
+bool take_for_gpu(Item& item, Bytes& data, bool writes_images) {
+    if (data.size() < 4 || sniff_format(data, item.input.path) != Format::Jpeg || !has_end_marker(data))
+        return false;
+    JpegHeader h;
+    if (!read_jpeg_header(data, h) || !h.ycbcr) return false;
+    // nvJPEG's encoder writes baseline JPEG only, and an output keeps its input's progressive coding (as the
+    // CPU encoder does): progressive inputs of image commands go through the CPU codecs.
+    if (writes_images && h.progressive) return false;
+    item.jpeg_header = h;
+    item.jpeg = std::move(data);
+    item.gpu = true;
+    return true;
+}
+
+namespace {
+
+imghist::FilterOptions device_filter_options(const GpuJpegEngine& e) {
+    imghist::FilterOptions o;
+    o.backend = imghist::Backend::Cuda;
+    o.device = e.device();
+    o.stream = e.stream();
+    return o;
+}
+
+// Decodes `group` (items that all want `format`). The ones nvJPEG declines keep their bytes and are deferred:
+// the store threads decode them on the CPU (Stages::decode_kept), in parallel, instead of this GPU thread.
+// Returns the slots of the decoded items (slot k belongs to group[k]).
+std::vector<std::size_t> decode_group(GpuJpegEngine& e, std::vector<Item*>& group, nv::OutputFormat format,
+                                      const DecodeOptions& dopt) {
+    std::vector<GpuJpegEngine::Outcome> out = e.decode(group, format, dopt);
+    std::vector<std::size_t> ok;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+        if (out[k] == GpuJpegEngine::Outcome::Decoded)
+            ok.push_back(k);
+        else if (out[k] == GpuJpegEngine::Outcome::Declined)
+            group[k]->deferred = true;
+    }
+    return ok;
+}
+
+void download_and_defer(GpuJpegEngine& e, Item& it, std::size_t slot) {
+    const GpuDecoded& d = e.decoded(slot);
+    it.image = Image(d.width, d.height, 3, 8);
+    e.download(slot, it.image.data(), it.image.row_bytes());
+    it.image.meta = it.jpeg_header.meta;  // as decode_jpeg fills it: the CPU encoder writes it back
+    it.jpeg = Bytes();  // decoded: nothing left for the CPU decoder
+    it.deferred = true;
+}
+
+}  // namespace
+
+void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWork work, const EncodeOptions& eopt,
+                     const DecodeOptions& dopt) {
+    GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
+    const auto t0 = std::chrono::steady_clock::now();
+    const imghist::FilterOptions fo = device_filter_options(e);
+    // Two groups by what the decoder must produce: the stored planes (luma equalization into a JPEG) or RGB.
+    std::vector<Item*> planar, rgb;
+    for (Item* it : batch) {
+        const bool jpeg_out = format_from_extension(extension_of(it->output)) == Format::Jpeg;
+        (work == GpuImageWork::EqualizeLuma && jpeg_out ? planar : rgb).push_back(it);
+    }
+    if (!planar.empty()) {
+        std::vector<std::size_t> slots = decode_group(e, planar, nv::kOutputYUV, dopt);
+        const auto tp = std::chrono::steady_clock::now();
+        // The Y plane holds exactly the visible samples: its histogram is the CPU path's (equalize_luma_planes).
+        for (std::size_t k : slots) imghist::equalize_hist(e.view(k, 0), e.view(k, 0), fo);
+        if (gpu_jpeg_trace()) {
+            e.synchronize();
+            gpu_jpeg_trace_line("equalize " + std::to_string(slots.size()) + ": " +
+                                std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count()) + " ms");
+        }
+        // Metadata: the store stage adds the input's (it.jpeg_header.meta) to it.encoded, as the CPU encoder
+        // writes it (jpeg_with_metadata).
+        e.encode(planar, slots, eopt);
+    }
+    if (!rgb.empty()) {
+        std::vector<std::size_t> slots = decode_group(e, rgb, nv::kOutputRGBI, dopt);
+        std::vector<std::size_t> encode_slots;
+        for (std::size_t k : slots) {
+            Item& it = *rgb[k];
+            const bool jpeg_out = format_from_extension(extension_of(it.output)) == Format::Jpeg;
+            if (work == GpuImageWork::EqualizePerChannel && jpeg_out) {
+                imghist::equalize_hist_color(e.view(k), e.view(k), imghist::ColorEqualize::PerChannel, fo);
+                encode_slots.push_back(k);
+            } else {
+                try {
+                    download_and_defer(e, it, k);
+                } catch (const std::exception& ex) {
+                    it.error = display_name(it.input.path) + ": " + ex.what();
+                }
+            }
+        }
+        if (!encode_slots.empty()) e.encode(rgb, encode_slots, eopt);
+    }
+    if (gpu_jpeg_trace())
+        gpu_jpeg_trace_line("batch of " + std::to_string(batch.size()) + ": " +
+                            std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms");
+}
+
+void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
+                    const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt) {
+    GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
+    std::vector<std::size_t> slots = decode_group(e, batch, nv::kOutputRGBI, dopt);
+    if (slots.empty()) return;
+    std::vector<imghist::ImageView> views;
+    for (std::size_t k : slots) views.push_back(e.view(k));
+    imghist::Options o;
+    o.backend = imghist::Backend::Cuda;
+    o.device = e.device();
+    o.stream = e.stream();
+    // One launch for the whole batch; the results come back finished.
+    std::vector<imghist::Histogram> hs = imghist::calcHistBatch(views, params.spec_for(8), o);
+    const std::vector<std::string> names = {channel_name(3, 0), channel_name(3, 1), channel_name(3, 2)};
+    for (std::size_t j = 0; j < slots.size(); ++j) {
+        Item& it = *batch[slots[j]];
+        const GpuDecoded& d = e.decoded(slots[j]);
+        it.hist = HistResult::from(hs[j], names);
+        it.hist.width = d.width;
+        it.hist.height = d.height;
+        it.hist.dtype = "u8";
+        it.hist.file = file_name(it);
+        it.jpeg = Bytes();
+    }
+}
+
+}  // namespace cli

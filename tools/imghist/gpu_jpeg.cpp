@@ -1,0 +1,401 @@
+#include "gpu_jpeg.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "codec_jpeg.hpp"
+#include "errors.hpp"
+#include "imghist/buffer.hpp"
+#include "imghist/histogram.hpp"
+#include "pipeline.hpp"
+
+namespace cli {
+
+bool gpu_jpeg_available(std::string* why) {
+    std::string w;
+    if (!nv::nvjpeg(&w) || !nv::driver(&w)) {
+        if (why) *why = w;
+        return false;
+    }
+    if (imghist::cuda_device_count() == 0) {
+        if (why) *why = "no CUDA device";
+        return false;
+    }
+    return true;
+}
+
+int gpu_jpeg_batch() {
+    if (const char* e = std::getenv("IMGHIST_GPU_BATCH")) {
+        int v = std::atoi(e);
+        if (v >= 1 && v <= 1024) return v;
+    }
+    return 128;
+}
+
+bool gpu_jpeg_trace() {
+    static const bool on = [] {
+        const char* e = std::getenv("IMGHIST_GPU_TRACE");
+        return e && *e && *e != '0';
+    }();
+    return on;
+}
+
+void gpu_jpeg_trace_line(const std::string& line) {
+    if (gpu_jpeg_trace()) std::fprintf(stderr, "imghist: gpu: %s\n", line.c_str());
+}
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+[[noreturn]] void nv_fail(nv::Status s, const std::string& what) {
+    throw Error(ErrorCode::Cuda, what + " failed (" + nv::status_name(s) + ")");
+}
+void nv_check(nv::Status s, const char* what) {
+    if (s != nv::kSuccess) nv_fail(s, what);
+}
+
+// Sizes of the planes nvJPEG writes for a sampling: chroma planes are the luma size divided by the
+// subsampling factors, rounded up (the same sizes libjpeg reports as downsampled_width/height).
+void chroma_divisors(nv::ChromaSubsampling css, int& dx, int& dy) {
+    dx = dy = 1;
+    switch (css) {
+        case nv::kCss422: dx = 2; break;
+        case nv::kCss420: dx = dy = 2; break;
+        case nv::kCss440: dy = 2; break;
+        case nv::kCss411: dx = 4; break;
+        case nv::kCss410: dx = 4; dy = 2; break;
+        default: break;
+    }
+}
+
+// nvJPEG's name for a YCbCr header's sampling: luma factors over chroma factors of 1x1; kCssUnknown for
+// anything else (chroma factors above 1, unusual ratios).
+nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
+    if (h.h_samp[1] != 1 || h.v_samp[1] != 1 || h.h_samp[2] != 1 || h.v_samp[2] != 1) return nv::kCssUnknown;
+    const int hs = h.h_samp[0], vs = h.v_samp[0];
+    if (hs == 1 && vs == 1) return nv::kCss444;
+    if (hs == 2 && vs == 1) return nv::kCss422;
+    if (hs == 2 && vs == 2) return nv::kCss420;
+    if (hs == 1 && vs == 2) return nv::kCss440;
+    if (hs == 4 && vs == 1) return nv::kCss411;
+    if (hs == 4 && vs == 2) return nv::kCss410;
+    return nv::kCssUnknown;
+}
+
+}  // namespace
+
+struct GpuJpegEngine::Impl {
+    int ordinal = 0;
+    const nv::NvJpegApi* nj = nullptr;
+    const nv::DriverApi* cu = nullptr;
+    nv::CuContext ctx = nullptr;
+    int cu_device = 0;
+    nv::Stream stream = nullptr;
+    nv::Handle handle = nullptr;      // default backend: batched and single decode, encode
+    nv::Handle hw = nullptr;          // hardware backend, where the GPU has JPEG decoders
+    nv::JpegState batch_state = nullptr, single_state = nullptr, hw_state = nullptr;
+    std::vector<imghist::DeviceBuffer> buffers;
+    std::vector<GpuDecoded> slots;
+    std::vector<nv::EncoderState> encoders;
+    // One per chroma sampling and quality: a batch mixes qualities (each output takes its input's estimate).
+    std::map<std::pair<int, int>, nv::EncoderParams> params;
+
+    void release() {
+        for (auto e : encoders) nj->EncoderStateDestroy(e);
+        for (auto& p : params) nj->EncoderParamsDestroy(p.second);
+        if (hw_state) nj->JpegStateDestroy(hw_state);
+        if (batch_state) nj->JpegStateDestroy(batch_state);
+        if (single_state) nj->JpegStateDestroy(single_state);
+        if (hw) nj->Destroy(hw);
+        if (handle) nj->Destroy(handle);
+        buffers.clear();
+        if (stream) cu->StreamDestroy(stream);
+        if (ctx) cu->DevicePrimaryCtxRelease(cu_device);
+    }
+
+    nv::EncoderParams params_for(nv::ChromaSubsampling css, int quality) {
+        const std::pair<int, int> key(static_cast<int>(css), quality);
+        auto it = params.find(key);
+        if (it != params.end()) return it->second;
+        nv::EncoderParams p = nullptr;
+        nv_check(nj->EncoderParamsCreate(handle, &p, stream), "nvjpegEncoderParamsCreate");
+        params[key] = p;
+        nv_check(nj->EncoderParamsSetQuality(p, quality, stream), "nvjpegEncoderParamsSetQuality");
+        nv_check(nj->EncoderParamsSetSamplingFactors(p, css, stream), "nvjpegEncoderParamsSetSamplingFactors");
+        // libjpeg's defaults (the CPU path) use the standard Huffman tables too.
+        nv_check(nj->EncoderParamsSetOptimizedHuffman(p, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman");
+        return p;
+    }
+
+    // Lays out slot `i` for an image of this header and format, growing its buffer when needed.
+    void layout(std::size_t i, int w, int h, nv::ChromaSubsampling css, nv::OutputFormat format) {
+        GpuDecoded& d = slots[i];
+        d = GpuDecoded{};
+        d.width = w;
+        d.height = h;
+        d.subsampling = css;
+        d.format = format;
+        std::size_t bytes = 0;
+        std::size_t offsets[3] = {};
+        if (format == nv::kOutputYUV) {
+            int dx = 1, dy = 1;
+            chroma_divisors(css, dx, dy);
+            for (int c = 0; c < 3; ++c) {
+                d.plane_w[c] = c == 0 ? w : (w + dx - 1) / dx;
+                d.plane_h[c] = c == 0 ? h : (h + dy - 1) / dy;
+                offsets[c] = bytes;
+                bytes += static_cast<std::size_t>(d.plane_w[c]) * static_cast<std::size_t>(d.plane_h[c]);
+                bytes = (bytes + 255) & ~std::size_t(255);
+            }
+        } else {
+            bytes = static_cast<std::size_t>(w) * 3 * static_cast<std::size_t>(h);
+        }
+        buffers[i].reserve(std::max<std::size_t>(bytes, 256));
+        auto* base = buffers[i].as<unsigned char>();
+        if (format == nv::kOutputYUV) {
+            for (int c = 0; c < 3; ++c) {
+                d.image.channel[c] = base + offsets[c];
+                d.image.pitch[c] = static_cast<std::size_t>(d.plane_w[c]);
+            }
+        } else {
+            d.image.channel[0] = base;
+            d.image.pitch[0] = static_cast<std::size_t>(w) * 3;
+        }
+    }
+};
+
+GpuJpegEngine& GpuJpegEngine::for_thread(int ordinal) {
+    thread_local std::map<int, std::unique_ptr<GpuJpegEngine>> engines;
+    auto& e = engines[ordinal];
+    if (!e) e = std::make_unique<GpuJpegEngine>(ordinal);
+    return *e;
+}
+
+GpuJpegEngine::GpuJpegEngine(int ordinal) : impl_(std::make_unique<Impl>()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Impl& m = *impl_;
+    std::string why;
+    m.ordinal = ordinal;
+    m.nj = nv::nvjpeg(&why);
+    m.cu = nv::driver(&why);
+    if (!m.nj || !m.cu) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
+    try {
+        if (m.cu->DeviceGet(&m.cu_device, ordinal) != 0 || m.cu->DevicePrimaryCtxRetain(&m.ctx, m.cu_device) != 0)
+            throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(ordinal) + " is not usable");
+        // The primary context is the one the CUDA runtime (and so libimghist) uses: making it current
+        // here selects this GPU for nvJPEG and for the library's allocations on this thread.
+        if (m.cu->CtxSetCurrent(m.ctx) != 0 || m.cu->StreamCreate(&m.stream, nv::kStreamNonBlocking) != 0)
+            throw Error(ErrorCode::Cuda, "cannot create a CUDA stream on device " + std::to_string(ordinal));
+        nv_check(m.nj->CreateEx(nv::kBackendDefault, nullptr, nullptr, 0, &m.handle), "nvjpegCreateEx");
+        nv_check(m.nj->JpegStateCreate(m.handle, &m.batch_state), "nvjpegJpegStateCreate");
+        nv_check(m.nj->JpegStateCreate(m.handle, &m.single_state), "nvjpegJpegStateCreate");
+        // The hardware backend exists only on GPUs with JPEG decoders (A100, H100, H200, ...): its absence
+        // is not an error.
+        if (m.nj->CreateEx(nv::kBackendHardware, nullptr, nullptr, 0, &m.hw) == nv::kSuccess) {
+            if (m.nj->JpegStateCreate(m.hw, &m.hw_state) != nv::kSuccess) {
+                m.nj->Destroy(m.hw);
+                m.hw_state = nullptr;
+                m.hw = nullptr;
+            }
+        } else {
+            m.hw = nullptr;
+        }
+    } catch (...) {
+        m.release();
+        throw;
+    }
+    gpu_jpeg_trace_line("engine on device " + std::to_string(ordinal) + (m.hw ? " (hardware decoder)" : "") + ": " +
+                        std::to_string(ms_since(t0)) + " ms");
+}
+
+GpuJpegEngine::~GpuJpegEngine() {
+    if (impl_) {
+        if (impl_->stream) impl_->cu->StreamSynchronize(impl_->stream);
+        impl_->release();
+    }
+}
+
+int GpuJpegEngine::device() const noexcept { return impl_->ordinal; }
+nv::Stream GpuJpegEngine::stream() const noexcept { return impl_->stream; }
+bool GpuJpegEngine::hardware() const noexcept { return impl_->hw != nullptr; }
+
+void GpuJpegEngine::synchronize() {
+    if (impl_->cu->StreamSynchronize(impl_->stream) != 0)
+        throw Error(ErrorCode::Cuda, "CUDA stream synchronisation failed on device " + std::to_string(impl_->ordinal));
+}
+
+std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item*>& items, nv::OutputFormat format,
+                                                          const DecodeOptions& opt) {
+    Impl& m = *impl_;
+    m.cu->CtxSetCurrent(m.ctx);
+    const std::size_t n = items.size();
+    if (m.buffers.size() < n) m.buffers.resize(n);
+    if (m.slots.size() < n) m.slots.resize(n);
+    std::vector<Outcome> out(n, Outcome::Decoded);
+
+    const auto t0 = std::chrono::steady_clock::now();
+    // Headers first: size, sampling, pixel limit, from the header the load stage read with libjpeg-turbo (on
+    // the reader threads: asking nvJPEG here, image by image, cost a third of a batch's time). Anything the
+    // GPU decoders do not take is left to the CPU, whose decoder then names any problem.
+    std::vector<std::size_t> hw_list, gpu_list;
+    for (std::size_t i = 0; i < n; ++i) {
+        Item& it = *items[i];
+        if (it.jpeg_header.components == 0) read_jpeg_header(it.jpeg, it.jpeg_header);
+        const JpegHeader& h = it.jpeg_header;
+        const nv::ChromaSubsampling css = h.ycbcr ? sampling_of(h) : nv::kCssUnknown;
+        if (css == nv::kCssUnknown || h.arithmetic || h.width <= 0 || h.height <= 0) {
+            out[i] = Outcome::Declined;
+            continue;
+        }
+        try {
+            // The CPU decoders' header check (the pixel limit; the output format's limits where opt names one).
+            checked_image_bytes(static_cast<std::uint64_t>(h.width), static_cast<std::uint64_t>(h.height), 3, 8, opt,
+                                display_name(it.input.path));
+            m.layout(i, h.width, h.height, css, format);
+        } catch (const std::exception& e) {
+            it.error = e.what();
+            out[i] = Outcome::Failed;
+            continue;
+        }
+        // The hardware decoder takes baseline (sequential, Huffman) files, not 4:1:1 / 4:1:0.
+        const bool hw_ok = m.hw && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
+        (hw_ok ? hw_list : gpu_list).push_back(i);
+    }
+
+    // One batched call per backend; when a batch fails, its images are decoded one at a time so that only
+    // the damaged file fails.
+    const double header_ms = ms_since(t0);  // now only the layout of the slots
+    std::string trace;
+    auto run_batch = [&](nv::Handle h, nv::JpegState st, const std::vector<std::size_t>& list) {
+        if (list.empty()) return;
+        const auto tb = std::chrono::steady_clock::now();
+        std::vector<const unsigned char*> data;
+        std::vector<std::size_t> lengths;
+        std::vector<nv::Image> dest;
+        for (std::size_t i : list) {
+            data.push_back(items[i]->jpeg.data());
+            lengths.push_back(items[i]->jpeg.size());
+            dest.push_back(m.slots[i].image);
+        }
+        nv::Status s = m.nj->DecodeBatchedInitialize(h, st, static_cast<int>(list.size()), 1, format);
+        if (s == nv::kSuccess) s = m.nj->DecodeBatched(h, st, data.data(), lengths.data(), dest.data(), m.stream);
+        if (s == nv::kSuccess && m.cu->StreamSynchronize(m.stream) == 0) {
+            if (gpu_jpeg_trace())
+                trace += std::string(h == m.hw ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) + " " +
+                         std::to_string(ms_since(tb)) + " ms;";
+            return;
+        }
+        if (gpu_jpeg_trace())
+            trace += std::string(h == m.hw ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) +
+                     " failed (" + nv::status_name(s) + "), one by one;";
+        for (std::size_t i : list) {
+            Item& it = *items[i];
+            nv::Image d = m.slots[i].image;
+            nv::Status one = m.nj->Decode(m.handle, m.single_state, it.jpeg.data(), it.jpeg.size(), format, &d, m.stream);
+            if (one == nv::kSuccess && m.cu->StreamSynchronize(m.stream) != 0) one = nv::kExecutionFailed;
+            if (one == nv::kJpegNotSupported) {
+                out[i] = Outcome::Declined;
+            } else if (one != nv::kSuccess) {
+                it.error = display_name(it.input.path) + ": truncated or corrupt JPEG (GPU decoder: " +
+                           nv::status_name(one) + ")";
+                out[i] = Outcome::Failed;
+            }
+        }
+    };
+    run_batch(m.hw, m.hw_state, hw_list);
+    run_batch(m.handle, m.batch_state, gpu_list);
+    if (gpu_jpeg_trace())
+        gpu_jpeg_trace_line("decode " + std::to_string(n) + ": headers " + std::to_string(header_ms) + " ms;" + trace +
+                            " total " + std::to_string(ms_since(t0)) + " ms");
+    return out;
+}
+
+const GpuDecoded& GpuJpegEngine::decoded(std::size_t slot) const { return impl_->slots.at(slot); }
+
+imghist::ImageView GpuJpegEngine::view(std::size_t slot, int c) const {
+    const GpuDecoded& d = impl_->slots.at(slot);
+    if (d.format == nv::kOutputYUV)
+        return imghist::ImageView::device(d.image.channel[c], d.plane_w[c], d.plane_h[c], imghist::SampleType::U8, 1,
+                                          d.image.pitch[c]);
+    return imghist::ImageView::device(d.image.channel[0], d.width, d.height, imghist::SampleType::U8, 3,
+                                      d.image.pitch[0]);
+}
+
+void GpuJpegEngine::prepare_encoders(std::size_t count) {
+    Impl& m = *impl_;
+    m.cu->CtxSetCurrent(m.ctx);
+    while (m.encoders.size() < count) {
+        nv::EncoderState e = nullptr;
+        nv_check(m.nj->EncoderStateCreate(m.handle, &e, m.stream), "nvjpegEncoderStateCreate");
+        m.encoders.push_back(e);
+    }
+}
+
+void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots,
+                           const EncodeOptions& opt) {
+    Impl& m = *impl_;
+    m.cu->CtxSetCurrent(m.ctx);
+    while (m.encoders.size() < slots.size()) {
+        nv::EncoderState e = nullptr;
+        nv_check(m.nj->EncoderStateCreate(m.handle, &e, m.stream), "nvjpegEncoderStateCreate");
+        m.encoders.push_back(e);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    // Enqueue every encode, then collect the bitstreams: the GPU works on image k+1 while the host copies k.
+    std::vector<bool> queued(slots.size(), false);
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+        const std::size_t i = slots[k];
+        const GpuDecoded& d = m.slots.at(i);
+        Item& it = *items[i];
+        // As the CPU encoder: --quality, else the input's estimated quality, else 90.
+        const int quality = jpeg_quality_for(opt, it.jpeg_header.meta);
+        nv::Status s;
+        if (d.format == nv::kOutputYUV) {
+            s = m.nj->EncodeYUV(m.handle, m.encoders[k], m.params_for(d.subsampling, quality), &d.image, d.subsampling,
+                                d.width, d.height, m.stream);
+        } else {
+            const nv::InputFormat in = d.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
+            s = m.nj->EncodeImage(m.handle, m.encoders[k], m.params_for(nv::kCss420, quality), &d.image, in, d.width,
+                                  d.height, m.stream);
+        }
+        if (s != nv::kSuccess)
+            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+        else
+            queued[k] = true;
+    }
+    synchronize();
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+        if (!queued[k]) continue;
+        Item& it = *items[slots[k]];
+        std::size_t length = 0;
+        nv::Status s = m.nj->EncodeRetrieveBitstream(m.handle, m.encoders[k], nullptr, &length, m.stream);
+        if (s == nv::kSuccess) {
+            it.encoded.resize(length);
+            s = m.nj->EncodeRetrieveBitstream(m.handle, m.encoders[k], it.encoded.data(), &length, m.stream);
+            it.encoded.resize(length);
+        }
+        if (s != nv::kSuccess) {
+            it.encoded.clear();
+            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+        }
+    }
+    if (gpu_jpeg_trace()) gpu_jpeg_trace_line("encode " + std::to_string(slots.size()) + ": " + std::to_string(ms_since(t0)) + " ms");
+}
+
+void GpuJpegEngine::download(std::size_t slot, void* host, std::size_t host_pitch) {
+    Impl& m = *impl_;
+    const GpuDecoded& d = m.slots.at(slot);
+    const std::size_t row = static_cast<std::size_t>(d.width) * 3;
+    if (d.format == nv::kOutputYUV || host_pitch != row)
+        throw Error(ErrorCode::InvalidArgument, "GpuJpegEngine::download: an interleaved slot and packed rows are expected");
+    m.buffers.at(slot).download(host, row * static_cast<std::size_t>(d.height), m.stream);
+    synchronize();
+}
+
+}  // namespace cli

@@ -1,0 +1,105 @@
+// imghist CLI — JPEG folders through the GPU: batched nvJPEG decode, the library's device operations,
+// nvJPEG encode.
+//
+//   read (host threads) --> [batch of B JPEGs] decode on the GPU (hardware decoder where the GPU has one and
+//   the file suits it, nvJPEG's GPU/hybrid decoder otherwise) --> device operations (imghist / filters
+//   device APIs, on the worker's stream) --> encode on the GPU (JPEG outputs) or copy back --> write (host
+//   threads)
+//
+// The batching, queues, progress, summary and failure isolation are run_pipeline's (pipeline.hpp): this
+// file only provides the device work of one batch. nvJPEG and the CUDA driver are loaded at run time
+// (nvjpeg_api.hpp); without them, or without a GPU, gpu_jpeg_available() says why and the CPU codecs run.
+//
+//   command   | GPU path taken for                     | decode to              | on the device          | out
+//   ----------+----------------------------------------+------------------------+------------------------+------
+//   hist      | YCbCr JPEGs, --mode channels           | RGB interleaved        | calcHistBatch          | host
+//   equalize  | YCbCr JPEG -> JPEG, --mode luma        | Y, Cb, Cr at the file's| equalize_hist on Y     | nvJPEG
+//             |                                        | sampling               |                        | YUV
+//   equalize  | YCbCr JPEG -> JPEG, --mode per-channel | RGB interleaved        | equalize_hist_color    | nvJPEG
+//   threshold,| YCbCr JPEG -> JPEG                     | RGB interleaved        | (decode only: the gray | CPU
+//   clahe     |                                        |                        | conversion is host-side)|
+//
+// Everything else (other formats in or out, gray or CMYK JPEGs, JPEGs nvJPEG declines) goes through the CPU
+// codecs in the same run. GPU-decoded pixels differ slightly from libjpeg-turbo's (see README.md, "GPU JPEG
+// pipeline"); given the same decoded pixels, the device operations are bit-exact with the CPU backend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codec.hpp"
+#include "imghist/image.hpp"
+#include "nvjpeg_api.hpp"
+
+namespace cli {
+
+struct Item;
+
+/// True when nvJPEG and the CUDA driver load and a CUDA device exists; otherwise `why` says what is missing.
+bool gpu_jpeg_available(std::string* why = nullptr);
+
+/// Default batch: measured on an H200 host (issue notes: 3916 images/s at 64, 4715 at 240 for decode alone).
+/// IMGHIST_GPU_BATCH overrides it (1..1024).
+int gpu_jpeg_batch();
+
+/// IMGHIST_GPU_TRACE=1: one line per batch on stderr with the time of each step (for tuning).
+bool gpu_jpeg_trace();
+void gpu_jpeg_trace_line(const std::string& line);
+
+/// What one decoded image looks like on the device.
+struct GpuDecoded {
+    int width = 0, height = 0;
+    nv::ChromaSubsampling subsampling = nv::kCssUnknown;
+    nv::OutputFormat format = nv::kOutputRGBI;
+    nv::Image image{};        ///< device pointers and pitches
+    int plane_w[3] = {}, plane_h[3] = {};  ///< planar formats: each plane's size
+};
+
+/// One GPU's decoder, encoder and buffers. One object per device worker thread (see for_thread()).
+class GpuJpegEngine {
+public:
+    /// The calling thread's engine for CUDA device `ordinal` (created on first use: context, stream, nvJPEG
+    /// handles). Throws Error(NoDevice) when nvJPEG or the device is unusable.
+    static GpuJpegEngine& for_thread(int ordinal);
+
+    explicit GpuJpegEngine(int ordinal);
+    ~GpuJpegEngine();
+    GpuJpegEngine(const GpuJpegEngine&) = delete;
+    GpuJpegEngine& operator=(const GpuJpegEngine&) = delete;
+
+    int device() const noexcept;
+    nv::Stream stream() const noexcept;
+    /// True when the hardware decoder backend was created on this GPU.
+    bool hardware() const noexcept;
+
+    enum class Outcome : std::uint8_t { Decoded, Failed, Declined };
+    /// Decodes items[i]->jpeg into slot i, using items[i]->jpeg_header (read here when the load stage did not). Failed: items[i]->error names the file and the problem (a corrupt
+    /// file fails alone: a batch that fails is decoded again image by image). Declined: nvJPEG cannot take
+    /// this file (unsupported sampling or coding); the caller decodes it on the CPU instead. The pixel limit
+    /// of `opt` is checked from the header before anything is allocated.
+    std::vector<Outcome> decode(const std::vector<Item*>& items, nv::OutputFormat format, const DecodeOptions& opt);
+    const GpuDecoded& decoded(std::size_t slot) const;
+    /// Device view of plane c of a planar slot, or of the interleaved image (c = 0, 3 channels).
+    imghist::ImageView view(std::size_t slot, int c = 0) const;
+
+    /// Encodes the listed slots (planar: at their stored sampling; interleaved: RGBI/BGRI at 4:2:0, as the CPU
+    /// encoder's defaults) into items[i]->encoded, at the quality the CPU encoder would take
+    /// (jpeg_quality_for: --quality, else the input's estimate from items[i]->jpeg_header.meta, else 90);
+    /// baseline coding only (progressive inputs are left to the CPU path, see take_for_gpu). The metadata is
+    /// added by the store stage (jpeg_with_metadata). A failure sets items[i]->error. Waits for the stream.
+    void encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, const EncodeOptions& opt);
+
+    /// Creates encoder states for `count` images ahead of the first encode (warm-up).
+    void prepare_encoders(std::size_t count);
+    /// Copies an interleaved slot to a host image of its size (RGB stays RGB). Waits for the stream.
+    void download(std::size_t slot, void* host, std::size_t host_pitch);
+    void synchronize();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cli
