@@ -84,6 +84,14 @@ void ensure_output(cv::cuda::GpuMat& dst, int rows, int cols, int type, const ch
          func);
 }
 
+/// The GpuMat behind an InputArray that holds one. _InputArray::getGpuMat() throws "CUDA support is not
+/// enabled" in OpenCV builds without CUDA (Debian's among them), although a GpuMat view of memory someone
+/// else owns is usable there: read the object itself.
+const cv::cuda::GpuMat& gpu_source(cv::InputArray a) {
+    CV_Assert(a.kind() == cv::_InputArray::CUDA_GPU_MAT);
+    return *static_cast<const cv::cuda::GpuMat*>(a.getObj());
+}
+
 /// The GpuMat behind an OutputArray whose source is a GpuMat. A fixed-size destination (an rvalue view) must
 /// already have the output's shape: it cannot be reallocated, as with cv::Mat.
 cv::cuda::GpuMat& gpu_destination(cv::OutputArray dst, int rows, int cols, int type, const char* func) {
@@ -223,8 +231,8 @@ void calcHist(cv::InputArray src_arr, cv::OutputArray hist_arr, int histSize, fl
     const char* func = "gpuhist::calcHist";
     if (src_arr.isGpuMat()) {
         if (!mask_arr.empty() && !mask_arr.isGpuMat()) fail(cv::Error::StsBadArg, "a GpuMat source needs a GpuMat mask", func);
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
-        const cv::cuda::GpuMat mask = mask_arr.empty() ? cv::cuda::GpuMat() : mask_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
+        const cv::cuda::GpuMat mask = mask_arr.empty() ? cv::cuda::GpuMat() : gpu_source(mask_arr);
         calcHist(src, gpu_destination(hist_arr, src.channels(), histSize, CV_32SC1, func), histSize, lowerLevel,
                  upperLevel, mask, stream);
         return;
@@ -282,7 +290,7 @@ void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg 
 void equalizeHist(cv::InputArray src_arr, cv::OutputArray dst_arr, EqualizeMode mode, StreamArg stream) {
     const char* func = "gpuhist::equalizeHist";
     if (src_arr.isGpuMat()) {
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
         equalizeHist(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), mode, stream);
         return;
     }
@@ -338,7 +346,7 @@ double threshold(cv::InputArray src_arr, cv::OutputArray dst_arr, double thresh,
                  StreamArg stream) {
     const char* func = "gpuhist::threshold";
     if (src_arr.isGpuMat()) {
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
         return threshold(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), thresh, maxval, type,
                          stream);
     }
@@ -390,7 +398,7 @@ void stretchContrast(cv::InputArray src_arr, cv::OutputArray dst_arr, double low
                      EqualizeMode mode, StreamArg stream) {
     const char* func = "gpuhist::stretchContrast";
     if (src_arr.isGpuMat()) {
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
         stretchContrast(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), lowPercent, highPercent,
                         mode, stream);
         return;
@@ -420,9 +428,9 @@ void matchHistograms(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& refere
 void matchHistograms(cv::InputArray src_arr, cv::InputArray ref_arr, cv::OutputArray dst_arr, StreamArg stream) {
     const char* func = "gpuhist::matchHistograms";
     if (src_arr.isGpuMat()) {
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
         if (!ref_arr.isGpuMat()) fail(cv::Error::StsBadArg, "a GpuMat source needs a GpuMat reference", func);
-        matchHistograms(src, ref_arr.getGpuMat(), gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), stream);
+        matchHistograms(src, gpu_source(ref_arr), gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), stream);
         return;
     }
     const cv::Mat src = src_arr.getMat();
@@ -432,7 +440,7 @@ void matchHistograms(cv::InputArray src_arr, cv::InputArray ref_arr, cv::OutputA
     cv::Mat ref_host;
     imghist::ImageView ref;
     if (ref_arr.isGpuMat()) {
-        ref_dev = ref_arr.getGpuMat();
+        ref_dev = gpu_source(ref_arr);
         check_reference(src.type(), ref_dev, func);
         ref = imghist::view_of(ref_dev);
     } else {
@@ -486,7 +494,7 @@ std::vector<int> thresholdMultiOtsu(const cv::cuda::GpuMat& src, cv::cuda::GpuMa
 std::vector<int> thresholdMultiOtsu(cv::InputArray src_arr, cv::OutputArray dst_arr, int classes, StreamArg stream) {
     const char* func = "gpuhist::thresholdMultiOtsu";
     if (src_arr.isGpuMat()) {
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
         return thresholdMultiOtsu(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), classes, stream);
     }
     const cv::Mat src = src_arr.getMat();
@@ -518,7 +526,7 @@ void CLAHE::apply(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg 
 void CLAHE::apply(cv::InputArray src_arr, cv::OutputArray dst_arr, StreamArg stream) {
     const char* func = "gpuhist::CLAHE::apply";
     if (src_arr.isGpuMat()) {
-        const cv::cuda::GpuMat src = src_arr.getGpuMat();
+        const cv::cuda::GpuMat src = gpu_source(src_arr);
         apply(src, gpu_destination(dst_arr, src.rows, src.cols, src.type(), func), stream);
         return;
     }

@@ -884,6 +884,11 @@ TEST_CASE("errors reach OpenCV users as cv::Exception with OpenCV's codes", "[fi
         cv::cuda::GpuMat g(4, 16, CV_8UC1, fake, 16), d;
         REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(g, d); }) == cv::Error::GpuNotSupported);
         REQUIRE(cv_error_code([&] { gpuhist::threshold(g, d, 1, 2, cv::THRESH_BINARY); }) == cv::Error::GpuNotSupported);
+        // A GpuMat reaches the InputArray entry points as a view, also where OpenCV has no CUDA (there
+        // _InputArray::getGpuMat() throws StsNotImplemented): a host destination is the caller's error.
+        cv::Mat host_dst;
+        REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(cv::InputArray(g), cv::OutputArray(host_dst)); }) ==
+                cv::Error::StsBadArg);
         BackendScope scope(Backend::Cuda);
         REQUIRE(cv_error_code([&] { gpuhist::equalizeHist(gray, out); }) == cv::Error::GpuNotSupported);
     } else {
