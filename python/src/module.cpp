@@ -121,10 +121,12 @@ class ExternalArray {
 public:
     ExternalArray(std::uintptr_t ptr, std::vector<std::int64_t> shape, py::object strides, const std::string& typestr,
                   bool device, int device_id, py::object owner)
-        : ptr_(ptr), shape_(std::move(shape)), type_(sample_type(typestr, "array")), device_(device),
-          device_id_(device_id), owner_(std::move(owner)) {
+        : ptr_(ptr), shape_(std::move(shape)), counts_(typestr == "<i8"),
+          type_(counts_ ? SampleType::U8 : sample_type(typestr, "array")), device_(device), device_id_(device_id),
+          owner_(std::move(owner)) {
+        // int64 arrays are histogram results (the counts a call writes), never images: see view().
         if (strides.is_none()) {
-            strides_ = compact_strides(shape_, static_cast<std::int64_t>(imghist::sample_size(type_)));
+            strides_ = compact_strides(shape_, counts_ ? 8 : static_cast<std::int64_t>(imghist::sample_size(type_)));
         } else {
             strides_ = strides.cast<std::vector<std::int64_t>>();
             if (strides_.size() != shape_.size())
@@ -179,6 +181,9 @@ public:
     ExternalArray& operator=(const ExternalArray&) = delete;
 
     ImageView view(const char* role) const {
+        if (counts_)
+            fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype i8 (int64 arrays receive counts); "
+                                                             "supported: uint8, uint16, int32, float32");
         ImageView v;
         if (!make_view(reinterpret_cast<const void*>(ptr_), static_cast<int>(shape_.size()), shape_.data(),
                        strides_.data(), type_, device_ ? Location::Device : Location::Host, role, v))
@@ -192,7 +197,7 @@ public:
     bool device() const noexcept { return device_; }
     int device_id() const noexcept { return device_id_; }
     const std::vector<std::int64_t>& shape() const noexcept { return shape_; }
-    std::string typestr() const { return typestr_of(type_); }
+    std::string typestr() const { return counts_ ? "<i8" : typestr_of(type_); }
     std::uintptr_t ptr() const noexcept { return ptr_; }
 
 private:
@@ -209,6 +214,7 @@ private:
 
     std::uintptr_t ptr_ = 0;
     std::vector<std::int64_t> shape_, strides_;
+    bool counts_ = false;  ///< int64 counts (a result), not samples; declared before type_, which depends on it
     SampleType type_ = SampleType::U8;
     bool device_ = false;
     int device_id_ = -1;

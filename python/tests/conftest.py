@@ -57,3 +57,10 @@ def roi_views(img):
         views["column_step"] = img[:, ::2]           # not adjacent: copied
         views["reversed_rows"] = img[::-1]           # negative stride: copied
     return views
+
+
+def cv2_calcHist(*args, **kwargs):
+    """cv2.calcHist's result in the shape imghist.calcHist documents: a (histSize, 1) float32 column, as
+    OpenCV 4 returns it (OpenCV 5's Python bindings return (histSize,); the counts are the same)."""
+    import cv2
+    return cv2.calcHist(*args, **kwargs).reshape(-1, 1)
