@@ -26,6 +26,9 @@ void validate_image(const ImageView& img, const ArgName& name = "image");
 /// The backend a call on `img` runs on: the requested one (Auto: CUDA when a device exists); device images
 /// always run on CUDA. Throws for the CPU backend on a device image and for CUDA without a device.
 Backend resolve_backend(Backend requested, const ImageView& img);
+/// Throws Error(InvalidArgument) unless (width, height, channels) is a shape a DeviceImage can take; shared by
+/// the CUDA build's DeviceImage and the CPU-only build's stand-in, so both refuse the same shapes alike.
+void validate_device_image_shape(int width, int height, int channels);
 /// Validates a mask against its image.
 void validate_mask(const ImageView& mask, const ImageView& img);
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "imghist/error.hpp"
+#include "dispatch.hpp"
 
 namespace imghist {
 
@@ -64,6 +65,11 @@ ImageView ImageView::roi(int x, int y, int w, int h) const {
         v.data = static_cast<const std::uint8_t*>(data) + static_cast<std::size_t>(y) * pitch +
                  static_cast<std::size_t>(x) * pixel_bytes();
     return v;
+}
+
+void detail::validate_device_image_shape(int width, int height, int channels) {
+    if (width < 0 || height < 0 || channels < 1 || channels > 4)
+        throw Error(ErrorCode::InvalidArgument, "DeviceImage: invalid shape (size >= 0, 1..4 channels)");
 }
 
 }  // namespace imghist

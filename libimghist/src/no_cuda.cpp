@@ -73,8 +73,7 @@ DeviceImage& DeviceImage::operator=(DeviceImage&& o) noexcept {
     return *this;
 }
 void DeviceImage::create(int width, int height, SampleType type, int channels) {
-    if (width < 0 || height < 0 || channels < 1 || channels > 4)
-        throw Error(ErrorCode::InvalidArgument, "DeviceImage: invalid shape (size >= 0, 1..4 channels)");
+    detail::validate_device_image_shape(width, height, channels);
     if (width != 0 && height != 0) no_cuda("DeviceImage");
     width_ = width;
     height_ = height;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cuda/common.cuh"
+#include "dispatch.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
 
@@ -127,8 +128,7 @@ DeviceImage& DeviceImage::operator=(DeviceImage&& o) noexcept {
     return *this;
 }
 void DeviceImage::create(int width, int height, SampleType type, int channels) {
-    if (width < 0 || height < 0 || channels < 1 || channels > 4)
-        throw Error(ErrorCode::InvalidArgument, "DeviceImage: invalid shape (size >= 0, 1..4 channels)");
+    detail::validate_device_image_shape(width, height, channels);
     if (ptr_ && width == width_ && height == height_ && type == type_ && channels == channels_) return;
     release();
     width_ = width;
