@@ -210,6 +210,15 @@ std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst,
     if (classes < 2 || classes > kMaxClasses)
         throw Error(ErrorCode::InvalidArgument,
                     "threshold_multiotsu: classes must lie in [2, 5], got " + std::to_string(classes));
+    if (detail::cuda_level_path_u8(src)) {
+        std::vector<int> t;
+        std::uint64_t hist[256];
+        if (detail::cuda_multiotsu_u8(src, dst, classes, t, hist, o.device, o.stream)) return t;
+        t = multiotsu_thresholds(hist, 256, classes);  // the device declined: see cuda_multiotsu_u8
+        const LevelTable table = multiotsu_label_table(t, 256);
+        apply_table(src, dst, &table, o);
+        return t;
+    }
     const Histogram h = detail::level_histogram(src, o);
     std::vector<int> t = multiotsu_thresholds(h.channel(0), levels, classes);
     const LevelTable table = multiotsu_label_table(t, levels);
