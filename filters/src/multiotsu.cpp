@@ -1,5 +1,5 @@
-// imghist filters — multi-level Otsu: scikit-image's threshold_multiotsu, found by a pruned search instead of
-// its exhaustive one (the rule and the pruning argument are stated in filters.hpp and below).
+// imghist filters — multi-level Otsu: scikit-image's threshold_multiotsu, found by a bounded search instead
+// of its exhaustive one, with the same answer (the rule is stated in filters.hpp, the bound below).
 #include <algorithm>
 #include <string>
 
@@ -65,74 +65,87 @@ private:
     std::vector<float>& h_;
 };
 
-/// Finds scikit-image's threshold indices without its exhaustive walk. Each combination's float32 sum F
-/// (m <= 4 additions of non-negative terms) lies within m * 2^-24 * R of its exact sum R. The dynamic program
-/// below computes, in float32 too, for every start level s and number r of thresholds still to place, the
-/// largest sum of the classes covering [s, L-1] (`best`), and so a bound for every prefix of a combination;
-/// its own rounding is of the same order. The first combination reaching the largest F therefore has a
-/// computed bound within a relative 1e-6 of the computed maximum (a margin of about twice the worst case):
-/// the search walks the combinations in scikit-image's (lexicographic) order, skips every prefix whose bound
-/// falls below max * (1 - 2e-6), and evaluates the rest exactly as scikit-image does.
+/// Finds scikit-image's threshold indices without its exhaustive walk, and without any tolerance on the
+/// answer (the CUDA search in cuda/level_kernels.cuh rests on the same argument):
+///   - best(r, s): the largest sum, in double precision, of the H terms of the classes covering [s, L-1]
+///     cut by r more thresholds (a dynamic program), and one combination reaching the largest total. Its
+///     float32 sum F, formed as scikit-image forms it, is a real candidate's value: a lower bound LB of
+///     the maximum F*.
+///   - A combination's F (m <= 4 float32 additions of non-negative terms) is at most (1 + 2^-24)^4 times
+///     the exact sum of its terms, and every completion of a prefix has an exact sum of at most
+///     (prefix + best) (1 + 2^-50). So UB = (prefix + best) (1 + 1e-6) bounds F over the completions, and a
+///     prefix with UB < LB cannot lead to any combination with F >= F*.
+/// The walk visits the remaining combinations in scikit-image's (lexicographic) order with its strict '>',
+/// so it keeps the first maximum, as the exhaustive walk does: every combination it skips has F < F*, and
+/// skipping such combinations cannot change which combination first reaches F*.
 class Search {
 public:
+    static constexpr double kMargin = 1e-6;
+
     Search(const VarianceTable& H, int L, int m) : H_(H), L_(L), m_(m) {
-        // best[r][s]: over thresholds t (each with r' thresholds still to place, itself included, obeying
-        // t <= L - 1 - r'), the largest H sum of the classes covering [s, L-1] cut by r thresholds.
-        best_.assign(static_cast<std::size_t>(m) * (L + 1), -1.f);
+        best_.assign(static_cast<std::size_t>(m + 1) * (L + 1), -1.0);
+        arg_.assign(best_.size(), 0);
         for (int s = 0; s < L; ++s) at(0, s) = H_(s, L - 1);
-        for (int r = 1; r < m; ++r) {
-            const float* next = &at(r - 1, 0);
-            for (int s = 0; s <= L - 1 - r; ++s) at(r, s) = row_max(H_.row(s), next, s, L - 1 - r);
+        for (int r = 1; r <= m; ++r) {
+            const double* next = &at(r - 1, 0);
+            const int s_end = r == m ? 0 : L - 1 - r;  // all r thresholds left: only from level 0
+            for (int s = 0; s <= s_end; ++s) {
+                const float* row = H_.row(s);
+                double b = -1.0;
+                int bt = s;
+                for (int t = s; t <= L - 1 - r; ++t) {
+                    const double v = static_cast<double>(row[t]) + next[t + 1];
+                    if (v > b) {
+                        b = v;
+                        bt = t;
+                    }
+                }
+                at(r, s) = b;
+                arg_[static_cast<std::size_t>(r) * (L_ + 1) + s] = bt;
+            }
         }
-        const float rmax = row_max(H_.row(0), &at(m - 1, 0), 0, L - 1 - m);
-        floor_ = rmax * (1.0f - 2e-6f);
         current_.assign(static_cast<std::size_t>(m), 0);
+        current_[0] = arg_[static_cast<std::size_t>(m) * (L_ + 1)];
+        for (int k = 1; k < m; ++k)
+            current_[static_cast<std::size_t>(k)] =
+                arg_[static_cast<std::size_t>(m - k) * (L_ + 1) + current_[static_cast<std::size_t>(k - 1)] + 1];
+        lb_ = sigma();
         result_.assign(static_cast<std::size_t>(m), 0);
     }
 
     std::vector<int> run() {
-        walk(0, 0, 0.f);
+        walk(0, 0, 0.0);
         return result_;
     }
 
 private:
-    float& at(int r, int s) { return best_[static_cast<std::size_t>(r) * (L_ + 1) + s]; }
+    double& at(int r, int s) { return best_[static_cast<std::size_t>(r) * (L_ + 1) + s]; }
 
-    /// max over t in [t0, t1] of row[t] + next[t + 1], in independent lanes (vectorisable).
-    static float row_max(const float* row, const float* next, int t0, int t1) {
-        constexpr int kLanes = 8;
-        float lane[kLanes];
-        for (float& l : lane) l = -1.f;
-        int t = t0;
-        for (; t + kLanes - 1 <= t1; t += kLanes)
-            for (int k = 0; k < kLanes; ++k) {
-                const float v = row[t + k] + next[t + k + 1];
-                lane[k] = v > lane[k] ? v : lane[k];
-            }
-        float b = -1.f;
-        for (; t <= t1; ++t) b = std::max(b, row[t] + next[t + 1]);
-        for (float l : lane) b = std::max(b, l);
-        return b;
+    /// F of current_, with scikit-image's order of float32 additions: first class + last class, then the
+    /// middle ones.
+    float sigma() const {
+        float f = H_(0, current_[0]) + H_(current_[static_cast<std::size_t>(m_ - 1)] + 1, L_ - 1);
+        for (int i = 0; i + 1 < m_; ++i)
+            f += H_(current_[static_cast<std::size_t>(i)] + 1, current_[static_cast<std::size_t>(i + 1)]);
+        return f;
     }
 
-    void walk(int depth, int start, float prefix) {
+    void walk(int depth, int start, double prefix) {
         if (depth == m_) {
-            // scikit-image's order of float32 additions: first class + last class, then the middle ones.
-            float sigma = H_(0, current_[0]) + H_(current_[static_cast<std::size_t>(m_ - 1)] + 1, L_ - 1);
-            for (int i = 0; i + 1 < m_; ++i)
-                sigma += H_(current_[static_cast<std::size_t>(i)] + 1, current_[static_cast<std::size_t>(i + 1)]);
-            if (sigma > sigma_max_) {
-                sigma_max_ = sigma;
+            const float f = sigma();
+            if (f > sigma_max_) {
+                sigma_max_ = f;
                 result_ = current_;
             }
             return;
         }
         const int remaining = m_ - depth;  // thresholds still to place, this one included
         const float* row = H_.row(start);
-        const float* next = &at(remaining - 1, 0);
+        const double* next = &at(remaining - 1, 0);
+        const double lb = std::max(lb_, static_cast<double>(sigma_max_));
         for (int t = start; t <= L_ - 1 - remaining; ++t) {
-            const float closed = prefix + row[t];
-            if (closed + next[t + 1] < floor_) continue;
+            const double closed = prefix + static_cast<double>(row[t]);
+            if ((closed + next[t + 1]) * (1.0 + kMargin) < lb) continue;
             current_[static_cast<std::size_t>(depth)] = t;
             walk(depth + 1, t + 1, closed);
         }
@@ -140,8 +153,9 @@ private:
 
     const VarianceTable& H_;
     int L_, m_;
-    std::vector<float> best_;
-    float floor_ = 0;
+    std::vector<double> best_;
+    std::vector<int> arg_;
+    double lb_ = 0;
     float sigma_max_ = 0.f;
     std::vector<int> current_, result_;
 };
