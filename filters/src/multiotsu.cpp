@@ -67,14 +67,15 @@ private:
 
 /// Finds scikit-image's threshold indices without its exhaustive walk, and without any tolerance on the
 /// answer (the CUDA search in cuda/level_kernels.cuh rests on the same argument):
-///   - best(r, s): the largest sum, in double precision, of the H terms of the classes covering [s, L-1]
-///     cut by r more thresholds (a dynamic program), and one combination reaching the largest total. Its
-///     float32 sum F, formed as scikit-image forms it, is a real candidate's value: a lower bound LB of
-///     the maximum F*.
+///   - best(r, s): the largest float32 sum of the H terms of the classes covering [s, L-1] cut by r more
+///     thresholds (a dynamic program; r <= 3 additions of non-negative terms, each rounding down by at most
+///     a factor 1 - 2^-24, so best(r, s) >= (1 - 2^-24)^3 times the largest exact sum). Following its
+///     maxima from level 0 gives one combination; its float32 sum F, formed as scikit-image forms it, is a
+///     real candidate's value: a lower bound LB of the maximum F*.
 ///   - A combination's F (m <= 4 float32 additions of non-negative terms) is at most (1 + 2^-24)^4 times
-///     the exact sum of its terms, and every completion of a prefix has an exact sum of at most
-///     (prefix + best) (1 + 2^-50). So UB = (prefix + best) (1 + 1e-6) bounds F over the completions, and a
-///     prefix with UB < LB cannot lead to any combination with F >= F*.
+///     the exact sum of its terms. With the prefix summed in double precision, every completion of a prefix
+///     therefore has F <= (prefix + best) (1 + 2^-24)^4 / (1 - 2^-24)^3 (1 + 2^-50) < (prefix + best) (1 + 1e-6)
+///     =: UB, and a prefix with UB < LB cannot lead to any combination with F >= F*.
 /// The walk visits the remaining combinations in scikit-image's (lexicographic) order with its strict '>',
 /// so it keeps the first maximum, as the exhaustive walk does: every combination it skips has F < F*, and
 /// skipping such combinations cannot change which combination first reaches F*.
@@ -83,32 +84,29 @@ public:
     static constexpr double kMargin = 1e-6;
 
     Search(const VarianceTable& H, int L, int m) : H_(H), L_(L), m_(m) {
-        best_.assign(static_cast<std::size_t>(m + 1) * (L + 1), -1.0);
-        arg_.assign(best_.size(), 0);
+        best_.assign(static_cast<std::size_t>(m) * (L + 1), -1.f);
         for (int s = 0; s < L; ++s) at(0, s) = H_(s, L - 1);
-        for (int r = 1; r <= m; ++r) {
-            const double* next = &at(r - 1, 0);
-            const int s_end = r == m ? 0 : L - 1 - r;  // all r thresholds left: only from level 0
-            for (int s = 0; s <= s_end; ++s) {
-                const float* row = H_.row(s);
-                double b = -1.0;
-                int bt = s;
-                for (int t = s; t <= L - 1 - r; ++t) {
-                    const double v = static_cast<double>(row[t]) + next[t + 1];
-                    if (v > b) {
-                        b = v;
-                        bt = t;
-                    }
-                }
-                at(r, s) = b;
-                arg_[static_cast<std::size_t>(r) * (L_ + 1) + s] = bt;
-            }
+        for (int r = 1; r < m; ++r) {
+            const float* next = &at(r - 1, 0);
+            for (int s = 0; s <= L - 1 - r; ++s) at(r, s) = row_max(H_.row(s), next, s, L - 1 - r);
         }
+        // One combination along the maxima: t_k maximises H(s, t) + best(r - 1, t + 1) from s = t_(k-1) + 1.
         current_.assign(static_cast<std::size_t>(m), 0);
-        current_[0] = arg_[static_cast<std::size_t>(m) * (L_ + 1)];
-        for (int k = 1; k < m; ++k)
-            current_[static_cast<std::size_t>(k)] =
-                arg_[static_cast<std::size_t>(m - k) * (L_ + 1) + current_[static_cast<std::size_t>(k - 1)] + 1];
+        int s = 0;
+        for (int k = 0; k < m; ++k) {
+            const int r = m - k;  // thresholds still to place, this one included
+            const float* row = H_.row(s);
+            const float* next = &at(r - 1, 0);
+            float b = -1.f;
+            int bt = s;
+            for (int t = s; t <= L - 1 - r; ++t)
+                if (row[t] + next[t + 1] > b) {
+                    b = row[t] + next[t + 1];
+                    bt = t;
+                }
+            current_[static_cast<std::size_t>(k)] = bt;
+            s = bt + 1;
+        }
         lb_ = sigma();
         result_.assign(static_cast<std::size_t>(m), 0);
     }
@@ -119,7 +117,24 @@ public:
     }
 
 private:
-    double& at(int r, int s) { return best_[static_cast<std::size_t>(r) * (L_ + 1) + s]; }
+    float& at(int r, int s) { return best_[static_cast<std::size_t>(r) * (L_ + 1) + s]; }
+
+    /// max over t in [t0, t1] of row[t] + next[t + 1], in independent lanes (vectorisable).
+    static float row_max(const float* row, const float* next, int t0, int t1) {
+        constexpr int kLanes = 8;
+        float lane[kLanes];
+        for (float& l : lane) l = -1.f;
+        int t = t0;
+        for (; t + kLanes - 1 <= t1; t += kLanes)
+            for (int k = 0; k < kLanes; ++k) {
+                const float v = row[t + k] + next[t + k + 1];
+                lane[k] = v > lane[k] ? v : lane[k];
+            }
+        float b = -1.f;
+        for (; t <= t1; ++t) b = std::max(b, row[t] + next[t + 1]);
+        for (float l : lane) b = std::max(b, l);
+        return b;
+    }
 
     /// F of current_, with scikit-image's order of float32 additions: first class + last class, then the
     /// middle ones.
@@ -141,11 +156,11 @@ private:
         }
         const int remaining = m_ - depth;  // thresholds still to place, this one included
         const float* row = H_.row(start);
-        const double* next = &at(remaining - 1, 0);
+        const float* next = &at(remaining - 1, 0);
         const double lb = std::max(lb_, static_cast<double>(sigma_max_));
         for (int t = start; t <= L_ - 1 - remaining; ++t) {
             const double closed = prefix + static_cast<double>(row[t]);
-            if ((closed + next[t + 1]) * (1.0 + kMargin) < lb) continue;
+            if ((closed + static_cast<double>(next[t + 1])) * (1.0 + kMargin) < lb) continue;
             current_[static_cast<std::size_t>(depth)] = t;
             walk(depth + 1, t + 1, closed);
         }
@@ -153,8 +168,7 @@ private:
 
     const VarianceTable& H_;
     int L_, m_;
-    std::vector<double> best_;
-    std::vector<int> arg_;
+    std::vector<float> best_;
     double lb_ = 0;
     float sigma_max_ = 0.f;
     std::vector<int> current_, result_;
