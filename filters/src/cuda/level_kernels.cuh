@@ -212,9 +212,13 @@ __host__ __device__ constexpr std::size_t multiotsu_smem_bytes() {
 
 __device__ __forceinline__ int tri_offset(int i, int L) { return i * L - (i * (i - 1)) / 2; }
 
+/// `out` (device memory) is read by the label pass; `host_out` and `host_counts` are page-locked host memory
+/// the device writes directly, for the caller after its wait (the counts for the host search when the
+/// device declines).
 template <class Count>
 __global__ void __launch_bounds__(kMultiOtsuThreads)
-    multiotsu_kernel(const Count* __restrict__ counts, int classes, MultiOtsuResult* __restrict__ out) {
+    multiotsu_kernel(const Count* __restrict__ counts, int classes, MultiOtsuResult* __restrict__ out,
+                     MultiOtsuResult* __restrict__ host_out, unsigned int* __restrict__ host_counts) {
     extern __shared__ unsigned char smem[];
     float* H = reinterpret_cast<float*>(smem);
     double* best = reinterpret_cast<double*>(smem + sizeof(float) * (256 * 257 / 2));  // 131584 bytes: 8-byte aligned
@@ -232,6 +236,7 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     const int m = classes - 1;
 
     const unsigned long long h = t < 256 ? static_cast<unsigned long long>(counts[t]) : 0ull;
+    if (t < 256) host_counts[t] = static_cast<unsigned int>(h);
     if (t == 0) {
         lo_s = 256;
         hi_s = -1;
@@ -252,10 +257,13 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
         // Too few values (the host raises scikit-image's error) or exactly `classes` of them: the lowest
         // classes - 1 levels, as scikit-image's np.flatnonzero(prob)[:-1].
         if (t == 0) {
-            out->status = distinct < classes ? kMultiOtsuTooFew : kMultiOtsuDone;
+            MultiOtsuResult r{};
+            r.status = distinct < classes ? kMultiOtsuTooFew : kMultiOtsuDone;
             int k = 0;
             for (int v = 0; v < 256 && k < m; ++v)
-                if (counts[v] != 0) out->thresholds[k++] = v;
+                if (counts[v] != 0) r.thresholds[k++] = v;
+            *out = r;
+            *host_out = r;
         }
         return;
     }
@@ -264,14 +272,33 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     if (t < L) P[t] = static_cast<float>(static_cast<double>(counts[lo + t]) / static_cast<double>(total));
     __syncthreads();
     if (t == 0) {
-        float p = P[0], s = P[0];  // (sic) scikit-image starts the first moment at p[0]
-        S[0] = s;
-        for (int i = 1; i < L; ++i) {
-            const float pi = P[i];
-            p = p + pi;
-            s = s + static_cast<float>(i) * pi;
-            P[i] = p;
-            S[i] = s;
+        // Sequential, as scikit-image sums; operands are read in chunks ahead of the arithmetic so that no
+        // shared-memory round trip sits on the dependency chain (as in otsu256_kernel).
+        constexpr int kChunk = 16;
+        float p = 0.f, s = 0.f;
+        for (int i0 = 0; i0 < L; i0 += kChunk) {
+            float pc[kChunk], sc[kChunk];
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) pc[k] = i0 + k < L ? P[i0 + k] : 0.f;
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                const int i = i0 + k;
+                if (i == 0) {
+                    p = pc[0];
+                    s = pc[0];  // (sic) scikit-image starts the first moment at p[0]
+                } else {
+                    s = s + static_cast<float>(i) * pc[k];
+                    p = p + pc[k];
+                }
+                pc[k] = p;
+                sc[k] = s;
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k)
+                if (i0 + k < L) {
+                    P[i0 + k] = pc[k];
+                    S[i0 + k] = sc[k];
+                }
         }
     }
     __syncthreads();
@@ -395,12 +422,15 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
         std::uint32_t bk = 0xFFFFFFFFu;
         for (int w = 0; w < nwarps; ++w)
             if (wf[w] > bf || (wf[w] == bf && wk[w] < bk)) { bf = wf[w]; bk = wk[w]; }
+        MultiOtsuResult r{};
         if (overflow || bf <= 0.f) {
-            out->status = kMultiOtsuOverflow;
+            r.status = kMultiOtsuOverflow;
         } else {
-            out->status = kMultiOtsuDone;
-            for (int i = 0; i < m; ++i) out->thresholds[i] = lo + static_cast<int>((bk >> (24 - 8 * i)) & 0xFFu);
+            r.status = kMultiOtsuDone;
+            for (int i = 0; i < m; ++i) r.thresholds[i] = lo + static_cast<int>((bk >> (24 - 8 * i)) & 0xFFu);
         }
+        *out = r;
+        *host_out = r;
     }
 }
 

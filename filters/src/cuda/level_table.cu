@@ -274,21 +274,18 @@ bool cuda_multiotsu_u8(const ImageView& src, const ImageView& dst, int classes, 
         ws.multiotsu_smem = true;
     }
     auto* result = ws.result.as<kernels::MultiOtsuResult>();
-    kernels::multiotsu_kernel<unsigned int>
-        <<<1, kernels::kMultiOtsuThreads, smem, cu(stream)>>>(ws.source.as<unsigned int>(), classes, result);
+    auto* host_result = ws.host.as<kernels::MultiOtsuResult>();
+    auto* host_counts = reinterpret_cast<unsigned int*>(ws.host.as<std::uint8_t>() + sizeof(kernels::MultiOtsuResult));
+    kernels::multiotsu_kernel<unsigned int><<<1, kernels::kMultiOtsuThreads, smem, cu(stream)>>>(
+        ws.source.as<unsigned int>(), classes, result, host_result, host_counts);
     LEVELS_LAUNCHED("multiotsu_kernel");
     kernels::LevelArgs<unsigned int> a{};
     a.result = result;
     a.classes = classes;
     launch_level_apply<kernels::LevelOp::Labels>(src, dst, a, stream);
-    auto* host = ws.host.as<std::uint8_t>();
-    LEVELS_CUDA(cudaMemcpyAsync(host, result, sizeof(kernels::MultiOtsuResult), cudaMemcpyDeviceToHost, cu(stream)));
-    LEVELS_CUDA(cudaMemcpyAsync(host + sizeof(kernels::MultiOtsuResult), ws.source.data(), 256 * sizeof(unsigned int),
-                                cudaMemcpyDeviceToHost, cu(stream)));
     LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
-    kernels::MultiOtsuResult r;
-    std::memcpy(&r, host, sizeof r);
-    const auto* counts = reinterpret_cast<const unsigned int*>(host + sizeof(kernels::MultiOtsuResult));
+    const kernels::MultiOtsuResult r = *host_result;
+    const unsigned int* counts = host_counts;
     for (int v = 0; v < 256; ++v) hist[v] = counts[v];
     if (r.status != kernels::kMultiOtsuDone) return false;
     thresholds.assign(r.thresholds, r.thresholds + (classes - 1));
