@@ -182,15 +182,15 @@ __global__ void level_apply_kernel(Span2D s, const __grid_constant__ LevelArgs<T
 // replaced by a bound that provably keeps every combination that could be the first maximum.
 //   1. The variance table H (float32, scikit-image's arithmetic, see multiotsu.cpp) over the trimmed
 //      histogram of L <= 256 levels, upper triangle in shared memory.
-//   2. best[r][s]: the largest sum, in double precision, of the H terms of the classes covering [s, L-1]
-//      cut by r more thresholds (a dynamic program over the triangle), and one combination reaching the
-//      largest total; its float32 sum in scikit-image's order is a real candidate's value, so a lower
-//      bound LB of the maximum F*.
+//   2. best[r][s]: the largest float32 sum of the H terms of the classes covering [s, L-1] cut by r more
+//      thresholds (a dynamic program over the triangle), and one combination along its maxima; that
+//      combination's float32 sum in scikit-image's order is a real candidate's value, so a lower bound LB
+//      of the maximum F*.
 //   3. A combination's float32 sum F (m <= 4 additions of non-negative terms) is at most (1 + 2^-24)^4 times
-//      the exact sum of its terms, and a prefix's exact completion sums are at most its double-precision
-//      bound (1 + 2^-50 relative). So UB = (prefix + best) * (1 + 1e-6) bounds F of every completion, and
-//      a prefix with UB < LB has no completion with F >= LB >= F*: dropping it cannot drop the first
-//      maximum. The survivors are expanded level by level (a frontier in shared memory) and every complete
+//      the exact sum of its terms; best[r][s] is at least (1 - 2^-24)^3 times the largest exact completion
+//      sum, and prefixes are summed in double precision. So UB = (prefix + best) * (1 + 1e-6) bounds F of
+//      every completion (multiotsu.cpp's Search states the same bound), and a prefix with UB < LB has no
+//      completion with F >= LB >= F*: dropping it cannot drop the first maximum. The survivors are expanded level by level (a frontier in shared memory) and every complete
 //      survivor's F is evaluated exactly as scikit-image does; the winner is the largest F, and among equal
 //      F the lexicographically smallest thresholds — scikit-image's strict '>' over its lexicographic walk.
 // When the frontier would overflow (many near-equal candidates, e.g. sparse histograms whose empty runs
@@ -204,8 +204,7 @@ constexpr double kMultiOtsuMargin = 1e-6;
 /// Dynamic shared memory of multiotsu_kernel, in bytes.
 __host__ __device__ constexpr std::size_t multiotsu_smem_bytes() {
     return sizeof(float) * (256 * 257 / 2)            // H, upper triangle
-           + sizeof(double) * 4 * 257                  // best[r][s]
-           + sizeof(int) * 4 * 257                     // argmax of best
+           + sizeof(float) * 4 * 257                   // best[r][s]
            + sizeof(float) * 2 * 256                   // P, S
            + sizeof(std::uint32_t) * 2 * kMultiOtsuFrontier;
 }
@@ -221,9 +220,8 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
                      MultiOtsuResult* __restrict__ host_out, unsigned int* __restrict__ host_counts) {
     extern __shared__ unsigned char smem[];
     float* H = reinterpret_cast<float*>(smem);
-    double* best = reinterpret_cast<double*>(smem + sizeof(float) * (256 * 257 / 2));  // 131584 bytes: 8-byte aligned
-    int* arg = reinterpret_cast<int*>(best + 4 * 257);
-    float* P = reinterpret_cast<float*>(arg + 4 * 257);
+    float* best = H + 256 * 257 / 2;  // best[r * 257 + s]
+    float* P = best + 4 * 257;
     float* S = P + 256;
     std::uint32_t* front[2] = {reinterpret_cast<std::uint32_t*>(S + 256),
                                reinterpret_cast<std::uint32_t*>(S + 256) + kMultiOtsuFrontier};
@@ -315,43 +313,50 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     __syncthreads();
     auto Hat = [&](int i, int j) { return H[tri_offset(i, L) + (j - i)]; };
 
-    // 2. Upper bounds of every completion, in double precision: best[r][s], r thresholds still to place.
+    // 2. The bound of every completion: best[r][s], r thresholds still to place (float32, as Search does).
     for (int s = t; s < L; s += blockDim.x) best[s] = Hat(s, L - 1);
     __syncthreads();
-    for (int r = 1; r <= m; ++r) {
-        // r == m is only needed at s == 0 (the first class starts at level 0).
-        const int s_end = r == m ? 0 : L - 1 - r;
-        for (int s = warp; s <= s_end; s += nwarps) {
-            double bv = -1.0;
-            int bt = s;
-            for (int u = s + lane; u <= L - 1 - r; u += 32) {
-                const double v = static_cast<double>(Hat(s, u)) + best[(r - 1) * 257 + u + 1];
-                if (v > bv) { bv = v; bt = u; }
-            }
+    for (int r = 1; r < m; ++r) {
+        const float* next = best + (r - 1) * 257;
+        for (int s = warp; s <= L - 1 - r; s += nwarps) {
+            const float* row = H + tri_offset(s, L) - s;  // row[u] = H(s, u)
+            float b = -1.f;
+            for (int u = s + lane; u <= L - 1 - r; u += 32) b = fmaxf(b, row[u] + next[u + 1]);
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                const double ov = __shfl_down_sync(0xFFFFFFFFu, bv, o);
-                const int ot = __shfl_down_sync(0xFFFFFFFFu, bt, o);
-                if (ov > bv) { bv = ov; bt = ot; }
-            }
-            if (lane == 0) {
-                best[r * 257 + s] = bv;
-                arg[r * 257 + s] = bt;
-            }
+            for (int o = 16; o > 0; o >>= 1) b = fmaxf(b, __shfl_down_sync(0xFFFFFFFFu, b, o));
+            if (lane == 0) best[r * 257 + s] = b;
         }
         __syncthreads();
     }
-    // LB: the float32 sum, in scikit-image's order, of the combination the dynamic program found.
+    // LB: the float32 sum, in scikit-image's order, of the combination along the maxima (one warp).
     auto F = [&](const int* c) {
         float sigma = Hat(0, c[0]) + Hat(c[m - 1] + 1, L - 1);
         for (int i = 0; i + 1 < m; ++i) sigma += Hat(c[i] + 1, c[i + 1]);
         return sigma;
     };
-    if (t == 0) {
-        int c[4];
-        c[0] = arg[m * 257 + 0];
-        for (int k = 1; k < m; ++k) c[k] = arg[(m - k) * 257 + c[k - 1] + 1];
-        lb_s = F(c);
+    if (warp == 0) {
+        int c[4] = {0, 0, 0, 0};
+        int s = 0;
+        for (int k = 0; k < m; ++k) {
+            const int r = m - k;  // thresholds still to place, this one included
+            const float* row = H + tri_offset(s, L) - s;
+            const float* next = best + (r - 1) * 257;
+            float b = -1.f;
+            int bt = s;
+            for (int u = s + lane; u <= L - 1 - r; u += 32) {
+                const float v = row[u] + next[u + 1];
+                if (v > b) { b = v; bt = u; }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                const float ob = __shfl_down_sync(0xFFFFFFFFu, b, o);
+                const int ot = __shfl_down_sync(0xFFFFFFFFu, bt, o);
+                if (ob > b || (ob == b && ot < bt)) { b = ob; bt = ot; }
+            }
+            c[k] = __shfl_sync(0xFFFFFFFFu, bt, 0);
+            s = c[k] + 1;
+        }
+        if (lane == 0) lb_s = F(c);
     }
     __syncthreads();
     const double lb = lb_s;
@@ -371,7 +376,7 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     auto bound = [&](const int* c, int k) {  // prefix c[0..k-1], k < m thresholds placed
         double sum = Hat(0, c[0]);
         for (int i = 0; i + 1 < k; ++i) sum += Hat(c[i] + 1, c[i + 1]);
-        return (sum + best[(m - k) * 257 + c[k - 1] + 1]) * (1.0 + kMultiOtsuMargin);
+        return (sum + static_cast<double>(best[(m - k) * 257 + c[k - 1] + 1])) * (1.0 + kMultiOtsuMargin);
     };
     auto push = [&](int buf, const int* c, int k) {
         std::uint32_t key = 0;
