@@ -261,6 +261,12 @@ void stretch(Image& img, const StretchParams& p, const Device& dev) {
         swap_red_blue(img);
         return;
     }
+    if (img.channels() == 1) {
+        // Gray: the library's operation on the image itself (no copy; one histogram, one table pass).
+        imghist::stretch_contrast(img.view(), img.view(), p.low, p.high, imghist::StretchMode::PerChannel,
+                                  filter_options(dev));
+        return;
+    }
     if (colour_channels(img) == 1) {
         const Image gray = to_gray(img);
         const imghist::Histogram h = imghist::calcHist(gray.view(), level_spec(img.depth()), dev.options());
