@@ -37,7 +37,8 @@
 //   - Device views always run on CUDA. The work is enqueued on FilterOptions::stream and the call returns
 //     without waiting (histogram -> table -> apply all stay on the device; nothing is copied to the host
 //     and no stream or device is synchronised). Exception: threshold() with an automatic threshold and
-//     no `computed` output, which must wait for the value it returns (it waits on its stream only).
+//     no `computed` output, which must wait for the value it returns (it waits on its stream only);
+//     likewise threshold_multiotsu, and the level-table operations on u16 images (see their section below).
 //   - Host views run on the backend chosen by FilterOptions::backend (Auto: CUDA when a device exists).
 //     On CUDA the image is streamed through pinned staging buffers in chunks, so that host copies overlap
 //     the PCIe transfers (host images that are already page-locked are copied directly, without staging);
