@@ -2,6 +2,8 @@
 //
 // Every kernel takes its geometry by value and loops grid-stride, so grids are sized for occupancy, not for
 // the image. Arithmetic that must match OpenCV comes from filter_math.hpp (compiled with --fmad=false).
+// level_table.cu includes this header too (for the table pass and the block scans), so the kernels that
+// are not templates are static.
 #pragma once
 
 #include <cuda_runtime.h>
