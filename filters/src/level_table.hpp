@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "imghist/filters.hpp"
 #include "imghist/histogram.hpp"
@@ -28,5 +29,26 @@ void cuda_apply_table16(const ImageView& src, const ImageView& dst, const LevelT
                         Stream stream);
 /// Luma histogram of a device BGR(A) image into `hist` (host, levels entries); waits for `stream`.
 void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, Stream stream);
+
+
+// 8-bit device images, whole operation on the device: the histogram, then one apply kernel whose blocks
+// derive the tables from the counts themselves (no host round trip; asynchronous on `stream`).
+/// True when src takes these paths: a device view of u8 samples with fewer than 2^32 pixels (32-bit counts).
+bool cuda_level_path_u8(const ImageView& src);
+/// stretch_table for every channel (luma: one table from the luma histogram for B, G, R; alpha copied);
+/// q_lo = low_percent / 100, q_hi = (100 - high_percent) / 100, rounded as stretch_table rounds them.
+void cuda_stretch_u8(const ImageView& src, const ImageView& dst, double q_lo, double q_hi, bool luma, int device,
+                     Stream stream);
+/// match_table per channel against a device reference image (same channels) or a host target histogram
+/// (1 or src.channels channels of 256 non-empty bins) — exactly one of the two is non-null.
+void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histogram* target, const ImageView& dst,
+                   int device, Stream stream);
+/// Multi-Otsu of a 1-channel image: histogram, the search on the device, the label pass; waits for the
+/// stream. Returns true with `thresholds` set when the device found them; false when the host must run
+/// multiotsu_thresholds on `hist` (256 counts, filled either way) and apply the labels itself (the device
+/// then wrote nothing to dst): too few distinct values (the host raises the error) or too many
+/// near-equal candidates for the device's search.
+bool cuda_multiotsu_u8(const ImageView& src, const ImageView& dst, int classes, std::vector<int>& thresholds,
+                       std::uint64_t* hist, int device, Stream stream);
 
 }  // namespace imghist::detail

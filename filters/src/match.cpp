@@ -73,6 +73,10 @@ void match_histograms(const ImageView& src, const ImageView& reference, const Im
                     "match_histograms: the reference must have the image's sample type and channel count (" +
                         std::to_string(src.channels) + " channels)");
     detail::level_count(src.type, "match_histograms");
+    if (detail::cuda_level_path_u8(src) && detail::cuda_level_path_u8(reference)) {
+        detail::cuda_match_u8(src, &reference, nullptr, dst, o.device, o.stream);
+        return;
+    }
     FilterOptions ro = o;
     if (reference.location != src.location) ro.backend = Backend::Auto;  // each image on its own side
     const Histogram target = detail::level_histogram(reference, ro);
@@ -88,6 +92,15 @@ void match_histogram(const ImageView& src, const ImageView& dst, const Histogram
     if (target.channels != 1 && target.channels != src.channels)
         throw Error(ErrorCode::InvalidArgument,
                     "match_histogram: the target histogram must have 1 or " + std::to_string(src.channels) + " channels");
+    if (detail::cuda_level_path_u8(src)) {
+        for (int c = 0; c < target.channels; ++c) {
+            std::uint64_t m = 0;
+            for (int v = 0; v < levels; ++v) m += target.channel(c)[v];
+            if (m == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the target histogram is empty");
+        }
+        detail::cuda_match_u8(src, nullptr, &target, dst, o.device, o.stream);
+        return;
+    }
     apply_matching(src, dst, target, target.channels, o);
 }
 

@@ -1,5 +1,5 @@
-// imghist filters — multi-level Otsu: scikit-image's threshold_multiotsu, found by a pruned search instead of
-// its exhaustive one (the rule and the pruning argument are stated in filters.hpp and below).
+// imghist filters — multi-level Otsu: scikit-image's threshold_multiotsu, found by a bounded search instead
+// of its exhaustive one, with the same answer (the rule is stated in filters.hpp, the bound below).
 #include <algorithm>
 #include <string>
 
@@ -65,33 +65,54 @@ private:
     std::vector<float>& h_;
 };
 
-/// Finds scikit-image's threshold indices without its exhaustive walk. Each combination's float32 sum F
-/// (m <= 4 additions of non-negative terms) lies within m * 2^-24 * R of its exact sum R. The dynamic program
-/// below computes, in float32 too, for every start level s and number r of thresholds still to place, the
-/// largest sum of the classes covering [s, L-1] (`best`), and so a bound for every prefix of a combination;
-/// its own rounding is of the same order. The first combination reaching the largest F therefore has a
-/// computed bound within a relative 1e-6 of the computed maximum (a margin of about twice the worst case):
-/// the search walks the combinations in scikit-image's (lexicographic) order, skips every prefix whose bound
-/// falls below max * (1 - 2e-6), and evaluates the rest exactly as scikit-image does.
+/// Finds scikit-image's threshold indices without its exhaustive walk, and without any tolerance on the
+/// answer (the CUDA search in cuda/level_kernels.cuh rests on the same argument):
+///   - best(r, s): the largest float32 sum of the H terms of the classes covering [s, L-1] cut by r more
+///     thresholds (a dynamic program; r <= 3 additions of non-negative terms, each rounding down by at most
+///     a factor 1 - 2^-24, so best(r, s) >= (1 - 2^-24)^3 times the largest exact sum). Following its
+///     maxima from level 0 gives one combination; its float32 sum F, formed as scikit-image forms it, is a
+///     real candidate's value: a lower bound LB of the maximum F*.
+///   - A combination's F (m <= 4 float32 additions of non-negative terms) is at most (1 + 2^-24)^4 times
+///     the exact sum of its terms. With the prefix summed in double precision, every completion of a prefix
+///     therefore has F <= (prefix + best) (1 + 2^-24)^4 / (1 - 2^-24)^3 (1 + 2^-50) < (prefix + best) (1 + 1e-6)
+///     =: UB, and a prefix with UB < LB cannot lead to any combination with F >= F*.
+/// The walk visits the remaining combinations in scikit-image's (lexicographic) order with its strict '>',
+/// so it keeps the first maximum, as the exhaustive walk does: every combination it skips has F < F*, and
+/// skipping such combinations cannot change which combination first reaches F*.
 class Search {
 public:
+    static constexpr double kMargin = 1e-6;
+
     Search(const VarianceTable& H, int L, int m) : H_(H), L_(L), m_(m) {
-        // best[r][s]: over thresholds t (each with r' thresholds still to place, itself included, obeying
-        // t <= L - 1 - r'), the largest H sum of the classes covering [s, L-1] cut by r thresholds.
         best_.assign(static_cast<std::size_t>(m) * (L + 1), -1.f);
         for (int s = 0; s < L; ++s) at(0, s) = H_(s, L - 1);
         for (int r = 1; r < m; ++r) {
             const float* next = &at(r - 1, 0);
             for (int s = 0; s <= L - 1 - r; ++s) at(r, s) = row_max(H_.row(s), next, s, L - 1 - r);
         }
-        const float rmax = row_max(H_.row(0), &at(m - 1, 0), 0, L - 1 - m);
-        floor_ = rmax * (1.0f - 2e-6f);
+        // One combination along the maxima: t_k maximises H(s, t) + best(r - 1, t + 1) from s = t_(k-1) + 1.
         current_.assign(static_cast<std::size_t>(m), 0);
+        int s = 0;
+        for (int k = 0; k < m; ++k) {
+            const int r = m - k;  // thresholds still to place, this one included
+            const float* row = H_.row(s);
+            const float* next = &at(r - 1, 0);
+            float b = -1.f;
+            int bt = s;
+            for (int t = s; t <= L - 1 - r; ++t)
+                if (row[t] + next[t + 1] > b) {
+                    b = row[t] + next[t + 1];
+                    bt = t;
+                }
+            current_[static_cast<std::size_t>(k)] = bt;
+            s = bt + 1;
+        }
+        lb_ = sigma();
         result_.assign(static_cast<std::size_t>(m), 0);
     }
 
     std::vector<int> run() {
-        walk(0, 0, 0.f);
+        walk(0, 0, 0.0);
         return result_;
     }
 
@@ -115,14 +136,20 @@ private:
         return b;
     }
 
-    void walk(int depth, int start, float prefix) {
+    /// F of current_, with scikit-image's order of float32 additions: first class + last class, then the
+    /// middle ones.
+    float sigma() const {
+        float f = H_(0, current_[0]) + H_(current_[static_cast<std::size_t>(m_ - 1)] + 1, L_ - 1);
+        for (int i = 0; i + 1 < m_; ++i)
+            f += H_(current_[static_cast<std::size_t>(i)] + 1, current_[static_cast<std::size_t>(i + 1)]);
+        return f;
+    }
+
+    void walk(int depth, int start, double prefix) {
         if (depth == m_) {
-            // scikit-image's order of float32 additions: first class + last class, then the middle ones.
-            float sigma = H_(0, current_[0]) + H_(current_[static_cast<std::size_t>(m_ - 1)] + 1, L_ - 1);
-            for (int i = 0; i + 1 < m_; ++i)
-                sigma += H_(current_[static_cast<std::size_t>(i)] + 1, current_[static_cast<std::size_t>(i + 1)]);
-            if (sigma > sigma_max_) {
-                sigma_max_ = sigma;
+            const float f = sigma();
+            if (f > sigma_max_) {
+                sigma_max_ = f;
                 result_ = current_;
             }
             return;
@@ -130,9 +157,10 @@ private:
         const int remaining = m_ - depth;  // thresholds still to place, this one included
         const float* row = H_.row(start);
         const float* next = &at(remaining - 1, 0);
+        const double lb = std::max(lb_, static_cast<double>(sigma_max_));
         for (int t = start; t <= L_ - 1 - remaining; ++t) {
-            const float closed = prefix + row[t];
-            if (closed + next[t + 1] < floor_) continue;
+            const double closed = prefix + static_cast<double>(row[t]);
+            if ((closed + static_cast<double>(next[t + 1])) * (1.0 + kMargin) < lb) continue;
             current_[static_cast<std::size_t>(depth)] = t;
             walk(depth + 1, t + 1, closed);
         }
@@ -141,7 +169,7 @@ private:
     const VarianceTable& H_;
     int L_, m_;
     std::vector<float> best_;
-    float floor_ = 0;
+    double lb_ = 0;
     float sigma_max_ = 0.f;
     std::vector<int> current_, result_;
 };
@@ -210,6 +238,15 @@ std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst,
     if (classes < 2 || classes > kMaxClasses)
         throw Error(ErrorCode::InvalidArgument,
                     "threshold_multiotsu: classes must lie in [2, 5], got " + std::to_string(classes));
+    if (detail::cuda_level_path_u8(src)) {
+        std::vector<int> t;
+        std::uint64_t hist[256];
+        if (detail::cuda_multiotsu_u8(src, dst, classes, t, hist, o.device, o.stream)) return t;
+        t = multiotsu_thresholds(hist, 256, classes);  // the device declined: see cuda_multiotsu_u8
+        const LevelTable table = multiotsu_label_table(t, 256);
+        apply_table(src, dst, &table, o);
+        return t;
+    }
     const Histogram h = detail::level_histogram(src, o);
     std::vector<int> t = multiotsu_thresholds(h.channel(0), levels, classes);
     const LevelTable table = multiotsu_label_table(t, levels);

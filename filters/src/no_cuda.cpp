@@ -32,5 +32,15 @@ int* cuda_pinned_int(int, Stream) { no_cuda("pinned memory"); }
 void cuda_release_workspaces() noexcept {}
 void cuda_apply_table16(const ImageView&, const ImageView&, const LevelTable*, int, Stream) { no_cuda("apply_table"); }
 void cuda_luma_histogram(const ImageView&, std::uint64_t*, int, Stream) { no_cuda("luma histogram"); }
+bool cuda_level_path_u8(const ImageView&) { return false; }
+void cuda_stretch_u8(const ImageView&, const ImageView&, double, double, bool, int, Stream) {
+    no_cuda("stretch_contrast");
+}
+void cuda_match_u8(const ImageView&, const ImageView*, const Histogram*, const ImageView&, int, Stream) {
+    no_cuda("histogram matching");
+}
+bool cuda_multiotsu_u8(const ImageView&, const ImageView&, int, std::vector<int>&, std::uint64_t*, int, Stream) {
+    no_cuda("threshold_multiotsu");
+}
 
 }  // namespace imghist::detail

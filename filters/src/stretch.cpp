@@ -87,8 +87,17 @@ void stretch_contrast(const ImageView& src, const ImageView& dst, double low_per
         throw Error(ErrorCode::InvalidArgument, "stretch_contrast: unknown mode");
     check_percent(low_percent, "low");
     check_percent(high_percent, "high");
+    if (low_percent + high_percent > 100.0)
+        throw Error(ErrorCode::InvalidArgument, "contrast stretch: low + high percent exceed 100");
+    const bool luma = mode == StretchMode::Luma && src.channels >= 3;
+    if (detail::cuda_level_path_u8(src)) {
+        // The same two quantiles percentile_of forms, rounded on the host once.
+        detail::cuda_stretch_u8(src, dst, low_percent / 100.0, (100.0 - high_percent) / 100.0, luma, o.device,
+                                o.stream);
+        return;
+    }
     LevelTable tables[4];
-    if (mode == StretchMode::Luma && src.channels >= 3) {
+    if (luma) {
         const Histogram h = detail::luma_histogram(src, o);
         const LevelTable t = stretch_table(h.channel(0), levels, low_percent, high_percent);
         tables[0] = tables[1] = tables[2] = t;

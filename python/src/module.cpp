@@ -469,6 +469,37 @@ void clahe(py::handle src, py::handle dst, double clip, int tiles_x, int tiles_y
     c.apply(s.view, d.view, o);
 }
 
+void stretch(py::handle src, py::handle dst, double low, double high, const std::string& mode,
+             const std::string& backend, int device, std::uintptr_t stream) {
+    if (mode != "luma" && mode != "per-channel")
+        fail(ErrorCode::InvalidArgument, "stretchContrast: mode must be 'luma' or 'per-channel', got '" + mode + "'");
+    Image s = image_arg(src, "stretchContrast: src");
+    Image d = image_arg(dst, "stretchContrast: dst", true);
+    const imghist::FilterOptions o = filter_options(backend, device, stream);
+    py::gil_scoped_release nogil;
+    imghist::stretch_contrast(s.view, d.view, low, high,
+                              mode == "luma" ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel, o);
+}
+
+void match(py::handle src, py::handle reference, py::handle dst, const std::string& backend, int device,
+           std::uintptr_t stream) {
+    Image s = image_arg(src, "matchHistograms: src");
+    Image r = image_arg(reference, "matchHistograms: reference");
+    Image d = image_arg(dst, "matchHistograms: dst", true);
+    const imghist::FilterOptions o = filter_options(backend, device, stream);
+    py::gil_scoped_release nogil;
+    imghist::match_histograms(s.view, r.view, d.view, o);
+}
+
+std::vector<int> multiotsu(py::handle src, py::handle dst, int classes, const std::string& backend, int device,
+                           std::uintptr_t stream) {
+    Image s = image_arg(src, "thresholdMultiOtsu: src");
+    Image d = image_arg(dst, "thresholdMultiOtsu: dst", true);
+    const imghist::FilterOptions o = filter_options(backend, device, stream);
+    py::gil_scoped_release nogil;
+    return imghist::threshold_multiotsu(s.view, d.view, classes, o);
+}
+
 /// Measurement hook for python/bench_overhead.py: makes `repeats` calls of imghist::calcHist from C++, on
 /// the view and with the options hist_host would use, and returns each call's duration in seconds. The
 /// difference to imghist.hist's time per call is the cost of the Python layer.
@@ -565,6 +596,12 @@ PYBIND11_MODULE(_imghist, m) {
           py::arg("type"), py::arg("backend"), py::arg("device"), py::arg("stream"));
     m.def("clahe", &clahe, py::arg("src"), py::arg("dst"), py::arg("clip"), py::arg("tiles_x"), py::arg("tiles_y"),
           py::arg("backend"), py::arg("device"), py::arg("stream"));
+    m.def("stretch", &stretch, py::arg("src"), py::arg("dst"), py::arg("low"), py::arg("high"), py::arg("mode"),
+          py::arg("backend"), py::arg("device"), py::arg("stream"));
+    m.def("match", &match, py::arg("src"), py::arg("reference"), py::arg("dst"), py::arg("backend"),
+          py::arg("device"), py::arg("stream"));
+    m.def("multiotsu", &multiotsu, py::arg("src"), py::arg("dst"), py::arg("classes"), py::arg("backend"),
+          py::arg("device"), py::arg("stream"));
     m.def("_time_calc_hist", &time_calc_hist, py::arg("src"), py::arg("bins"), py::arg("backend"), py::arg("repeats"));
     m.def("cuda_device_count", &imghist::cuda_device_count);
     m.def("built_with_cuda", &imghist::built_with_cuda);

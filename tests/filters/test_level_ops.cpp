@@ -444,3 +444,69 @@ IMGHIST_BACKEND_CASE("level-table operations in place", "[filters][stretch][matc
     REQUIRE(t == ref_multiotsu(level_hist(src), 3));
     FILTERS_REQUIRE_IDENTICAL(c, ref_labels(src, t));
 }
+
+namespace {
+/// A 1 x N image whose histogram is `h` (levels in ascending order).
+cv::Mat image_with(const std::vector<std::uint64_t>& h) {
+    std::uint64_t n = 0;
+    for (auto c : h) n += c;
+    cv::Mat m(1, static_cast<int>(n), CV_8UC1);
+    int x = 0;
+    for (int v = 0; v < 256; ++v)
+        for (std::uint64_t k = 0; k < h[static_cast<std::size_t>(v)]; ++k) m.at<std::uint8_t>(0, x++) = static_cast<std::uint8_t>(v);
+    return m;
+}
+}  // namespace
+
+// The device search (u8 device images) replaces scikit-image's exhaustive walk by a bound and a frontier of
+// candidates that may overflow (the host search then takes over); the host search uses the same bound.
+// Histograms that stress both: exact ties from empty runs between sparse levels (every threshold position
+// in a run gives the same classes), mirror ties, flat runs, exactly `classes` levels, two-level images,
+// and spreads wide enough to overflow the device's frontier.
+IMGHIST_BACKEND_CASE("thresholdMultiOtsu on adversarial histograms: ties, sparse levels, exact counts, wide spreads", "[filters][multiotsu]") {
+    std::mt19937_64 rng(31);
+    std::vector<std::pair<std::vector<std::uint64_t>, int>> cases;  // (histogram, classes)
+    auto sparse = [&](int levels, int span, int base, bool equal) {
+        std::vector<std::uint64_t> h(256, 0);
+        for (int k = 0; k < levels; ++k) {
+            const int v = base + (levels == 1 ? 0 : k * (span - 1) / (levels - 1));
+            h[static_cast<std::size_t>(v)] = equal ? 40 : 1 + rng() % 200;
+        }
+        return h;
+    };
+    for (int classes : {2, 3, 4, 5}) {
+        // Five classes over a wide span would make the exhaustive reference slow; 2-4 classes take 256 levels.
+        const int span = classes == 5 ? 120 : 256;
+        for (int levels : {classes, classes + 1, 8, 12})
+            for (bool equal : {true, false}) cases.push_back({sparse(levels, span, 256 - span, equal), classes});
+        std::vector<std::uint64_t> flat(256, 0), mirror(256, 0);
+        for (int v = 100; v < 100 + (classes == 5 ? 40 : 120); ++v) flat[static_cast<std::size_t>(v)] = 7;
+        for (int v = 0; v < 60; ++v) mirror[static_cast<std::size_t>(v + 30)] = static_cast<std::uint64_t>(1 + std::min(v, 59 - v));
+        cases.push_back({flat, classes});
+        cases.push_back({mirror, classes});
+    }
+    std::vector<std::uint64_t> two(256, 0);
+    two[0] = 3;
+    two[255] = 5;
+    cases.push_back({two, 2});
+    for (const auto& [h, classes] : cases) {
+        const cv::Mat src = image_with(h);
+        const std::vector<int> t = ref_multiotsu(h, classes);
+        INFO("classes " << classes << " width " << src.cols << " reference " << t.size() << " thresholds");
+        REQUIRE(imghist::multiotsu_thresholds(h.data(), 256, classes) == t);
+        const cv::Mat expected = ref_labels(src, t);
+        check_op(backend, src, expected,
+                 [&](const cv::Mat& a, cv::Mat& b) { REQUIRE(gpuhist::thresholdMultiOtsu(a, b, classes) == t); },
+                 [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) { REQUIRE(gpuhist::thresholdMultiOtsu(a, b, classes) == t); });
+    }
+}
+
+IMGHIST_BACKEND_CASE("thresholdMultiOtsu with 5 classes over a full 256-level photograph equals the exhaustive search", "[filters][multiotsu]") {
+    const cv::Mat src = photo(1);
+    const std::vector<std::uint64_t> h = level_hist(src);
+    const std::vector<int> t = ref_multiotsu(h, 5);  // about 1.7e8 combinations: a few seconds
+    REQUIRE(imghist::multiotsu_thresholds(h.data(), 256, 5) == t);
+    check_op(backend, src, ref_labels(src, t),
+             [&](const cv::Mat& a, cv::Mat& b) { REQUIRE(gpuhist::thresholdMultiOtsu(a, b, 5) == t); },
+             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) { REQUIRE(gpuhist::thresholdMultiOtsu(a, b, 5) == t); });
+}

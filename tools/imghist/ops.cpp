@@ -2,6 +2,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -260,6 +261,12 @@ void stretch(Image& img, const StretchParams& p, const Device& dev) {
         swap_red_blue(img);
         return;
     }
+    if (img.channels() == 1) {
+        // Gray: the library's operation on the image itself (no copy; one histogram, one table pass).
+        imghist::stretch_contrast(img.view(), img.view(), p.low, p.high, imghist::StretchMode::PerChannel,
+                                  filter_options(dev));
+        return;
+    }
     if (colour_channels(img) == 1) {
         const Image gray = to_gray(img);
         const imghist::Histogram h = imghist::calcHist(gray.view(), level_spec(img.depth()), dev.options());
@@ -270,6 +277,35 @@ void stretch(Image& img, const StretchParams& p, const Device& dev) {
         for (int c = 0; c < 3; ++c) colour[c] = imghist::stretch_table(h.channel(c), levels, p.low, p.high);
     }
     apply_colour_tables(img, colour, dev);
+}
+
+void stretch_luma_planes(JpegPlanes& planes, const StretchParams& p, const Device& dev) {
+    JpegPlane& y = planes.planes.at(0);
+    const imghist::ImageView full = imghist::ImageView::host(y.data.data(), y.stride, y.rows, imghist::SampleType::U8,
+                                                             1, static_cast<std::size_t>(y.stride));
+    const imghist::FilterOptions fo = filter_options(dev);
+    // The histogram covers the visible samples only; the tables then apply to the whole padded planes.
+    const imghist::Histogram h = imghist::calcHist(full.roi(0, 0, y.width, y.height), imghist::BinSpec::u8(), dev.options());
+    const imghist::LevelTable t = imghist::stretch_table(h.channel(0), 256, p.low, p.high);
+    imghist::Lut8 lut;
+    for (int v = 0; v < 256; ++v) lut[static_cast<std::size_t>(v)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(v)]);
+    imghist::apply_lut(full, full, &lut, fo);
+    if (!planes.ycbcr || planes.planes.size() < 3) return;
+    // The same two percentiles stretch_table takes (100 - high formed the same way).
+    const double lo = imghist::histogram_percentile(h.channel(0), 256, p.low);
+    const double hi = imghist::histogram_percentile(h.channel(0), 256, 100.0 - p.high);
+    const double slope = lo == hi ? 0.0 : 255.0 / (hi - lo);
+    imghist::Lut8 chroma;
+    for (int v = 0; v < 256; ++v) {
+        const double c = std::nearbyint(128.0 + (v - 128) * slope);
+        chroma[static_cast<std::size_t>(v)] = static_cast<std::uint8_t>(std::min(255.0, std::max(0.0, c)));
+    }
+    for (int k = 1; k < 3; ++k) {
+        JpegPlane& c = planes.planes[static_cast<std::size_t>(k)];
+        const imghist::ImageView v = imghist::ImageView::host(c.data.data(), c.stride, c.rows, imghist::SampleType::U8,
+                                                              1, static_cast<std::size_t>(c.stride));
+        imghist::apply_lut(v, v, &chroma, fo);
+    }
 }
 
 MatchTarget match_target(const Image& reference, const Device& dev) {

@@ -62,6 +62,12 @@ struct StretchParams {
 /// 100 - high). Luma: one table from the histogram of the luma (imghist::stretch_contrast's: the Y of
 /// cv::COLOR_RGB2YCrCb) for R, G and B alike; PerChannel: a table per colour channel. Alpha is kept as it is.
 void stretch(Image& img, const StretchParams& p, const Device& dev);
+/// Luma stretch of a JPEG's planes (the JPEG-to-JPEG path of luma mode, as equalize's): the stretch table
+/// of the Y plane's histogram (its visible samples) applied to Y; Cb and Cr scaled about 128 by the table's
+/// slope 255 / (hi - lo), rounded and saturated (0 when lo == hi). Applying one table to R, G and B scales
+/// the chroma by that slope, so this is the RGB route's result wherever no channel clips (up to JPEG's
+/// rounding); where one does, the RGB route clips it on its own and the planar route clips after decoding.
+void stretch_luma_planes(JpegPlanes& planes, const StretchParams& p, const Device& dev);
 
 /// The histograms an image is matched to: one (used for every colour channel) or one per colour channel,
 /// each over every level of `depth` (256 or 65536 bins); with three, `gray` (when known) serves gray images.

@@ -32,8 +32,11 @@
 //   matchHistograms     | 8U, 16U             | 1, 3, 4  | yes    | yes
 //   thresholdMultiOtsu  | 8U, 16U (span<=4096)| 1        | yes    | yes
 //
-// The last three take the histogram to the host for the small table / threshold computation: their GpuMat
-// overloads wait for their stream once (for that histogram), then enqueue the table pass and return.
+// The last three on 8U GpuMats stay on the device: histogram, then one kernel that derives the table from
+// the counts and applies it; stretchContrast and matchHistograms return without waiting, thresholdMultiOtsu
+// (whose threshold search runs on the device too) waits for its stream once, for the thresholds it returns.
+// On 16U GpuMats they take the histogram to the host for the table / threshold computation: they wait for
+// their stream once (for that histogram), then enqueue the table pass and return.
 //
 // Arguments follow OpenCV's conventions: sources are cv::InputArray and destinations cv::OutputArray, so a
 // host argument may be a cv::Mat, a ROI view (also as an rvalue destination: equalizeHist(src, big(roi))),
@@ -46,8 +49,9 @@
 // Streams. Every function takes an optional last argument that is either a cv::cuda::Stream (OpenCV
 // builds with CUDA) or a raw cudaStream_t. GpuMat overloads enqueue their work on that stream and return
 // at once: histogram, table and apply stay on the device, with no copy to the host and no
-// synchronisation (threshold() with THRESH_OTSU / THRESH_TRIANGLE is the one exception, because it
-// returns the computed value: it waits for its stream only; thresholdAsync() does not wait). Without a
+// synchronisation (the exceptions return a computed value and wait for their stream only: threshold() with
+// THRESH_OTSU / THRESH_TRIANGLE — thresholdAsync() does not wait — and thresholdMultiOtsu(); and the 16U
+// level-table operations above). Without a
 // stream argument GpuMat work goes to the default stream. Host calls return when dst is written.
 //
 // Backends. GpuMat inputs always run on CUDA. Host inputs run on CUDA when a device exists

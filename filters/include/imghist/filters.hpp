@@ -37,7 +37,8 @@
 //   - Device views always run on CUDA. The work is enqueued on FilterOptions::stream and the call returns
 //     without waiting (histogram -> table -> apply all stay on the device; nothing is copied to the host
 //     and no stream or device is synchronised). Exception: threshold() with an automatic threshold and
-//     no `computed` output, which must wait for the value it returns (it waits on its stream only).
+//     no `computed` output, which must wait for the value it returns (it waits on its stream only);
+//     likewise threshold_multiotsu, and the level-table operations on u16 images (see their section below).
 //   - Host views run on the backend chosen by FilterOptions::backend (Auto: CUDA when a device exists).
 //     On CUDA the image is streamed through pinned staging buffers in chunks, so that host copies overlap
 //     the PCIe transfers (host images that are already page-locked are copied directly, without staging);
@@ -148,11 +149,15 @@ private:
 // ---- contrast stretch, histogram matching, multi-level Otsu (scikit-image's rules) -------------------------
 //
 // These operations take a histogram over every level of the sample type (256 bins for u8, 65536 for u16),
-// compute a table or thresholds from it on the host (a few microseconds for 8-bit data), then run one table
-// pass over the image. Host views: the histogram is taken on the chosen backend and the table pass runs
-// there too. Device views: the histogram is taken on the device and copied to the host (the call waits for
-// FilterOptions::stream once, for that copy); the table pass is then enqueued on the stream and the call
-// returns without waiting for it. Luma histograms of host views are always taken on the CPU.
+// compute a table or thresholds from it, then run one table pass over the image. Host views: the histogram
+// is taken on the chosen backend, the table computed on the host, and the table pass runs on the backend.
+// Luma histograms of host views are always taken on the CPU.
+// Device views of u8 samples (fewer than 2^32 pixels): everything stays on the device — the histogram
+// kernel, then one apply kernel whose blocks derive the tables from the counts — and stretch_contrast,
+// match_histograms (device reference) and match_histogram return without waiting. threshold_multiotsu
+// runs the threshold search on the device too and waits for the stream once, for the thresholds it
+// returns. Device views of u16 samples: the histogram is copied to the host (one wait on the stream), the
+// table computed there and the table pass enqueued without waiting.
 
 /// A table over every level of a sample type: 256 entries (u8) or 65536 (u16); entry v is the output level
 /// for the input level v.
@@ -198,9 +203,11 @@ LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* ta
 /// t0 < ... < t(k-2) <= L - 2 in lexicographic order, the first maximum of the float32 sum
 /// ((H(0, t0) + H(t(k-2) + 1, L-1)) + H(t0 + 1, t1)) + ...; thresholds are min + t. An image with exactly
 /// `classes` levels gets its lowest classes - 1 levels; fewer levels throw InvalidArgument, as skimage's
-/// ValueError. The search is not exhaustive: a dynamic program bounds the best completion of every prefix,
-/// and only combinations whose bound lies within a relative 2e-6 of the best — about twice what float32
-/// rounding of a 5-term sum and of the bounds can move — are evaluated in skimage's arithmetic and order.
+/// ValueError. The search is not exhaustive but gives the exhaustive search's answer: a dynamic program
+/// (double precision) bounds the best completion of every prefix, the combination it finds gives a lower
+/// bound of the maximum, and only prefixes whose bound, widened by a relative 1e-6 (four times what float32
+/// rounding of the 5-term sum can add), reaches that lower bound are walked, in skimage's order and
+/// arithmetic; everything skipped is provably below the maximum (multiotsu.cpp states the argument).
 std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
 
 /// The label table of np.digitize(v, thresholds) — the number of thresholds <= v — scaled to the full
@@ -234,8 +241,9 @@ void match_histogram(const ImageView& src, const ImageView& dst, const Histogram
                      const FilterOptions& options = {});
 
 /// Multi-level Otsu of a 1-channel u8 / u16 image: returns multiotsu_thresholds() and writes the label
-/// image (multiotsu_label_table) to dst. Device views: the thresholds are known once the histogram has
-/// reached the host; the label pass is enqueued on the stream.
+/// image (multiotsu_label_table) to dst. Device views: the call waits for the thresholds (u8: searched on
+/// the device, the label pass already enqueued behind the search; u16: searched on the host after the
+/// histogram's copy, the label pass enqueued afterwards).
 std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst, int classes = 3,
                                      const FilterOptions& options = {});
 

@@ -2,6 +2,8 @@
 //
 // Every kernel takes its geometry by value and loops grid-stride, so grids are sized for occupancy, not for
 // the image. Arithmetic that must match OpenCV comes from filter_math.hpp (compiled with --fmad=false).
+// level_table.cu includes this header too (for the table pass and the block scans), so the kernels that
+// are not templates are static.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -198,7 +200,7 @@ struct ThresholdU8Op {
 };
 
 /// Threshold from `t_dev` when non-null (computed on the device), else `t_host`.
-__global__ void threshold_u8_kernel(Span2D s, const int* __restrict__ t_dev, int t_host, int maxval, int op) {
+static __global__ void threshold_u8_kernel(Span2D s, const int* __restrict__ t_dev, int t_host, int maxval, int op) {
     ThresholdU8Op o;
     o.t = t_dev ? *t_dev : t_host;
     const int tc = o.t < 0 ? 0 : (o.t > 255 ? 255 : o.t);
@@ -522,7 +524,7 @@ __global__ void triangle_kernel(const Count* __restrict__ counts, int* __restric
 
 // ---- color (luma mode) --------------------------------------------------------------------------------------
 /// Y of YCrCb for every pixel of a BGR / BGRA image, into a packed plane.
-__global__ void luma_plane_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
+static __global__ void luma_plane_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
                                   int channels, std::uint8_t* __restrict__ plane) {
     for (int y = blockIdx.y; y < height; y += gridDim.y) {
         const std::uint8_t* row = src + static_cast<std::size_t>(y) * pitch;
@@ -536,7 +538,7 @@ __global__ void luma_plane_kernel(const std::uint8_t* __restrict__ src, std::siz
 }
 
 /// Replaces Y by lut[Y] and converts back to BGR; alpha (4 channels) is copied.
-__global__ void luma_apply_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
+static __global__ void luma_apply_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
                                   std::size_t dpitch, int width, int height, int channels,
                                   const std::uint8_t* __restrict__ lut) {
     __shared__ std::uint8_t tab[256];
@@ -570,7 +572,7 @@ struct ClaheArgs {
 
 /// 8-bit tile histograms: grid (tiles, splits); each block counts a band of rows of its tile in shared
 /// memory and adds the band's histogram to the tile's (zeroed beforehand).
-__global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+static __global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
     __shared__ unsigned int h[256];
     for (int i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
     __syncthreads();
@@ -593,7 +595,7 @@ __global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ his
 }
 
 /// 16-bit tile histograms straight into global memory (65536 bins per tile do not fit in shared memory).
-__global__ void clahe_hist_u16_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+static __global__ void clahe_hist_u16_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
     const fmath::ClaheGeometry& g = a.g;
     const int tile = blockIdx.x;
     const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;

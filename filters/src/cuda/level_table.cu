@@ -1,17 +1,21 @@
-// imghist filters — CUDA kernels of the level-table operations: the u16 table pass (65536-entry tables, one
-// per channel, read through the L1/L2 caches) and the luma histogram of BGR(A) images. The u8 table pass
-// is the 8-bit LUT kernel of filters_cuda.cu (through apply_lut).
+// imghist filters — CUDA side of the level-table operations: the u16 table pass (65536-entry tables, one
+// per channel, read through the L1/L2 caches), the luma histogram of BGR(A) images, and the 8-bit
+// device-resident paths of contrast stretch, histogram matching and multi-level Otsu (kernels in
+// level_kernels.cuh): histogram -> tables derived in the apply kernel's blocks, no host round trip.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../filter_math.hpp"
+#include "../internal.hpp"
 #include "../level_table.hpp"
 #include "cuda/common.cuh"  // core: cuda_check, DeviceGuard
 #include "imghist/buffer.hpp"
+#include "level_kernels.cuh"
 
 namespace imghist::detail {
 namespace {
@@ -27,6 +31,10 @@ struct LevelWorkspace {
     int device = 0;
     Stream stream = nullptr;
     DeviceBuffer tables, counts;
+    DeviceBuffer source, target;  // 8-bit paths: the image's counts (u32), the target's (u32 or u64)
+    DeviceBuffer result;          // kernels::MultiOtsuResult
+    PinnedBuffer host;            // MultiOtsuResult, then the 256 counts, for the host
+    bool multiotsu_smem = false;  // the search kernel's shared-memory limit was raised on this device
 };
 
 LevelWorkspace& level_workspace(Stream stream) {
@@ -146,6 +154,142 @@ void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, 
     LEVELS_CUDA(cudaMemcpyAsync(host.data(), ws.counts.data(), bytes, cudaMemcpyDeviceToHost, cu(stream)));
     LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
     for (int v = 0; v < levels; ++v) hist[v] = host[static_cast<std::size_t>(v)];
+}
+
+// ---- 8-bit device-resident paths -----------------------------------------------------------------------------
+namespace {
+
+/// The image pair as the apply kernels walk it: one run when both are packed, else rows (the same cut as
+/// the equalize path's, filters_cuda.cu).
+kernels::Span2D span_of(const ImageView& src, const ImageView& dst) {
+    kernels::Span2D s;
+    s.src = static_cast<const std::uint8_t*>(src.data);
+    s.dst = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(dst.data));
+    s.reverse = true;  // the first reads hit what the histogram pass left in L2
+    if (src.contiguous() && dst.contiguous()) {
+        s.row_bytes = src.row_bytes() * static_cast<std::size_t>(src.height);
+        s.rows = 1;
+        s.src_pitch = s.dst_pitch = s.row_bytes;
+    } else {
+        s.row_bytes = src.row_bytes();
+        s.rows = src.height;
+        s.src_pitch = src.pitch;
+        s.dst_pitch = dst.pitch;
+    }
+    s.segs_per_row = 1 + (s.row_bytes + 15) / 16;
+    return s;
+}
+
+/// Counts of a device image into `counts` (channels x 256 u32), on the core's histogram kernel.
+void counts_of(const ImageView& img, DeviceBuffer& counts, Stream stream) {
+    counts.reserve(static_cast<std::size_t>(img.channels) * 256 * sizeof(unsigned int));
+    cuda_histogram_into(img, nullptr, BinSpec::u8(), counts.data(), 256, stream);
+}
+
+template <kernels::LevelOp Op, class Tgt>
+void launch_level_apply(const ImageView& src, const ImageView& dst, const kernels::LevelArgs<Tgt>& a, Stream stream) {
+    const kernels::Span2D s = span_of(src, dst);
+    const dim3 grid = grid_for(static_cast<int>(std::min<std::size_t>(s.segs_per_row, 1u << 30)), s.rows);
+    const std::size_t smem = static_cast<std::size_t>(src.channels) * 8192;
+    switch (src.channels) {
+        case 1: kernels::level_apply_kernel<1, Op, Tgt><<<grid, kThreads, smem, cu(stream)>>>(s, a); break;
+        case 2: kernels::level_apply_kernel<2, Op, Tgt><<<grid, kThreads, smem, cu(stream)>>>(s, a); break;
+        case 3: kernels::level_apply_kernel<3, Op, Tgt><<<grid, kThreads, smem, cu(stream)>>>(s, a); break;
+        default: kernels::level_apply_kernel<4, Op, Tgt><<<grid, kThreads, smem, cu(stream)>>>(s, a); break;
+    }
+    LEVELS_LAUNCHED("level_apply_kernel");
+}
+
+}  // namespace
+
+bool cuda_level_path_u8(const ImageView& src) {
+    return src.location == Location::Device && src.type == SampleType::U8 && src.pixels() < (std::size_t(1) << 32);
+}
+
+void cuda_stretch_u8(const ImageView& src, const ImageView& dst, double q_lo, double q_hi, bool luma, int device,
+                     Stream stream) {
+    require_device_views(src, dst);
+    DeviceGuard scope(device);
+    LevelWorkspace& ws = level_workspace(stream);
+    kernels::LevelArgs<unsigned int> a{};
+    a.q_lo = q_lo;
+    a.q_hi = q_hi;
+    if (luma) {
+        ws.counts.reserve(256 * sizeof(unsigned int));
+        LEVELS_CUDA(cudaMemsetAsync(ws.counts.data(), 0, 256 * sizeof(unsigned int), cu(stream)));
+        luma_hist_kernel<std::uint8_t, 256><<<grid_for(src.width, src.height), kThreads, 0, cu(stream)>>>(
+            static_cast<const std::uint8_t*>(src.data), src.pitch, src.width, src.height, src.channels,
+            ws.counts.as<unsigned int>());
+        LEVELS_LAUNCHED("luma_hist_kernel");
+        for (int c = 0; c < 3; ++c) a.counts[c] = ws.counts.as<unsigned int>();
+        a.counts[3] = nullptr;  // alpha: identity
+    } else {
+        counts_of(src, ws.source, stream);
+        for (int c = 0; c < src.channels; ++c) a.counts[c] = ws.source.as<unsigned int>() + c * 256;
+    }
+    launch_level_apply<kernels::LevelOp::Stretch>(src, dst, a, stream);
+}
+
+void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histogram* target, const ImageView& dst,
+                   int device, Stream stream) {
+    require_device_views(src, dst);
+    DeviceGuard scope(device);
+    LevelWorkspace& ws = level_workspace(stream);
+    counts_of(src, ws.source, stream);
+    if (reference) {
+        counts_of(*reference, ws.target, stream);
+        kernels::LevelArgs<unsigned int> a{};
+        for (int c = 0; c < src.channels; ++c) {
+            a.counts[c] = ws.source.as<unsigned int>() + c * 256;
+            a.target[c] = ws.target.as<unsigned int>() + c * 256;
+        }
+        launch_level_apply<kernels::LevelOp::Match>(src, dst, a, stream);
+        return;
+    }
+    // A host histogram: its 64-bit counts are copied as they are (a pageable copy returns once staged).
+    const std::size_t bytes = target->counts.size() * sizeof(std::uint64_t);
+    ws.target.reserve(bytes);
+    LEVELS_CUDA(cudaMemcpyAsync(ws.target.data(), target->counts.data(), bytes, cudaMemcpyHostToDevice, cu(stream)));
+    kernels::LevelArgs<unsigned long long> a{};
+    for (int c = 0; c < src.channels; ++c) {
+        a.counts[c] = ws.source.as<unsigned int>() + c * 256;
+        a.target[c] = ws.target.as<unsigned long long>() + (target->channels == 1 ? 0 : c * 256);
+    }
+    launch_level_apply<kernels::LevelOp::Match>(src, dst, a, stream);
+}
+
+bool cuda_multiotsu_u8(const ImageView& src, const ImageView& dst, int classes, std::vector<int>& thresholds,
+                       std::uint64_t* hist, int device, Stream stream) {
+    require_device_views(src, dst);
+    DeviceGuard scope(device);
+    LevelWorkspace& ws = level_workspace(stream);
+    counts_of(src, ws.source, stream);
+    ws.result.reserve(sizeof(kernels::MultiOtsuResult));
+    const std::size_t host_bytes = sizeof(kernels::MultiOtsuResult) + 256 * sizeof(unsigned int);
+    if (ws.host.size() < host_bytes) ws.host.reserve(host_bytes);
+    constexpr std::size_t smem = kernels::multiotsu_smem_bytes();
+    if (!ws.multiotsu_smem) {
+        LEVELS_CUDA(cudaFuncSetAttribute(kernels::multiotsu_kernel<unsigned int>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+        ws.multiotsu_smem = true;
+    }
+    auto* result = ws.result.as<kernels::MultiOtsuResult>();
+    auto* host_result = ws.host.as<kernels::MultiOtsuResult>();
+    auto* host_counts = reinterpret_cast<unsigned int*>(ws.host.as<std::uint8_t>() + sizeof(kernels::MultiOtsuResult));
+    kernels::multiotsu_kernel<unsigned int><<<1, kernels::kMultiOtsuThreads, smem, cu(stream)>>>(
+        ws.source.as<unsigned int>(), classes, result, host_result, host_counts);
+    LEVELS_LAUNCHED("multiotsu_kernel");
+    kernels::LevelArgs<unsigned int> a{};
+    a.result = result;
+    a.classes = classes;
+    launch_level_apply<kernels::LevelOp::Labels>(src, dst, a, stream);
+    LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
+    const kernels::MultiOtsuResult r = *host_result;
+    const unsigned int* counts = host_counts;
+    for (int v = 0; v < 256; ++v) hist[v] = counts[v];
+    if (r.status != kernels::kMultiOtsuDone) return false;
+    thresholds.assign(r.thresholds, r.thresholds + (classes - 1));
+    return true;
 }
 
 }  // namespace imghist::detail
