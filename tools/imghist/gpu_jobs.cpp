@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "codec_jpeg.hpp"
 #include "errors.hpp"
@@ -29,14 +30,12 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
         say("JPEG files on the CPU codecs: " + not_eligible_why);
         return {};
     }
-    // --device auto keeps JPEG files on the CPU codecs, and does not even probe for a GPU. Measured on an H100
-    // host with 16 cores (tools/imghist/PERFORMANCE.md, 1000 1920x1080 JPEGs), whole runs of the GPU pipeline
-    // were slower than the CPU path: luma equalization 233 against 509 images/s, hist 481 against 485. auto is
-    // to take the GPU only where it measures faster: revisit this (a threshold in JPEG files, measured) when
-    // the GPU path is faster. --device cuda[:N] / all take it.
-    if (spec == "auto") {
-        say("JPEG files on the CPU codecs: --device auto keeps them there (the GPU JPEG pipeline measured slower "
-            "than the CPU codecs; --device cuda takes it)");
+    // --device auto: the GPU pipeline pays once its start-up is amortised (see kGpuAutoMinJpegs); below that
+    // auto does not even probe for a GPU, so a small folder runs exactly as with --device cpu.
+    if (spec == "auto" && jpeg_inputs < kGpuAutoMinJpegs) {
+        say("JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from " +
+            std::to_string(kGpuAutoMinJpegs) + " JPEG files on, this run has " + std::to_string(jpeg_inputs) +
+            " (below that the GPU's start-up costs more than it saves)");
         return {};
     }
     std::string why;
@@ -54,9 +53,38 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
     if (!gpus.empty()) {
         std::string names;
         for (const Device& d : gpus) names += (names.empty() ? "" : ", ") + describe(d);
-        say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ") on " + names);
+        say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ", " +
+            std::to_string(gpu_jpeg_lanes()) + " per GPU in flight) on " + names +
+            (spec == "auto" ? " (--device auto: " + std::to_string(jpeg_inputs) + " JPEG files, at least " +
+                                  std::to_string(kGpuAutoMinJpegs) + ", and nvJPEG and a GPU present)"
+                            : std::string()));
     }
     return gpus;
+}
+
+void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
+    const int batch = gpu_jpeg_batch();
+    st.batch = batch;
+    st.workers_per_gpu = gpu_jpeg_lanes();
+    st.warm_up = [batch, warm_format, encodes](const Device& d) {
+        GpuJpegEngine& e = GpuJpegEngine::for_thread(d.ordinal);
+        // Encoder states (the default handle, created here on first use) beside the decoder's set-up; an error
+        // in either surfaces again, per file, in the real calls.
+        std::thread enc;
+        if (encodes)
+            enc = std::thread([&e, batch] {
+                try {
+                    e.prepare_encoders(static_cast<std::size_t>(batch));
+                } catch (const std::exception&) {
+                }
+            });
+        try {
+            e.prepare_decoder(batch, warm_format);
+        } catch (const std::exception&) {
+        }
+        if (enc.joinable()) enc.join();
+    };
+    if (gpu_jpeg_trace()) st.trace = [](const std::string& line) { gpu_jpeg_trace_line(line); };
 }
 
 namespace {
