@@ -203,7 +203,7 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             gpu_image_batch(b, d, gpu_work, eopt, dopt);
         };
         const bool encodes = gpu_work != GpuImageWork::DecodeOnly;
-        gpu_jpeg_stages(st, gpu_work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
+        gpu_jpeg_stages(st, job.common, gpu_work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
         st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     st.process = process;

@@ -62,8 +62,9 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
     return gpus;
 }
 
-void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
+void gpu_jpeg_stages(Stages& st, const Common& common, nv::OutputFormat warm_format, bool encodes) {
     const int batch = gpu_jpeg_batch();
+    st.cpu_until_gpu_ready = common.device == "auto";
     st.batch = batch;
     st.workers_per_gpu = gpu_jpeg_lanes();
     st.warm_up = [batch, warm_format, encodes](const Device& d) {
@@ -72,9 +73,9 @@ void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
         // in either surfaces again, per file, in the real calls.
         std::thread enc;
         if (encodes)
-            enc = std::thread([&e, batch] {
+            enc = std::thread([&e] {
                 try {
-                    e.prepare_encoders(static_cast<std::size_t>(batch));
+                    e.prepare_encoders(GpuJpegEngine::kEncoderStates);
                 } catch (const std::exception&) {
                 }
             });

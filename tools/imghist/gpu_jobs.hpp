@@ -30,8 +30,9 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
                                      std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why);
 /// Sets up a command's Stages for the GPU JPEG pipeline: batch size, workers (lanes) per GPU, the warm-up
 /// each worker does while the first files are read (the decoder's state for `warm_format`; with `encodes`,
-/// the encoder states beside it) and, under IMGHIST_GPU_TRACE, the workers' trace lines.
-void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes);
+/// the encoder states beside it), with --device auto the CPU's share while the GPU starts
+/// (Stages::cpu_until_gpu_ready) and, under IMGHIST_GPU_TRACE, the workers' trace lines.
+void gpu_jpeg_stages(Stages& st, const Common& common, nv::OutputFormat warm_format, bool encodes);
 /// JPEG files among the inputs, by extension (the count --device auto weighs).
 std::size_t count_jpeg_names(const std::vector<Item>& items);
 

@@ -136,6 +136,12 @@ struct GpuShared {
             throw Error(ErrorCode::Cuda, "cannot make CUDA device " + std::to_string(ordinal) + " current");
     }
 
+    /// Lanes a worker thread gave back when it ended (for_thread): the next worker on this GPU takes one
+    /// instead of creating it again, and a run's end does not wait for their teardown (freeing pinned and
+    /// device memory took 250-350 ms per run on an H100).
+    std::vector<GpuJpegEngine*> idle_lanes;
+    std::mutex lanes_mutex;
+
     /// The process's shared state for CUDA device `ordinal`, created by the first caller.
     static GpuShared& get(int ordinal) {
         static std::mutex m;
@@ -293,9 +299,38 @@ struct GpuJpegEngine::Impl {
 };
 
 GpuJpegEngine& GpuJpegEngine::for_thread(int ordinal) {
-    thread_local std::map<int, std::unique_ptr<GpuJpegEngine>> engines;
-    auto& e = engines[ordinal];
-    if (!e) e = std::make_unique<GpuJpegEngine>(ordinal);
+    // A thread borrows one lane per GPU and gives it back to that GPU's idle lanes when it ends; lanes live
+    // for the process, as the GPU's handles do.
+    struct Borrowed {
+        std::map<int, GpuJpegEngine*> lanes;
+        ~Borrowed() {
+            for (auto& [dev, lane] : lanes) {
+                GpuShared& g = GpuShared::get(dev);
+                std::lock_guard<std::mutex> l(g.lanes_mutex);
+                g.idle_lanes.push_back(lane);
+            }
+        }
+    };
+    thread_local Borrowed borrowed;
+    GpuJpegEngine*& e = borrowed.lanes[ordinal];
+    if (!e) {
+        GpuShared& g = GpuShared::get(ordinal);
+        {
+            std::lock_guard<std::mutex> l(g.lanes_mutex);
+            if (!g.idle_lanes.empty()) {
+                e = g.idle_lanes.back();
+                g.idle_lanes.pop_back();
+            }
+        }
+        if (!e) {
+            try {
+                e = new GpuJpegEngine(ordinal);  // lives for the process (see above)
+            } catch (...) {
+                borrowed.lanes.erase(ordinal);
+                throw;
+            }
+        }
+    }
     return *e;
 }
 
@@ -458,51 +493,58 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
                            const EncodeOptions& opt) {
     Impl& m = *impl_;
     const auto t0 = std::chrono::steady_clock::now();
-    prepare_encoders(slots.size());
+    prepare_encoders(kEncoderStates);
     const nv::Handle h = m.g->default_handle();
-    // Enqueue every encode, then collect the bitstreams: the GPU works on image k+1 while the host copies k.
-    std::vector<bool> queued(slots.size(), false);
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-        const std::size_t i = slots[k];
-        const GpuDecoded& d = m.slots.at(i);
-        Item& it = *items[i];
-        // As the CPU encoder: --quality, else the input's estimated quality, else 90.
-        const int quality = jpeg_quality_for(opt, it.jpeg_header.meta);
-        nv::Status s;
-        if (d.format == nv::kOutputYUV) {
-            s = m.nj->EncodeYUV(h, m.encoders[k], m.params_for(d.subsampling, quality), &d.image, d.subsampling, d.width,
-                                d.height, m.stream);
-        } else {
-            const nv::InputFormat in = d.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
-            s = m.nj->EncodeImage(h, m.encoders[k], m.params_for(nv::kCss420, quality), &d.image, in, d.width, d.height,
-                                  m.stream);
+    // Rounds of kEncoderStates images: enqueue the round's encodes, then collect their bitstreams (each state
+    // holds one until it is retrieved). A few states suffice, and each costs: its first encode allocates
+    // its buffers (about 8 ms each on an H100, so 128 states cost a second in a run's first batch).
+    double encode_ms = 0;
+    for (std::size_t first = 0; first < slots.size(); first += kEncoderStates) {
+        const std::size_t last = std::min(slots.size(), first + kEncoderStates);
+        bool queued[kEncoderStates] = {};
+        const auto te = std::chrono::steady_clock::now();
+        for (std::size_t k = first; k < last; ++k) {
+            const std::size_t i = slots[k];
+            const GpuDecoded& d = m.slots.at(i);
+            Item& it = *items[i];
+            // As the CPU encoder: --quality, else the input's estimated quality, else 90.
+            const int quality = jpeg_quality_for(opt, it.jpeg_header.meta);
+            const nv::EncoderState st = m.encoders[k - first];
+            nv::Status s;
+            if (d.format == nv::kOutputYUV) {
+                s = m.nj->EncodeYUV(h, st, m.params_for(d.subsampling, quality), &d.image, d.subsampling, d.width,
+                                    d.height, m.stream);
+            } else {
+                const nv::InputFormat in = d.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
+                s = m.nj->EncodeImage(h, st, m.params_for(nv::kCss420, quality), &d.image, in, d.width, d.height,
+                                      m.stream);
+            }
+            if (s != nv::kSuccess)
+                it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+            else
+                queued[k - first] = true;
         }
-        if (s != nv::kSuccess)
-            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
-        else
-            queued[k] = true;
-    }
-    const double enqueue_ms = ms_since(t0);
-    synchronize();
-    const double gpu_ms = ms_since(t0);
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-        if (!queued[k]) continue;
-        Item& it = *items[slots[k]];
-        std::size_t length = 0;
-        nv::Status s = m.nj->EncodeRetrieveBitstream(h, m.encoders[k], nullptr, &length, m.stream);
-        if (s == nv::kSuccess) {
-            it.encoded.resize(length);
-            s = m.nj->EncodeRetrieveBitstream(h, m.encoders[k], it.encoded.data(), &length, m.stream);
-            it.encoded.resize(length);
-        }
-        if (s != nv::kSuccess) {
-            it.encoded.clear();
-            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+        encode_ms += ms_since(te);
+        for (std::size_t k = first; k < last; ++k) {
+            if (!queued[k - first]) continue;
+            Item& it = *items[slots[k]];
+            const nv::EncoderState st = m.encoders[k - first];
+            std::size_t length = 0;
+            nv::Status s = m.nj->EncodeRetrieveBitstream(h, st, nullptr, &length, m.stream);
+            if (s == nv::kSuccess) {
+                it.encoded.resize(length);
+                s = m.nj->EncodeRetrieveBitstream(h, st, it.encoded.data(), &length, m.stream);
+                it.encoded.resize(length);
+            }
+            if (s != nv::kSuccess) {
+                it.encoded.clear();
+                it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+            }
         }
     }
     if (gpu_jpeg_trace())
-        gpu_jpeg_trace_line("encode " + std::to_string(slots.size()) + ": enqueue " + std::to_string(enqueue_ms) +
-                            " ms, done " + std::to_string(gpu_ms) + " ms, retrieved " + std::to_string(ms_since(t0)) + " ms");
+        gpu_jpeg_trace_line("encode " + std::to_string(slots.size()) + ": encode calls " + std::to_string(encode_ms) +
+                            " ms, retrieved " + std::to_string(ms_since(t0)) + " ms");
 }
 
 void GpuJpegEngine::download(std::size_t slot, void* host, std::size_t host_pitch) {

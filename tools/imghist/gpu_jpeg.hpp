@@ -101,6 +101,8 @@ public:
     /// Warm-up ahead of the first batch: initialises the hardware decoder's batched state for `batch` images
     /// of `format` (nothing without a hardware decoder).
     void prepare_decoder(int batch, nv::OutputFormat format);
+    /// Encoder states per lane: encode() works in rounds of this many images.
+    static constexpr std::size_t kEncoderStates = 8;
     /// Creates encoder states for `count` images ahead of the first encode (warm-up).
     void prepare_encoders(std::size_t count);
     /// Copies an interleaved slot to a host image of its size (RGB stays RGB). Waits for the stream.

@@ -163,7 +163,8 @@ public:
         std::unique_lock<std::mutex> l(m_);
         not_full_.wait(l, [&] { return q_.size() < cap_; });
         q_.push_back(std::move(v));
-        not_empty_.notify_one();
+        // All: the waiters may want different amounts (one item, or a whole batch).
+        not_empty_.notify_all();
     }
     std::optional<T> pop() {
         std::unique_lock<std::mutex> l(m_);
@@ -354,16 +355,34 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             for (int t = 0; t < threads; ++t) workers.push_back(one);
         }
     }
-    std::atomic<int> processors_left{static_cast<int>(workers.size())};
+    // The CPU's share while the GPU starts (Stages::cpu_until_gpu_ready): one thread hands the queue's items
+    // to the store threads, which decode and process them on the CPU, until a GPU worker is ready.
+    const bool cpu_helps = batched && stages.cpu_until_gpu_ready && gpu_workers > 0;
+    std::atomic<bool> gpu_ready{false};
+    std::atomic<int> processors_left{static_cast<int>(workers.size()) + (cpu_helps ? 1 : 0)};
+    std::atomic<std::size_t> cpu_share{0};
+    if (cpu_helps)
+        processors.emplace_back([&] {
+            while (!gpu_ready.load()) {
+                auto i = to_process.pop();
+                if (!i) break;
+                items[*i].deferred = true;
+                ++cpu_share;
+                to_store.push(*i);
+            }
+            if (--processors_left == 0) to_store.close();
+        });
     for (const Device& d : workers)
         processors.emplace_back([&, d] {
             // Create the GPU's context and this thread's filter workspace now, while the first images are
             // still being decoded (together they take a good part of a second); an error here surfaces
             // again, per file, in the real calls.
             const auto started = clock::now();
+            double library_ms = 0;
             if (d.cuda()) {
                 // The library's part and the batch stage's (nvJPEG handles and states) side by side.
                 std::thread library([&] {
+                    const auto lt = clock::now();
                     try {
                         imghist::CudaHistogrammer warm(d.ordinal);
                         std::uint8_t tiny[64 * 64] = {};
@@ -374,6 +393,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                         imghist::equalize_hist(v, v, fo);
                     } catch (const std::exception&) {
                     }
+                    library_ms = std::chrono::duration<double, std::milli>(clock::now() - lt).count();
                 });
                 if (stages.warm_up) {
                     try {
@@ -383,6 +403,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                 }
                 library.join();
             }
+            if (d.cuda()) gpu_ready = true;
             auto ms = [](clock::time_point a, clock::time_point b) {
                 return std::chrono::duration<double, std::milli>(b - a).count();
             };
@@ -446,9 +467,9 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                 if (stages.trace) {
                     char line[256];
                     std::snprintf(line, sizeof line,
-                                  "worker on %s: start-up %.1f ms (from the run's start %.1f ms), %zu batches, %zu "
-                                  "images, waiting for input %.1f ms, batch work %.1f ms, ended at %.1f ms",
-                                  describe(d).c_str(), ms(started, ready), ms(t0, ready), batches, images, waited, busy,
+                                  "worker on %s: start-up %.1f ms (library %.1f ms; from the run's start %.1f ms), "
+                                  "%zu batches, %zu images, waiting for input %.1f ms, batch work %.1f ms, ended at %.1f ms",
+                                  describe(d).c_str(), ms(started, ready), library_ms, ms(t0, ready), batches, images, waited, busy,
                                   ms(t0, clock::now()));
                     stages.trace(line);
                 }
@@ -494,6 +515,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     for (auto& th : storers) th.join();
     if (stages.trace) {
         auto at = [&](clock::time_point t) { return std::to_string(std::chrono::duration<double, std::milli>(t - t0).count()); };
+        if (cpu_helps) stages.trace("run: " + std::to_string(cpu_share.load()) + " files went to the CPU while the GPU started");
         stages.trace("run: reading done at " + at(loaded) + " ms, processing at " + at(processed) + " ms, writing at " +
                      at(clock::now()) + " ms");
     }
