@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "codec_jpeg.hpp"
@@ -39,7 +40,11 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
         return {};
     }
     std::string why;
-    if (!gpu_jpeg_available(&why)) {
+    const auto probe = std::chrono::steady_clock::now();
+    const bool available = gpu_jpeg_available(&why);
+    gpu_jpeg_trace_line("probe (nvJPEG, CUDA driver and runtime): " +
+                        std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe).count()) + " ms");
+    if (!available) {
         say("JPEG files on the CPU codecs: GPU JPEG pipeline unavailable (" + why + ")");
         return {};
     }
@@ -64,7 +69,9 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
 
 void gpu_jpeg_stages(Stages& st, const Common& common, nv::OutputFormat warm_format, bool encodes) {
     const int batch = gpu_jpeg_batch();
-    st.cpu_until_gpu_ready = common.device == "auto";
+    // IMGHIST_GPU_CPU_HELP=0 turns the CPU's share off (for measurements).
+    const char* help = std::getenv("IMGHIST_GPU_CPU_HELP");
+    st.cpu_until_gpu_ready = common.device == "auto" && !(help && std::string(help) == "0");
     st.batch = batch;
     st.workers_per_gpu = gpu_jpeg_lanes();
     st.warm_up = [batch, warm_format, encodes](const Device& d) {
@@ -75,7 +82,7 @@ void gpu_jpeg_stages(Stages& st, const Common& common, nv::OutputFormat warm_for
         if (encodes)
             enc = std::thread([&e] {
                 try {
-                    e.prepare_encoders(GpuJpegEngine::kEncoderStates);
+                    e.prepare_encoders(GpuJpegEngine::kEncoderStates, true);
                 } catch (const std::exception&) {
                 }
             });

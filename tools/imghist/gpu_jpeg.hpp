@@ -48,6 +48,11 @@ int gpu_jpeg_batch();
 /// while another encodes). IMGHIST_GPU_LANES overrides it (1..8).
 int gpu_jpeg_lanes();
 
+/// The program's end (main): where a GPU lane was used in this process, flushes the output streams and
+/// ends the process at once with `code` (see gpu_jpeg.cpp for the measured reason); otherwise returns `code`.
+/// IMGHIST_GPU_EXIT=normal returns instead (for comparison).
+int gpu_jpeg_exit(int code);
+
 /// IMGHIST_GPU_TRACE=1: one line per batch on stderr with the time of each step (for tuning).
 bool gpu_jpeg_trace();
 void gpu_jpeg_trace_line(const std::string& line);
@@ -102,9 +107,10 @@ public:
     /// of `format` (nothing without a hardware decoder).
     void prepare_decoder(int batch, nv::OutputFormat format);
     /// Encoder states per lane: encode() works in rounds of this many images.
-    static constexpr std::size_t kEncoderStates = 8;
-    /// Creates encoder states for `count` images ahead of the first encode (warm-up).
-    void prepare_encoders(std::size_t count);
+    static constexpr std::size_t kEncoderStates = 32;
+    /// Creates encoder states for `count` images ahead of the first encode; with `warm`, also makes each new
+    /// state's first (allocating) encode, on a blank 1920x1080 image (warm-up).
+    void prepare_encoders(std::size_t count, bool warm);
     /// Copies an interleaved slot to a host image of its size (RGB stays RGB). Waits for the stream.
     void download(std::size_t slot, void* host, std::size_t host_pitch);
     void synchronize();
