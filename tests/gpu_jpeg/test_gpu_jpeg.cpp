@@ -27,6 +27,7 @@
 #include "codec_jpeg.hpp"
 #include "gpu_jobs.hpp"
 #include "gpu_jpeg.hpp"
+#include "parallel.hpp"
 #include "imghist/filters.hpp"
 #include "imghist/histogram.hpp"
 #include "pipeline.hpp"
@@ -441,12 +442,13 @@ TEST_CASE("GPU JPEG: --device auto keeps small JPEG folders on the CPU codecs an
     fs::create_directories(in);
     const Rgb img = generated(64, 48, 3);
     for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) write_bytes(in / name, encode(img, 2, 2, 90));
-    const std::string why = "imghist: JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from " +
-                            std::to_string(cli::kGpuAutoMinJpegs) + " JPEG files on, this run has 3";
+    const std::string why = "imghist: JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from ";
+    const std::string has = ", this run has 3 (below that";
     const Run r = run_cli(dir, "equalize -v --device auto '" + in.string() + "' '" + out.string() + "'");
     INFO(r.err);
     CHECK(r.code == 0);
     CHECK(r.err.find(why) != std::string::npos);
+    CHECK(r.err.find(has) != std::string::npos);
     CHECK(r.err.find("JPEG files through the GPU") == std::string::npos);
     for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) {
         const cli::JpegPlanes p = cli::decode_jpeg_planes(read_bytes(out / name), name, cli::DecodeOptions{});
@@ -457,9 +459,20 @@ TEST_CASE("GPU JPEG: --device auto keeps small JPEG folders on the CPU codecs an
     INFO(h.err);
     CHECK(h.code == 0);
     CHECK(h.err.find(why) != std::string::npos);
+    CHECK(h.err.find(has) != std::string::npos);
     CHECK(h.err.find("JPEG files through the GPU") == std::string::npos);
     std::error_code ec;
     fs::remove_all(dir, ec);
+}
+
+TEST_CASE("GPU JPEG: --device auto's threshold follows the measured costs and the thread count", "[gpu_jpeg]") {
+    // The documented numbers (gpu_jobs.hpp): 16 threads give 1279 files for equalize and 810 for hist;
+    // fewer threads (a slower CPU path) lower the threshold; commands whose GPU path decodes only never go.
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 16) == 1279);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Hist, 16) == 810);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 2) < cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 16));
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 80) == SIZE_MAX);  // 80 x 27 images/s out-run 1800
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Other, 16) == SIZE_MAX);
 }
 
 TEST_CASE("GPU JPEG: --device auto takes the GPU JPEG pipeline for large JPEG folders where it exists", "[gpu_jpeg][cli]") {
@@ -470,7 +483,8 @@ TEST_CASE("GPU JPEG: --device auto takes the GPU JPEG pipeline for large JPEG fo
     const fs::path dir = tmpl, in = dir / "in", out = dir / "out";
     fs::create_directories(in);
     const cli::Bytes bytes = encode(generated(40, 24, 5), 2, 2, 90);
-    const std::size_t n = cli::kGpuAutoMinJpegs;
+    const std::size_t n = cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, cli::hardware_threads());
+    REQUIRE(n < 5000);  // the threshold is finite wherever the CPU is slower than the measured GPU rate
     for (std::size_t k = 0; k < n; ++k) write_bytes(in / ("f" + std::to_string(k) + ".jpg"), bytes);
     std::string why;
     const bool gpu = cli::gpu_jpeg_available(&why);

@@ -159,7 +159,8 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
 
     // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides, --device auto included);
     // every other file (and any JPEG the GPU declines) through the CPU codecs below.
-    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), true, "");
+    const GpuWorkload workload = gpu_work == GpuImageWork::DecodeOnly ? GpuWorkload::Other : GpuWorkload::Equalize;
+    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
     const bool gpu = !gpus.empty();
 
     const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
@@ -203,7 +204,7 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
             gpu_image_batch(b, d, gpu_work, eopt, dopt);
         };
         const bool encodes = gpu_work != GpuImageWork::DecodeOnly;
-        gpu_jpeg_stages(st, job.common, gpu_work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
+        gpu_jpeg_stages(st, gpu_work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
         st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     st.process = process;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "errors.hpp"
 #include "gpu_jpeg.hpp"
 #include "imghist/filters.hpp"
+#include "parallel.hpp"
 
 namespace cli {
 
@@ -20,8 +23,21 @@ std::size_t count_jpeg_names(const std::vector<Item>& items) {
     return n;
 }
 
+std::size_t gpu_auto_min_jpegs(GpuWorkload work, int threads) {
+    double s = 0, r_gpu = 0, r1 = 0;  // see gpu_jobs.hpp: measured on an H100 host
+    switch (work) {
+        case GpuWorkload::Equalize: s = 1.8; r_gpu = 1800; r1 = 27; break;
+        case GpuWorkload::Hist: s = 1.25; r_gpu = 3300; r1 = 28; break;
+        case GpuWorkload::Other: return SIZE_MAX;
+    }
+    const double cpu = std::max(1, threads) * r1;
+    if (cpu >= r_gpu) return SIZE_MAX;
+    return static_cast<std::size_t>(std::ceil(1.25 * s / (1 / cpu - 1 / r_gpu)));
+}
+
 std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Device>& devices,
-                                     std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why) {
+                                     std::size_t jpeg_inputs, GpuWorkload work, bool eligible,
+                                     const std::string& not_eligible_why) {
     auto say = [&](const std::string& line) {
         if (common.verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
     };
@@ -31,12 +47,19 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
         say("JPEG files on the CPU codecs: " + not_eligible_why);
         return {};
     }
-    // --device auto: the GPU pipeline pays once its start-up is amortised (see kGpuAutoMinJpegs); below that
+    // --device auto: the GPU pipeline pays once its fixed cost is amortised (gpu_auto_min_jpegs); below that
     // auto does not even probe for a GPU, so a small folder runs exactly as with --device cpu.
-    if (spec == "auto" && jpeg_inputs < kGpuAutoMinJpegs) {
-        say("JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from " +
-            std::to_string(kGpuAutoMinJpegs) + " JPEG files on, this run has " + std::to_string(jpeg_inputs) +
-            " (below that the GPU's start-up costs more than it saves)");
+    const int threads = common.threads > 0 ? common.threads : hardware_threads();
+    const std::size_t auto_min = gpu_auto_min_jpegs(work, threads);
+    if (spec == "auto" && jpeg_inputs < auto_min) {
+        if (auto_min == SIZE_MAX)
+            say("JPEG files on the CPU codecs: --device auto keeps this command's JPEG files there (its GPU path "
+                "decodes only and was not measured faster)");
+        else
+            say("JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from " +
+                std::to_string(auto_min) + " JPEG files on with " + std::to_string(threads) +
+                " threads, this run has " + std::to_string(jpeg_inputs) +
+                " (below that the GPU's start-up costs more than it saves)");
         return {};
     }
     std::string why;
@@ -61,17 +84,14 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
         say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ", " +
             std::to_string(gpu_jpeg_lanes()) + " per GPU in flight) on " + names +
             (spec == "auto" ? " (--device auto: " + std::to_string(jpeg_inputs) + " JPEG files, at least " +
-                                  std::to_string(kGpuAutoMinJpegs) + ", and nvJPEG and a GPU present)"
+                                  std::to_string(auto_min) + ", and nvJPEG and a GPU present)"
                             : std::string()));
     }
     return gpus;
 }
 
-void gpu_jpeg_stages(Stages& st, const Common& common, nv::OutputFormat warm_format, bool encodes) {
+void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
     const int batch = gpu_jpeg_batch();
-    // IMGHIST_GPU_CPU_HELP=0 turns the CPU's share off (for measurements).
-    const char* help = std::getenv("IMGHIST_GPU_CPU_HELP");
-    st.cpu_until_gpu_ready = common.device == "auto" && !(help && std::string(help) == "0");
     st.batch = batch;
     st.workers_per_gpu = gpu_jpeg_lanes();
     st.warm_up = [batch, warm_format, encodes](const Device& d) {

@@ -13,26 +13,36 @@
 
 namespace cli {
 
+/// What a run does on the GPU, for --device auto's decision.
+enum class GpuWorkload {
+    Hist,      ///< hist --mode channels: decode and histograms, no encode
+    Equalize,  ///< equalize into JPEG: decode, equalize, encode
+    Other,     ///< threshold, clahe (the GPU decodes only): not measured faster, auto keeps the CPU
+};
+
 /// --device auto takes the GPU JPEG pipeline for runs with at least this many JPEG files (and a GPU and
-/// nvJPEG present). Measured on an H100 host with 16 cores (docs/PERFORMANCE.md, "GPU JPEG pipeline"): the
-/// GPU's start-up (context, nvJPEG handles, decoder and encoder states) costs about S = 0.35 s in a run,
-/// after which it equalizes at about r_gpu images/s against r_cpu = 500 on the CPU codecs; the pipeline
-/// pays from N = S / (1/r_cpu - 1/r_gpu) files on. The threshold is set above that N, so that auto is never
-/// slower than the CPU where the host has fewer cores or a slower GPU.
-constexpr std::size_t kGpuAutoMinJpegs = 400;
+/// nvJPEG present); SIZE_MAX where it does not pay. A GPU run costs a fixed S seconds (probe, CUDA context,
+/// nvJPEG handles and states, the end of the process) and then r_gpu images/s; the CPU codecs run at r1
+/// images/s per hardware thread, so the GPU pays from N = S / (1/(threads * r1) - 1/r_gpu) files on; the
+/// threshold is 1.25 N, so that auto is not slower where the measurement varies. Measured on an H100 host
+/// with 16 threads (docs/PERFORMANCE.md, "GPU JPEG pipeline", 1000 1920x1080 JPEGs): luma equalization
+/// S = 1.8 s, r_gpu = 1800, r1 = 27 (threshold 1279 files with 16 threads); hist S = 1.25 s, r_gpu = 3300,
+/// r1 = 28 (threshold 810).
+std::size_t gpu_auto_min_jpegs(GpuWorkload work, int threads);
 
 /// The GPUs a run sends its JPEG files to, or none (then everything goes through the CPU codecs as before).
-///   --device cpu: none.  --device auto: every GPU, when the run has at least kGpuAutoMinJpegs JPEG files
-///   and nvJPEG and a GPU are present; none otherwise (below the threshold without probing for a GPU).
+///   --device cpu: none.  --device auto: every GPU, when the run has at least gpu_auto_min_jpegs(work,
+///   threads) JPEG files and nvJPEG and a GPU are present; none otherwise (below the threshold without
+///   probing for a GPU).
 ///   --device cuda[:N] / all: those GPUs when nvJPEG loads and `eligible` holds.
 /// `devices` is what resolve_devices gave for --device. Under -v one line says which path runs and why.
 std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Device>& devices,
-                                     std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why);
+                                     std::size_t jpeg_inputs, GpuWorkload work, bool eligible,
+                                     const std::string& not_eligible_why);
 /// Sets up a command's Stages for the GPU JPEG pipeline: batch size, workers (lanes) per GPU, the warm-up
 /// each worker does while the first files are read (the decoder's state for `warm_format`; with `encodes`,
-/// the encoder states beside it), with --device auto the CPU's share while the GPU starts
-/// (Stages::cpu_until_gpu_ready) and, under IMGHIST_GPU_TRACE, the workers' trace lines.
-void gpu_jpeg_stages(Stages& st, const Common& common, nv::OutputFormat warm_format, bool encodes);
+/// the encoder states beside it) and, under IMGHIST_GPU_TRACE, the workers' trace lines.
+void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes);
 /// JPEG files among the inputs, by extension (the count --device auto weighs).
 std::size_t count_jpeg_names(const std::vector<Item>& items);
 

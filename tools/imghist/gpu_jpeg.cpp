@@ -170,17 +170,26 @@ struct GpuShared {
     std::mutex lanes_mutex;
 
     /// The process's shared state for CUDA device `ordinal`, created by the first caller.
+    /// GPUs start side by side (--device all): one lock per device while it is created.
     static GpuShared& get(int ordinal) {
+        struct Slot {
+            std::mutex m;
+            GpuShared* g = nullptr;
+        };
         static std::mutex m;
-        static std::map<int, GpuShared*> all;
-        std::unique_lock<std::mutex> l(m);
-        GpuShared*& g = all[ordinal];
-        if (!g) {
-            auto made = std::make_unique<GpuShared>();
-            made->open(ordinal);  // throws: the next caller tries again
-            g = made.release();   // lives for the process (see above)
+        static std::map<int, Slot> all;
+        Slot* slot = nullptr;
+        {
+            std::lock_guard<std::mutex> l(m);
+            slot = &all[ordinal];  // std::map nodes stay where they are
         }
-        return *g;
+        std::lock_guard<std::mutex> l(slot->m);
+        if (!slot->g) {
+            auto made = std::make_unique<GpuShared>();
+            made->open(ordinal);     // throws: the next caller tries again
+            slot->g = made.release();  // lives for the process (see above)
+        }
+        return *slot->g;
     }
 
 private:

@@ -355,23 +355,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             for (int t = 0; t < threads; ++t) workers.push_back(one);
         }
     }
-    // The CPU's share while the GPU starts (Stages::cpu_until_gpu_ready): one thread hands the queue's items
-    // to the store threads, which decode and process them on the CPU, until a GPU worker is ready.
-    const bool cpu_helps = batched && stages.cpu_until_gpu_ready && gpu_workers > 0;
-    std::atomic<bool> gpu_ready{false};
-    std::atomic<int> processors_left{static_cast<int>(workers.size()) + (cpu_helps ? 1 : 0)};
-    std::atomic<std::size_t> cpu_share{0};
-    if (cpu_helps)
-        processors.emplace_back([&] {
-            while (!gpu_ready.load()) {
-                auto i = to_process.pop();
-                if (!i) break;
-                items[*i].deferred = true;
-                ++cpu_share;
-                to_store.push(*i);
-            }
-            if (--processors_left == 0) to_store.close();
-        });
+    std::atomic<int> processors_left{static_cast<int>(workers.size())};
     for (const Device& d : workers)
         processors.emplace_back([&, d] {
             // Create the GPU's context and this thread's filter workspace now, while the first images are
@@ -403,7 +387,6 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                 }
                 library.join();
             }
-            if (d.cuda()) gpu_ready = true;
             auto ms = [](clock::time_point a, clock::time_point b) {
                 return std::chrono::duration<double, std::milli>(b - a).count();
             };
@@ -515,7 +498,6 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     for (auto& th : storers) th.join();
     if (stages.trace) {
         auto at = [&](clock::time_point t) { return std::to_string(std::chrono::duration<double, std::milli>(t - t0).count()); };
-        if (cpu_helps) stages.trace("run: " + std::to_string(cpu_share.load()) + " files went to the CPU while the GPU started");
         stages.trace("run: reading done at " + at(loaded) + " ms, processing at " + at(processed) + " ms, writing at " +
                      at(clock::now()) + " ms");
     }

@@ -84,11 +84,6 @@ struct Stages {
     /// decoder/encoder states: while one encodes, another decodes). The queue holds one batch more than
     /// there are workers, so memory stays (workers + 1) batches whatever the folder's size.
     int workers_per_gpu = 1;
-    /// With process_batch: until the first GPU worker has finished its warm-up (start-up: context, nvJPEG
-    /// handles, states; most of a second), the items it would take go to the CPU codecs instead (as items
-    /// the batch stage declines do), so the CPU works while the GPU starts. For --device auto, which takes
-    /// whatever is fastest; --device cuda keeps every JPEG file on the GPU.
-    bool cpu_until_gpu_ready = false;
     /// Optional: receives one line per GPU worker at its end (start-up, time waiting for input, busy time).
     std::function<void(const std::string&)> trace;
 };
