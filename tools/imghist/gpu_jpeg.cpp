@@ -246,6 +246,7 @@ struct GpuJpegEngine::Impl {
     std::vector<imghist::DeviceBuffer> buffers;
     std::vector<GpuDecoded> slots;
     std::vector<nv::EncoderState> encoders;
+    Bytes bitstream;  // where encode() retrieves each bitstream before copying it out
     // One per chroma sampling and quality: a batch mixes qualities (each output takes its input's estimate).
     std::map<std::pair<int, int>, nv::EncoderParams> params;
 
@@ -591,12 +592,26 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
             if (!queued[k - first]) continue;
             Item& it = *items[slots[k]];
             const nv::EncoderState st = m.encoders[k - first];
-            std::size_t length = 0;
-            nv::Status s = m.nj->EncodeRetrieveBitstream(h, st, nullptr, &length, m.stream);
-            if (s == nv::kSuccess) {
-                it.encoded.resize(length);
-                s = m.nj->EncodeRetrieveBitstream(h, st, it.encoded.data(), &length, m.stream);
-                it.encoded.resize(length);
+            // One call into the lane's scratch buffer of four bytes per sample plus room for the headers: a
+            // baseline Huffman code takes at most 16 + 11 bits per coefficient, so no bitstream can be longer.
+            // (Should the library still report it too small, ask for the size first, as the API allows.) Each
+            // call waits for the GPU, so one call instead of two per image halves the waits.
+            const GpuDecoded& d = m.slots.at(slots[k]);
+            const std::size_t samples = static_cast<std::size_t>(d.width) * static_cast<std::size_t>(d.height) * 3;
+            const std::size_t room = samples * 4 + 65536;
+            if (m.bitstream.size() < room) m.bitstream.resize(room);
+            std::size_t length = m.bitstream.size();
+            nv::Status s = m.nj->EncodeRetrieveBitstream(h, st, m.bitstream.data(), &length, m.stream);
+            if (s == nv::kSuccess && length <= m.bitstream.size()) {
+                it.encoded.assign(m.bitstream.begin(), m.bitstream.begin() + static_cast<std::ptrdiff_t>(length));
+            } else {
+                length = 0;
+                s = m.nj->EncodeRetrieveBitstream(h, st, nullptr, &length, m.stream);
+                if (s == nv::kSuccess) {
+                    it.encoded.resize(length);
+                    s = m.nj->EncodeRetrieveBitstream(h, st, it.encoded.data(), &length, m.stream);
+                    it.encoded.resize(length);
+                }
             }
             if (s != nv::kSuccess) {
                 it.encoded.clear();
