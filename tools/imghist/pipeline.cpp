@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -344,23 +345,42 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             if (--loaders_left == 0) to_process.close();
         });
     // One worker per GPU; the CPU backend gets as many workers as there are threads.
-    std::vector<Device> workers;
+    std::vector<std::pair<Device, int>> workers;  // device, and the worker's rank among that GPU's workers
     for (auto& d : devices) {
         if (d.cuda()) {
             const int per_gpu = batched ? std::max(1, stages.workers_per_gpu) : kWorkersPerGpu;
-            for (int t = 0; t < per_gpu; ++t) workers.push_back(d);
+            for (int t = 0; t < per_gpu; ++t) workers.emplace_back(d, t);
         } else {
             Device one = d;
             one.cpu_threads = threads > 1 ? 1 : 0;  // parallel over images, not within one
-            for (int t = 0; t < threads; ++t) workers.push_back(one);
+            for (int t = 0; t < threads; ++t) workers.emplace_back(one, 0);
         }
     }
+    // A GPU's workers warm up one after the other: measured on an H100, two workers warming up together
+    // made the first one ready 0.5 s later than one alone (they contend in the driver), while the GPU could
+    // already be working. Worker k starts its warm-up once worker k-1 of its GPU is ready.
+    std::mutex ready_mutex;
+    std::condition_variable ready_cv;
+    std::map<int, int> ready_per_gpu;
+    std::atomic<std::size_t> taken{0};  // items the GPU workers took from the queue
     std::atomic<int> processors_left{static_cast<int>(workers.size())};
-    for (const Device& d : workers)
-        processors.emplace_back([&, d] {
+    for (const auto& [d, rank] : workers)
+        processors.emplace_back([&, d = d, rank = rank] {
             // Create the GPU's context and this thread's filter workspace now, while the first images are
             // still being decoded (together they take a good part of a second); an error here surfaces
             // again, per file, in the real calls.
+            if (d.cuda() && rank > 0) {
+                {
+                    std::unique_lock<std::mutex> l(ready_mutex);
+                    ready_cv.wait(l, [&] { return ready_per_gpu[d.ordinal] >= rank; });
+                }
+                // A later worker pays only with work left for it: its warm-up takes about as long as four
+                // batches (H100), and the run's end would wait for it.
+                if (batched && items.size() <= taken.load() + 4 * batch) {
+                    if (--processors_left == 0) to_store.close();
+                    return;
+                }
+            }
             const auto started = clock::now();
             double library_ms = 0;
             if (d.cuda()) {
@@ -386,6 +406,11 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     }
                 }
                 library.join();
+                {
+                    std::lock_guard<std::mutex> l(ready_mutex);
+                    ++ready_per_gpu[d.ordinal];
+                }
+                ready_cv.notify_all();
             }
             auto ms = [](clock::time_point a, clock::time_point b) {
                 return std::chrono::duration<double, std::milli>(b - a).count();
@@ -398,6 +423,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                 for (;;) {
                     const auto asked = clock::now();
                     std::vector<std::size_t> got = to_process.pop_batch(batch);
+                    taken += got.size();
                     waited += ms(asked, clock::now());
                     if (got.empty()) break;
                     std::vector<Item*> gpu;
