@@ -66,8 +66,8 @@ int gpu_jpeg_exit(int code) {
     if (e && std::string(e) == "normal") return code;
     // Every output is complete by now (written, flushed to disk and renamed), and so is everything printed.
     // What remains is tearing down the CUDA runtime, nvJPEG's handles and the GPU memory they hold, which
-    // the driver also does when the process ends: measured on an H100 (docs/PERFORMANCE.md), the normal
-    // exit took XXX of a 1000-image run.
+    // the driver also does when the process ends: measured on an H100 (docs/PERFORMANCE.md), a 1000-image
+    // run's process ended 0.41-0.47 s after this point with the normal exit, 0.19-0.29 s with this one.
     std::_Exit(code);
 }
 
