@@ -24,14 +24,17 @@ enum class GpuWorkload {
 /// nvJPEG present); SIZE_MAX where it does not pay. A GPU run costs a fixed S seconds (probe, CUDA context,
 /// nvJPEG handles and states, the end of the process) and then r_gpu images/s; the CPU codecs run at r1
 /// images/s per hardware thread, so the GPU pays from N = S / (1/(threads * r1) - 1/r_gpu) files on; the
-/// threshold is 1.25 N, so that auto is not slower where the measurement varies. Measured on an H100 host
-/// with 16 threads (docs/PERFORMANCE.md, "GPU JPEG pipeline", 1000 1920x1080 JPEGs): luma equalization
-/// S = 1.8 s, r_gpu = 1800, r1 = 27 (threshold 1279 files with 16 threads); hist S = 1.25 s, r_gpu = 3300,
-/// r1 = 28 (threshold 810).
+/// threshold is 1.25 N. Measured (docs/PERFORMANCE.md, "GPU JPEG pipeline"; 1000 and 4000 1920x1080 JPEGs,
+/// whole runs): S and r_gpu on an H100 host (the slower GPU rate of the two hosts measured: S from the
+/// 1000-file run less 1000 / r_gpu, r_gpu from the difference between the 4000- and 1000-file runs), r1 on a
+/// 32-core H200 host (the faster CPU per thread of the two: 33.5 and 31 images/s per thread, against 25-28
+/// on the H100 host), so that auto does not take the GPU where the CPU would still win: luma equalization
+/// S = 2.0 s, r_gpu = 1500, r1 = 34 (threshold 2134 files with 16 threads, 9903 with 32); hist S = 1.45 s,
+/// r_gpu = 3000, r1 = 31 (1078 with 16 threads, 2687 with 32).
 std::size_t gpu_auto_min_jpegs(GpuWorkload work, int threads);
 
 /// The GPUs a run sends its JPEG files to, or none (then everything goes through the CPU codecs as before).
-///   --device cpu: none.  --device auto: every GPU, when the run has at least gpu_auto_min_jpegs(work,
+///   --device cpu: none.  --device auto: the first GPU, when the run has at least gpu_auto_min_jpegs(work,
 ///   threads) JPEG files and nvJPEG and a GPU are present; none otherwise (below the threshold without
 ///   probing for a GPU).
 ///   --device cuda[:N] / all: those GPUs when nvJPEG loads and `eligible` holds.

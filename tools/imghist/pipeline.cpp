@@ -358,7 +358,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     }
     // A GPU's workers warm up one after the other: measured on an H100, two workers warming up together
     // made the first one ready 0.5 s later than one alone (they contend in the driver), while the GPU could
-    // already be working. Worker k starts its warm-up once worker k-1 of its GPU is ready.
+    // already be working. Worker k starts its warm-up once worker k-1 of its GPU is ready (or has left).
     std::mutex ready_mutex;
     std::condition_variable ready_cv;
     std::map<int, int> ready_per_gpu;
@@ -377,6 +377,11 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                 // A later worker pays only with work left for it: its warm-up takes about as long as four
                 // batches (H100), and the run's end would wait for it.
                 if (batched && items.size() <= taken.load() + 4 * batch) {
+                    {
+                        std::lock_guard<std::mutex> l(ready_mutex);
+                        ++ready_per_gpu[d.ordinal];  // the next worker decides for itself
+                    }
+                    ready_cv.notify_all();
                     if (--processors_left == 0) to_store.close();
                     return;
                 }
