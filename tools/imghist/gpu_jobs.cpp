@@ -231,6 +231,10 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
                             std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms");
 }
 
+// hist --mode channels counts R, G and B, so the decoder must produce RGB. nvJPEG's luma-only output
+// (NVJPEG_OUTPUT_Y) would be cheaper but is no substitute for --mode gray either: that mode counts OpenCV's
+// gray conversion of the RGB pixels (14-bit fixed-point weights), which differs from the file's Y samples, so
+// gray runs stay on the CPU codecs (cmd_hist.cpp).
 void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
                     const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt) {
     GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
