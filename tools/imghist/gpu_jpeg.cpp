@@ -558,7 +558,7 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
     const auto t0 = std::chrono::steady_clock::now();
     prepare_encoders(kEncoderStates, false);
     const nv::Handle h = m.g->default_handle();
-    // nvJPEG has no batched encode call (in the API subset of nvjpeg_api.hpp, CUDA 11-13):
+    // nvJPEG's encoder takes one image per call (there is no batched encode in nvJPEG 11-13):
     // one nvjpegEncodeYUV / nvjpegEncodeImage per image, enqueued back to back on the lane's stream.
     // Rounds of kEncoderStates images: enqueue the round's encodes, then collect their bitstreams (each state
     // holds one until it is retrieved). Each state costs memory and a first-use allocation (prepare_encoders
