@@ -344,7 +344,8 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             }
             if (--loaders_left == 0) to_process.close();
         });
-    // One worker per GPU; the CPU backend gets as many workers as there are threads.
+    // GPU workers: Stages::workers_per_gpu per GPU with a batch stage, one otherwise; the CPU backend gets as
+    // many workers as there are threads.
     std::vector<std::pair<Device, int>> workers;  // device, and the worker's rank among that GPU's workers
     for (auto& d : devices) {
         if (d.cuda()) {
