@@ -6,15 +6,17 @@
 #   3. and 4. the same two inputs through a 2%/1% contrast stretch (imghist stretch, ImageMagick
 #      -contrast-stretch 2%x1%), beside imghist's own equalize times (stretch should be at least as fast).
 #   5. the GPU JPEG pipeline against the CPU path, imghist alone (GPU_COUNT copies of the same JPEGs, default
-#      1000): luma-equalize folder -> folder and hist -> JSON with --device cpu, cuda and auto, and the
-#      120-JPEG folder with --device auto against cpu; then the mean time of each pipeline stage (-v).
+#      1000): luma-equalize folder -> folder and hist -> JSON with each --device of GPU_DEVICES (default
+#      "cpu cuda auto"; "cuda all" on a multi-GPU host), and the 120-JPEG folder with --device auto against
+#      cpu; then the stage times: the CPU path's per-file means (-v), the GPU path's trace (IMGHIST_GPU_TRACE).
 # Peers, each where installed (a missing one is reported, not fatal): ImageMagick (convert / mogrify),
 # libvips (vips), OpenCV-python (cv2). Every command is timed RUNS times; the median is reported with the
 # output size. Inputs are generated once with vips, ImageMagick or OpenCV-python (the first available).
 #
 # Usage: scripts/bench_cli.sh [-b path/to/imghist] [-w workdir] [-r runs] [-d device] [-n jpeg-count]
 #                             [-g gpu-jpeg-count] [-s "png folder stretch gpu"]
-#   IMGHIST, WORK, RUNS, DEVICE, COUNT, GPU_COUNT and SECTIONS in the environment do the same. A file
+#   IMGHIST, WORK, RUNS, DEVICE, COUNT, GPU_COUNT and SECTIONS in the environment do the same; GPU_DEVICES
+#   lists the --device values of section 5. A file
 #   base.jpg already in the work folder is used as the JPEG input instead of a generated one.
 set -euo pipefail
 
@@ -26,6 +28,7 @@ DEVICE=${DEVICE:-auto}
 COUNT=${COUNT:-120}
 GPU_COUNT=${GPU_COUNT:-1000}
 SECTIONS=${SECTIONS:-png folder stretch gpu}
+GPU_DEVICES=${GPU_DEVICES:-cpu cuda auto}
 while getopts "b:w:r:d:n:g:s:h" opt; do
   case $opt in
     b) IMGHIST=$OPTARG ;;
@@ -35,7 +38,7 @@ while getopts "b:w:r:d:n:g:s:h" opt; do
     n) COUNT=$OPTARG ;;
     g) GPU_COUNT=$OPTARG ;;
     s) SECTIONS=$OPTARG ;;
-    *) sed -n '2,17p' "$0"; exit 0 ;;
+    *) sed -n '2,20p' "$0"; exit 0 ;;
   esac
 done
 if [[ -z $IMGHIST ]]; then
@@ -121,6 +124,8 @@ for name in sorted(os.listdir(src)):
 PYEOF
 
 # ---- timing ------------------------------------------------------------------------------------------------
+# calc EXPR: floating-point arithmetic and comparisons (1/0) through awk (bc is missing on some hosts).
+calc() { awk "BEGIN { print ($1) }"; }
 # time_cmd OUTPUT CMD...: runs CMD RUNS times (OUTPUT, a file or folder, removed before each run, so the
 # last run's output is what size_of measures); prints the median seconds.
 time_cmd() {
@@ -132,7 +137,7 @@ time_cmd() {
     t0=$(date +%s.%N)
     "$@" >/dev/null 2>&1 || { echo "FAILED"; return; }
     t1=$(date +%s.%N)
-    times+=("$(echo "$t1 - $t0" | bc -l)")
+    times+=("$(calc "$t1 - $t0")")
   done
   printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]}'
 }
@@ -147,7 +152,7 @@ record() {  # name seconds bytes is_ours
   rows+=("$1|$2|$3")
   if [[ $4 == 1 ]]; then ours_t=$2; ours_size=$3; return; fi
   [[ $2 == FAILED ]] && return
-  if [[ -z $peer_best ]] || (( $(echo "$2 < $peer_best" | bc -l) )); then peer_best=$2; peer_best_size=$3; fi
+  if [[ -z $peer_best ]] || (( $(calc "$2 < $peer_best") )); then peer_best=$2; peer_best_size=$3; fi
 }
 table() {  # title
   echo "## $1"
@@ -158,13 +163,13 @@ table() {  # title
   for row in "${rows[@]}"; do
     IFS='|' read -r name t b <<<"$row"
     local ratio="-"
-    [[ $t != FAILED && -n $ours_t ]] && ratio=$(printf '%.2fx' "$(echo "$t / $ours_t" | bc -l)")
-    printf '| %s | %s | %.2f | %s |\n' "$name" "$t" "$(echo "$b / 1000000" | bc -l)" "$ratio"
+    [[ $t != FAILED && -n $ours_t ]] && ratio=$(printf '%.2fx' "$(calc "$t / $ours_t")")
+    printf '| %s | %s | %.2f | %s |\n' "$name" "$t" "$(calc "$b / 1000000")" "$ratio"
   done
   if [[ -n $peer_best ]]; then
     echo
     printf 'imghist is %.2fx faster than the fastest peer; its output size differs from that peer'"'"'s by %+.1f%%.\n' \
-      "$(echo "$peer_best / $ours_t" | bc -l)" "$(echo "100 * $ours_size / $peer_best_size - 100" | bc -l)"
+      "$(calc "$peer_best / $ours_t")" "$(calc "100 * $ours_size / $peer_best_size - 100")"
   fi
   echo
   rows=(); peer_best=""; peer_best_size=""; ours_t=""; ours_size=""
@@ -243,7 +248,7 @@ if section gpu; then
     rm -rf gjpegs; mkdir -p gjpegs
     for i in $(seq -w 1 "$GPU_COUNT"); do cp base.jpg "gjpegs/img$i.jpg"; done
   fi
-  echo "## GPU JPEG pipeline: imghist --device cpu / cuda / auto"
+  echo "## GPU JPEG pipeline: imghist --device $(echo $GPU_DEVICES | sed 's# # / #g')"
   echo
   echo "| workload | --device | median s | images/s |"
   echo "|---|---|---|---|"
@@ -251,29 +256,52 @@ if section gpu; then
     local label=$1 dev=$2 n=$3 out=$4; shift 4
     local t; t=$(time_cmd "$out" "$@")
     local rate="-"
-    [[ $t != FAILED ]] && rate=$(printf '%.0f' "$(echo "$n / $t" | bc -l)")
+    [[ $t != FAILED ]] && rate=$(printf '%.0f' "$(calc "$n / $t")")
     printf '| %s | %s | %s | %s |\n' "$label" "$dev" "$t" "$rate"
   }
-  for dev in cpu cuda auto; do
+  for dev in $GPU_DEVICES; do
     gpu_row "luma-equalize $GPU_COUNT JPEGs, folder -> folder" $dev "$GPU_COUNT" out/g-$dev \
       "$IMGHIST" equalize gjpegs out/g-$dev --quality 90 --device $dev -q
   done
-  for dev in cpu cuda auto; do
+  for dev in $GPU_DEVICES; do
     gpu_row "hist of $GPU_COUNT JPEGs -> JSON" $dev "$GPU_COUNT" out/h-$dev.json \
       "$IMGHIST" hist gjpegs --format json -o out/h-$dev.json --device $dev -q
   done
-  for dev in cpu auto cuda; do
-    gpu_row "luma-equalize the $COUNT-JPEG folder" $dev "$COUNT" out/s-$dev \
-      "$IMGHIST" equalize jpegs out/s-$dev --quality 90 --device $dev -q
-  done
+  if [[ " $GPU_DEVICES " == *" auto "* ]]; then
+    for dev in cpu auto; do
+      gpu_row "luma-equalize the $COUNT-JPEG folder" $dev "$COUNT" out/s-$dev \
+        "$IMGHIST" equalize jpegs out/s-$dev --quality 90 --device $dev -q
+    done
+  fi
   echo
-  # Stage times: the mean of the per-file times that -v prints (GPU runs: the batch's time for "process").
-  for dev in cpu cuda; do
+  # Stage times. CPU path: the mean of the per-file times that -v prints. GPU path: the workers' and the
+  # run's trace lines (IMGHIST_GPU_TRACE=1): start-up, time waiting for input, batch work, and when reading,
+  # processing and writing ended; then the mean per batch of the decode, equalize and encode steps.
+  for dev in $GPU_DEVICES; do
+    [[ $dev == auto ]] && continue
     rm -rf out/v-$dev
-    echo "stage means, --device $dev: $("$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -v 2>&1 >/dev/null |
-      sed -nE 's/^imghist: .*: (read\+decode [0-9]+ ms.*) \((cpu|cuda).*$/\1/p' |
-      awk -F', ' '{ for (i = 1; i <= NF; ++i) { n = split($i, a, " "); k = a[1]; for (j = 2; j < n - 1; ++j) k = k " " a[j]; s[k] += a[n - 1]; c[k]++ } }
-                  END { for (k in s) printf "%s %.1f ms; ", k, s[k] / c[k] }')"
+    if [[ $dev == cpu ]]; then
+      echo "- stage means, equalize --device cpu: $("$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -v 2>&1 >/dev/null |
+        sed -nE 's/^imghist: .*: (read\+decode [0-9]+ ms.*) \((cpu|cuda).*$/\1/p' |
+        awk -F', ' '{ for (i = 1; i <= NF; ++i) { n = split($i, a, " "); k = a[1]; for (j = 2; j < n - 1; ++j) k = k " " a[j]; s[k] += a[n - 1]; c[k]++ } }
+                    END { for (k in s) printf "%s %.1f ms; ", k, s[k] / c[k] }')"
+      continue
+    fi
+    for cmd in equalize hist; do
+      rm -rf out/v-$dev out/v-$dev.json
+      if [[ $cmd == equalize ]]; then
+        IMGHIST_GPU_TRACE=1 "$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -q 2>trace-$cmd-$dev.log
+      else
+        IMGHIST_GPU_TRACE=1 "$IMGHIST" hist gjpegs --format json -o out/v-$dev.json --device $dev -q 2>trace-$cmd-$dev.log
+      fi
+      echo "- $cmd --device $dev, trace:"
+      grep -E "gpu: (device|lane|worker|run)" trace-$cmd-$dev.log | sed 's/^imghist: gpu: /  - /'
+      awk '/gpu: decode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "total") { d += $(i + 1); nd++ } }
+           /gpu: equalize [0-9]+:/ { e += $(NF - 1); ne++ }
+           /gpu: encode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "retrieved") { c += $(i + 1); nc++ } }
+           END { printf "  - per batch: decode %.1f ms (%d batches)", nd ? d / nd : 0, nd;
+                 if (ne) printf ", equalize %.1f ms", e / ne; if (nc) printf ", encode %.1f ms", c / nc; print "" }' trace-$cmd-$dev.log
+    done
   done
   echo
 fi

@@ -25,6 +25,7 @@
 
 #include "codec.hpp"
 #include "codec_jpeg.hpp"
+#include "gpu_jobs.hpp"
 #include "gpu_jpeg.hpp"
 #include "imghist/filters.hpp"
 #include "imghist/histogram.hpp"
@@ -431,19 +432,22 @@ TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fai
     fs::remove_all(dir, ec);
 }
 
-TEST_CASE("GPU JPEG: --device auto keeps JPEG folders on the CPU codecs and says why under -v", "[gpu_jpeg][cli]") {
-    // Runs everywhere: auto never takes the GPU JPEG pipeline (it measured slower than the CPU codecs), with
-    // or without a GPU; on a GPU host this also proves that auto does not probe for one.
+TEST_CASE("GPU JPEG: --device auto keeps small JPEG folders on the CPU codecs and says why under -v", "[gpu_jpeg][cli]") {
+    // Runs everywhere: below the threshold auto never takes the GPU JPEG pipeline, with or without a GPU; on a
+    // GPU host this also proves that auto does not probe for one there.
     char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
     const fs::path dir = tmpl, in = dir / "in", out = dir / "out";
     fs::create_directories(in);
     const Rgb img = generated(64, 48, 3);
     for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) write_bytes(in / name, encode(img, 2, 2, 90));
+    const std::string why = "imghist: JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from ";
+    const std::string has = ", this run has 3 (below that";
     const Run r = run_cli(dir, "equalize -v --device auto '" + in.string() + "' '" + out.string() + "'");
     INFO(r.err);
     CHECK(r.code == 0);
-    CHECK(r.err.find("imghist: JPEG files on the CPU codecs: --device auto keeps them there") != std::string::npos);
+    CHECK(r.err.find(why) != std::string::npos);
+    CHECK(r.err.find(has) != std::string::npos);
     CHECK(r.err.find("JPEG files through the GPU") == std::string::npos);
     for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) {
         const cli::JpegPlanes p = cli::decode_jpeg_planes(read_bytes(out / name), name, cli::DecodeOptions{});
@@ -453,8 +457,59 @@ TEST_CASE("GPU JPEG: --device auto keeps JPEG folders on the CPU codecs and says
     const Run h = run_cli(dir, "hist -v --device auto '" + in.string() + "' --format json");
     INFO(h.err);
     CHECK(h.code == 0);
-    CHECK(h.err.find("imghist: JPEG files on the CPU codecs: --device auto keeps them there") != std::string::npos);
+    CHECK(h.err.find(why) != std::string::npos);
+    CHECK(h.err.find(has) != std::string::npos);
     CHECK(h.err.find("JPEG files through the GPU") == std::string::npos);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+
+TEST_CASE("GPU JPEG: --device auto's threshold follows the measured costs and the thread count", "[gpu_jpeg]") {
+    // The documented numbers (gpu_jobs.hpp): 16 threads give 2134 files for equalize and 1078 for hist, 32
+    // threads 9903 and 2687; fewer threads (a slower CPU path) lower the threshold; commands whose GPU path
+    // decodes only never go.
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 16) == 2134);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Hist, 16) == 1078);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 32) == 9903);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Hist, 32) == 2687);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 2) < cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 16));
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 45) == SIZE_MAX);  // 45 x 34 images/s out-run 1500
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 44) != SIZE_MAX);
+    CHECK(cli::gpu_auto_min_jpegs(cli::GpuWorkload::Other, 16) == SIZE_MAX);
+}
+
+TEST_CASE("GPU JPEG: --device auto takes the GPU JPEG pipeline for large JPEG folders where it exists", "[gpu_jpeg][cli]") {
+    // At the threshold: the GPU pipeline where nvJPEG and a GPU exist, otherwise the CPU codecs with the reason;
+    // the outputs are complete either way.
+    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const fs::path dir = tmpl, in = dir / "in", out = dir / "out";
+    fs::create_directories(in);
+    const cli::Bytes bytes = encode(generated(40, 24, 5), 2, 2, 90);
+    // --threads 4 fixes the threshold whatever the host's core count.
+    const std::size_t n = cli::gpu_auto_min_jpegs(cli::GpuWorkload::Equalize, 4);
+    REQUIRE(n == 374);
+    for (std::size_t k = 0; k < n; ++k) write_bytes(in / ("f" + std::to_string(k) + ".jpg"), bytes);
+    std::string why;
+    const bool gpu = cli::gpu_jpeg_available(&why);
+    const Run r = run_cli(dir, "equalize -v --threads 4 --device auto '" + in.string() + "' '" + out.string() + "'");
+    INFO(r.err);
+    CHECK(r.code == 0);
+    if (gpu) {
+        CHECK(r.err.find("JPEG files through the GPU") != std::string::npos);
+        CHECK(r.err.find("(--device auto: " + std::to_string(n) + " JPEG files") != std::string::npos);
+    } else {
+        CHECK(r.err.find("imghist: JPEG files on the CPU codecs: GPU JPEG pipeline unavailable (" + why + ")") !=
+              std::string::npos);
+    }
+    std::size_t written = 0;
+    for (const auto& f : fs::directory_iterator(out)) {
+        const cli::JpegPlanes p = cli::decode_jpeg_planes(read_bytes(f.path()), f.path().string(), cli::DecodeOptions{});
+        CHECK(p.width == 40);
+        CHECK(p.height == 24);
+        ++written;
+    }
+    CHECK(written == n);
     std::error_code ec;
     fs::remove_all(dir, ec);
 }

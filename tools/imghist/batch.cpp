@@ -15,7 +15,7 @@
 namespace cli {
 
 void add_common(CLI::App& sub, Common& c) {
-    sub.add_option("--device", c.device, "Where to compute: cpu, cuda, cuda:N, all (every GPU), or auto (= cpu, measured fastest for host images)")
+    sub.add_option("--device", c.device, "Where to compute: cpu, cuda, cuda:N, all (every GPU), or auto (the CPU; the GPU JPEG pipeline for large JPEG folders)")
         ->default_str("auto")
         ->group("Common");
     sub.add_option("--max-pixels", c.max_pixels, "Refuse images with more pixels than this (checked from the header)")
@@ -157,9 +157,10 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         return o;
     };
 
-    // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides; --device auto does not);
+    // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides, --device auto included);
     // every other file (and any JPEG the GPU declines) through the CPU codecs below.
-    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), true, "");
+    const GpuWorkload workload = gpu_work == GpuImageWork::DecodeOnly ? GpuWorkload::Other : GpuWorkload::Equalize;
+    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
     const bool gpu = !gpus.empty();
 
     const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
@@ -202,8 +203,8 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         st.process_batch = [&](std::vector<Item*>& b, const Device& d) {
             gpu_image_batch(b, d, gpu_work, eopt, dopt);
         };
-        st.batch = gpu_jpeg_batch();
-        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal).prepare_encoders(gpu_jpeg_batch()); };
+        const bool encodes = gpu_work != GpuImageWork::DecodeOnly;
+        gpu_jpeg_stages(st, gpu_work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
         st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     st.process = process;

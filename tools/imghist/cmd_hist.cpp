@@ -185,7 +185,7 @@ int run_hist(HistArgs& a) {
     }
     const DecodeOptions dopt = a.common.decode();
     // JPEG files through the GPU when this run takes it (the gray mode's conversion is a host operation).
-    const std::vector<Device> gpus = gpu_jpeg_devices(a.common, devices, count_jpeg_names(items),
+    const std::vector<Device> gpus = gpu_jpeg_devices(a.common, devices, count_jpeg_names(items), GpuWorkload::Hist,
                                                       p.mode == HistMode::Channels, "--mode gray converts on the host");
     const bool gpu = !gpus.empty();
     auto file_name = [&](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
@@ -204,8 +204,7 @@ int run_hist(HistArgs& a) {
     };
     if (gpu) {
         st.process_batch = [&](std::vector<Item*>& b, const Device& d) { gpu_hist_batch(b, d, p, file_name, dopt); };
-        st.batch = gpu_jpeg_batch();
-        st.warm_up = [](const Device& d) { GpuJpegEngine::for_thread(d.ordinal); };
+        gpu_jpeg_stages(st, nv::kOutputRGBI, false);
         st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     const RunOptions ro = run_options(a.common, batch, gpu ? gpus : devices);

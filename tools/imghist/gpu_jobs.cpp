@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "codec_jpeg.hpp"
 #include "errors.hpp"
 #include "gpu_jpeg.hpp"
 #include "imghist/filters.hpp"
+#include "parallel.hpp"
 
 namespace cli {
 
@@ -18,8 +23,21 @@ std::size_t count_jpeg_names(const std::vector<Item>& items) {
     return n;
 }
 
+std::size_t gpu_auto_min_jpegs(GpuWorkload work, int threads) {
+    double s = 0, r_gpu = 0, r1 = 0;  // see gpu_jobs.hpp: measured on an H100 host
+    switch (work) {
+        case GpuWorkload::Equalize: s = 2.0; r_gpu = 1500; r1 = 34; break;
+        case GpuWorkload::Hist: s = 1.45; r_gpu = 3000; r1 = 31; break;
+        case GpuWorkload::Other: return SIZE_MAX;
+    }
+    const double cpu = std::max(1, threads) * r1;
+    if (cpu >= r_gpu) return SIZE_MAX;
+    return static_cast<std::size_t>(std::ceil(1.25 * s / (1 / cpu - 1 / r_gpu)));
+}
+
 std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Device>& devices,
-                                     std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why) {
+                                     std::size_t jpeg_inputs, GpuWorkload work, bool eligible,
+                                     const std::string& not_eligible_why) {
     auto say = [&](const std::string& line) {
         if (common.verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
     };
@@ -29,24 +47,36 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
         say("JPEG files on the CPU codecs: " + not_eligible_why);
         return {};
     }
-    // --device auto keeps JPEG files on the CPU codecs, and does not even probe for a GPU. Measured on an H100
-    // host with 16 cores (tools/imghist/PERFORMANCE.md, 1000 1920x1080 JPEGs), whole runs of the GPU pipeline
-    // were slower than the CPU path: luma equalization 233 against 509 images/s, hist 481 against 485. auto is
-    // to take the GPU only where it measures faster: revisit this (a threshold in JPEG files, measured) when
-    // the GPU path is faster. --device cuda[:N] / all take it.
-    if (spec == "auto") {
-        say("JPEG files on the CPU codecs: --device auto keeps them there (the GPU JPEG pipeline measured slower "
-            "than the CPU codecs; --device cuda takes it)");
+    // --device auto: the GPU pipeline pays once its fixed cost is amortised (gpu_auto_min_jpegs); below that
+    // auto does not even probe for a GPU, so a small folder runs exactly as with --device cpu.
+    const int threads = common.threads > 0 ? common.threads : hardware_threads();
+    const std::size_t auto_min = gpu_auto_min_jpegs(work, threads);
+    if (spec == "auto" && jpeg_inputs < auto_min) {
+        if (auto_min == SIZE_MAX)
+            say("JPEG files on the CPU codecs: --device auto keeps this command's JPEG files there (its GPU path "
+                "decodes only and was not measured faster)");
+        else
+            say("JPEG files on the CPU codecs: --device auto takes the GPU JPEG pipeline from " +
+                std::to_string(auto_min) + " JPEG files on with " + std::to_string(threads) +
+                " threads, this run has " + std::to_string(jpeg_inputs) +
+                " (below that the GPU's start-up costs more than it saves)");
         return {};
     }
     std::string why;
-    if (!gpu_jpeg_available(&why)) {
+    const auto probe = std::chrono::steady_clock::now();
+    const bool available = gpu_jpeg_available(&why);
+    gpu_jpeg_trace_line("probe (nvJPEG, CUDA driver and runtime): " +
+                        std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe).count()) + " ms");
+    if (!available) {
         say("JPEG files on the CPU codecs: GPU JPEG pipeline unavailable (" + why + ")");
         return {};
     }
     std::vector<Device> gpus;
     if (spec == "auto") {
-        for (int i = 0; i < imghist::cuda_device_count(); ++i) gpus.push_back(Device{imghist::Backend::Cuda, i});
+        // One GPU: on a 2-GPU H200 host, --device all was slower than one GPU for 1000 and 4000 files
+        // (equalize 2.94 / 4.44 s against 2.36 / 3.63 s): the GPUs' start-ups contend, and past them
+        // reading and writing the files, not the GPU, limit the run.
+        gpus.push_back(Device{imghist::Backend::Cuda, 0});
     } else {
         for (const Device& d : devices)
             if (d.cuda()) gpus.push_back(d);
@@ -54,9 +84,38 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
     if (!gpus.empty()) {
         std::string names;
         for (const Device& d : gpus) names += (names.empty() ? "" : ", ") + describe(d);
-        say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ") on " + names);
+        say("JPEG files through the GPU (nvJPEG, batches of " + std::to_string(gpu_jpeg_batch()) + ", " +
+            std::to_string(gpu_jpeg_lanes()) + " per GPU in flight) on " + names +
+            (spec == "auto" ? " (--device auto: " + std::to_string(jpeg_inputs) + " JPEG files, at least " +
+                                  std::to_string(auto_min) + ", and nvJPEG and a GPU present)"
+                            : std::string()));
     }
     return gpus;
+}
+
+void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
+    const int batch = gpu_jpeg_batch();
+    st.batch = batch;
+    st.workers_per_gpu = gpu_jpeg_lanes();
+    st.warm_up = [batch, warm_format, encodes](const Device& d) {
+        GpuJpegEngine& e = GpuJpegEngine::for_thread(d.ordinal);
+        // Encoder states (the default handle, created here on first use) beside the decoder's set-up; an error
+        // in either surfaces again, per file, in the real calls.
+        std::thread enc;
+        if (encodes)
+            enc = std::thread([&e] {
+                try {
+                    e.prepare_encoders(GpuJpegEngine::kEncoderStates, true);
+                } catch (const std::exception&) {
+                }
+            });
+        try {
+            e.prepare_decoder(batch, warm_format);
+        } catch (const std::exception&) {
+        }
+        if (enc.joinable()) enc.join();
+    };
+    if (gpu_jpeg_trace()) st.trace = [](const std::string& line) { gpu_jpeg_trace_line(line); };
 }
 
 namespace {
@@ -172,6 +231,10 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
                             std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms");
 }
 
+// hist --mode channels counts R, G and B, so the decoder must produce RGB. nvJPEG's luma-only output
+// (NVJPEG_OUTPUT_Y) would be cheaper but is no substitute for --mode gray either: that mode counts OpenCV's
+// gray conversion of the RGB pixels (14-bit fixed-point weights), which differs from the file's Y samples, so
+// gray runs stay on the CPU codecs (cmd_hist.cpp).
 void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
                     const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt) {
     GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);

@@ -7,18 +7,45 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "nvjpeg_api.hpp"
 #include "ops.hpp"
 #include "pipeline.hpp"
 
 namespace cli {
 
+/// What a run does on the GPU, for --device auto's decision.
+enum class GpuWorkload {
+    Hist,      ///< hist --mode channels: decode and histograms, no encode
+    Equalize,  ///< equalize into JPEG: decode, equalize, encode
+    Other,     ///< threshold, clahe (the GPU decodes only): not measured faster, auto keeps the CPU
+};
+
+/// --device auto takes the GPU JPEG pipeline for runs with at least this many JPEG files (and a GPU and
+/// nvJPEG present); SIZE_MAX where it does not pay. A GPU run costs a fixed S seconds (probe, CUDA context,
+/// nvJPEG handles and states, the end of the process) and then r_gpu images/s; the CPU codecs run at r1
+/// images/s per hardware thread, so the GPU pays from N = S / (1/(threads * r1) - 1/r_gpu) files on; the
+/// threshold is 1.25 N. Measured (docs/PERFORMANCE.md, "GPU JPEG pipeline"; 1000 and 4000 1920x1080 JPEGs,
+/// whole runs): S and r_gpu on an H100 host (the slower GPU rate of the two hosts measured: S from the
+/// 1000-file run less 1000 / r_gpu, r_gpu from the difference between the 4000- and 1000-file runs), r1 on a
+/// 32-core H200 host (the faster CPU per thread of the two: 33.5 and 31 images/s per thread, against 25-28
+/// on the H100 host), so that auto does not take the GPU where the CPU would still win: luma equalization
+/// S = 2.0 s, r_gpu = 1500, r1 = 34 (threshold 2134 files with 16 threads, 9903 with 32); hist S = 1.45 s,
+/// r_gpu = 3000, r1 = 31 (1078 with 16 threads, 2687 with 32).
+std::size_t gpu_auto_min_jpegs(GpuWorkload work, int threads);
+
 /// The GPUs a run sends its JPEG files to, or none (then everything goes through the CPU codecs as before).
-///   --device cpu and --device auto: none (auto: the GPU pipeline measured slower than the CPU codecs; the
-///   one place of that decision, with its measurement, is here in gpu_jobs.cpp).  --device cuda[:N] / all:
-///   those GPUs when nvJPEG loads and `eligible` holds.
+///   --device cpu: none.  --device auto: the first GPU, when the run has at least gpu_auto_min_jpegs(work,
+///   threads) JPEG files and nvJPEG and a GPU are present; none otherwise (below the threshold without
+///   probing for a GPU).
+///   --device cuda[:N] / all: those GPUs when nvJPEG loads and `eligible` holds.
 /// `devices` is what resolve_devices gave for --device. Under -v one line says which path runs and why.
 std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Device>& devices,
-                                     std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why);
+                                     std::size_t jpeg_inputs, GpuWorkload work, bool eligible,
+                                     const std::string& not_eligible_why);
+/// Sets up a command's Stages for the GPU JPEG pipeline: batch size, workers (lanes) per GPU, the warm-up
+/// each worker does while the first files are read (the decoder's state for `warm_format`; with `encodes`,
+/// the encoder states beside it) and, under IMGHIST_GPU_TRACE, the workers' trace lines.
+void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes);
 /// JPEG files among the inputs, by extension (the count --device auto weighs).
 std::size_t count_jpeg_names(const std::vector<Item>& items);
 

@@ -1,10 +1,15 @@
 #include "gpu_jpeg.hpp"
 
+#include <time.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <map>
+#include <mutex>
 
 #include "codec_jpeg.hpp"
 #include "errors.hpp"
@@ -33,6 +38,37 @@ int gpu_jpeg_batch() {
         if (v >= 1 && v <= 1024) return v;
     }
     return 128;
+}
+
+int gpu_jpeg_lanes() {
+    if (const char* e = std::getenv("IMGHIST_GPU_LANES")) {
+        int v = std::atoi(e);
+        if (v >= 1 && v <= 8) return v;
+    }
+    return 2;
+}
+
+namespace {
+std::atomic<bool> g_gpu_used{false};
+}
+
+int gpu_jpeg_exit(int code) {
+    if (!g_gpu_used.load()) return code;
+    std::fflush(nullptr);
+    std::cout.flush();
+    std::cerr.flush();
+    if (gpu_jpeg_trace()) {
+        timespec ts{};
+        clock_gettime(CLOCK_REALTIME, &ts);
+        std::fprintf(stderr, "imghist: gpu: exit at %.3f s (epoch)\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+    }
+    const char* e = std::getenv("IMGHIST_GPU_EXIT");
+    if (e && std::string(e) == "normal") return code;
+    // Every output is complete by now (written, flushed to disk and renamed), and so is everything printed.
+    // What remains is tearing down the CUDA runtime, nvJPEG's handles and the GPU memory they hold, which
+    // the driver also does when the process ends: measured on an H100 (docs/PERFORMANCE.md), a 1000-image
+    // run's process ended 0.41-0.47 s after this point with the normal exit, 0.19-0.29 s with this one.
+    std::_Exit(code);
 }
 
 bool gpu_jpeg_trace() {
@@ -90,33 +126,162 @@ nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
 
 }  // namespace
 
-struct GpuJpegEngine::Impl {
+namespace {
+
+// What the lanes of one GPU share: the primary context and the nvJPEG handles. nvJPEG allows a handle to be
+// used by several threads at once as long as each has its own decoder and encoder states (its "Thread
+// Safety" section), so every lane (GpuJpegEngine) owns those, and the handles, whose creation is the slow
+// part of start-up, are made once per GPU. They live for the rest of the process, as the library itself
+// does: destroying them at exit would race the CUDA runtime's own teardown.
+struct GpuShared {
     int ordinal = 0;
     const nv::NvJpegApi* nj = nullptr;
     const nv::DriverApi* cu = nullptr;
     nv::CuContext ctx = nullptr;
     int cu_device = 0;
+    nv::Handle hw = nullptr;  // hardware backend, where the GPU has JPEG decoders (set once at creation)
+
+    // The default handle (encoder, single-image decode) and the GPU_HYBRID one (batched decode of what the
+    // hardware decoder does not take) are created on first use: a hist run on a GPU with a hardware decoder
+    // never needs either.
+    nv::Handle default_handle() { return lazy(nv::kBackendDefault, handle_, "nvjpegCreateEx (default backend)"); }
+    nv::Handle hybrid_handle() {
+        // GPU_HYBRID: Huffman decoding on the GPU in batched decodes; where the library refuses it, the default
+        // backend (which decides per image) does the same work.
+        std::lock_guard<std::mutex> l(m_);
+        if (!hybrid_tried_) {
+            hybrid_tried_ = true;
+            if (nj->CreateEx(nv::kBackendGpuHybrid, nullptr, nullptr, 0, &hybrid_) != nv::kSuccess) hybrid_ = nullptr;
+        }
+        if (hybrid_) return hybrid_;
+        if (!handle_) nv_check(nj->CreateEx(nv::kBackendDefault, nullptr, nullptr, 0, &handle_), "nvjpegCreateEx");
+        return handle_;
+    }
+
+    void make_current() const {
+        if (cu->CtxSetCurrent(ctx) != 0)
+            throw Error(ErrorCode::Cuda, "cannot make CUDA device " + std::to_string(ordinal) + " current");
+    }
+
+    /// Lanes a worker thread gave back when it ended (for_thread): the next worker on this GPU takes one
+    /// instead of creating it again, and a run's end does not wait for their teardown (freeing pinned and
+    /// device memory took 250-350 ms per run on an H100).
+    std::vector<GpuJpegEngine*> idle_lanes;
+    std::mutex lanes_mutex;
+
+    /// The process's shared state for CUDA device `ordinal`, created by the first caller.
+    /// GPUs start side by side (--device all): one lock per device while it is created.
+    static GpuShared& get(int ordinal) {
+        struct Slot {
+            std::mutex m;
+            GpuShared* g = nullptr;
+        };
+        static std::mutex m;
+        static std::map<int, Slot> all;
+        Slot* slot = nullptr;
+        {
+            std::lock_guard<std::mutex> l(m);
+            slot = &all[ordinal];  // std::map nodes stay where they are
+        }
+        std::lock_guard<std::mutex> l(slot->m);
+        if (!slot->g) {
+            auto made = std::make_unique<GpuShared>();
+            made->open(ordinal);     // throws: the next caller tries again
+            slot->g = made.release();  // lives for the process (see above)
+        }
+        return *slot->g;
+    }
+
+private:
+    std::mutex m_;
+    nv::Handle handle_ = nullptr, hybrid_ = nullptr;
+    bool hybrid_tried_ = false;
+
+    nv::Handle lazy(nv::Backend b, nv::Handle& h, const char* what) {
+        std::lock_guard<std::mutex> l(m_);
+        if (!h) nv_check(nj->CreateEx(b, nullptr, nullptr, 0, &h), what);
+        return h;
+    }
+
+    void open(int dev) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string why;
+        ordinal = dev;
+        nj = nv::nvjpeg(&why);
+        cu = nj ? nv::driver(&why) : nullptr;
+        if (!nj || !cu) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
+        if (cu->DeviceGet(&cu_device, dev) != 0 || cu->DevicePrimaryCtxRetain(&ctx, cu_device) != 0)
+            throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
+        const double ctx_ms = ms_since(t0);
+        make_current();
+        // The hardware backend exists only on GPUs with JPEG decoders (A100, H100, H200, ...): its absence is
+        // not an error.
+        const auto t1 = std::chrono::steady_clock::now();
+        if (nj->CreateEx(nv::kBackendHardware, nullptr, nullptr, 0, &hw) != nv::kSuccess) hw = nullptr;
+        gpu_jpeg_trace_line("device " + std::to_string(dev) + ": context " + std::to_string(ctx_ms) +
+                            " ms, hardware decoder handle " + std::to_string(ms_since(t1)) + " ms" +
+                            (hw ? "" : " (none on this GPU)"));
+    }
+};
+
+}  // namespace
+
+struct GpuJpegEngine::Impl {
+    GpuShared* g = nullptr;
+    const nv::NvJpegApi* nj = nullptr;
+    const nv::DriverApi* cu = nullptr;
     nv::Stream stream = nullptr;
-    nv::Handle handle = nullptr;      // default backend: batched and single decode, encode
-    nv::Handle hw = nullptr;          // hardware backend, where the GPU has JPEG decoders
-    nv::JpegState batch_state = nullptr, single_state = nullptr, hw_state = nullptr;
+    // Decoder states of this lane: the hardware decoder's, the batched fallback's (GPU_HYBRID) and the one
+    // the image-by-image retry uses (default backend). Each batched state remembers the batch size and
+    // format it was initialised for: re-initialising costs allocations, so it happens only when those change
+    // (in a run: the last, shorter batch).
+    struct BatchState {
+        nv::JpegState state = nullptr;
+        nv::Handle handle = nullptr;
+        int size = 0;
+        nv::OutputFormat format = nv::kOutputUnchanged;
+    };
+    BatchState hw, hybrid;
+    nv::JpegState single_state = nullptr;
     std::vector<imghist::DeviceBuffer> buffers;
     std::vector<GpuDecoded> slots;
     std::vector<nv::EncoderState> encoders;
+    Bytes bitstream;  // where encode() retrieves each bitstream before copying it out
     // One per chroma sampling and quality: a batch mixes qualities (each output takes its input's estimate).
     std::map<std::pair<int, int>, nv::EncoderParams> params;
 
     void release() {
+        if (!nj) return;
         for (auto e : encoders) nj->EncoderStateDestroy(e);
         for (auto& p : params) nj->EncoderParamsDestroy(p.second);
-        if (hw_state) nj->JpegStateDestroy(hw_state);
-        if (batch_state) nj->JpegStateDestroy(batch_state);
+        if (hw.state) nj->JpegStateDestroy(hw.state);
+        if (hybrid.state) nj->JpegStateDestroy(hybrid.state);
         if (single_state) nj->JpegStateDestroy(single_state);
-        if (hw) nj->Destroy(hw);
-        if (handle) nj->Destroy(handle);
         buffers.clear();
         if (stream) cu->StreamDestroy(stream);
-        if (ctx) cu->DevicePrimaryCtxRelease(cu_device);
+    }
+
+    nv::JpegState single() {
+        if (!single_state) nv_check(nj->JpegStateCreate(g->default_handle(), &single_state), "nvjpegJpegStateCreate");
+        return single_state;
+    }
+
+    // Ready for a batch of `n` in `format`: the state exists and is initialised for exactly that.
+    nv::Status prepare(BatchState& b, nv::Handle h, int n, nv::OutputFormat format) {
+        if (!b.state) {
+            b.handle = h;
+            nv::Status s = nj->JpegStateCreate(h, &b.state);
+            if (s != nv::kSuccess) {
+                b.state = nullptr;
+                return s;
+            }
+        }
+        if (b.size == n && b.format == format) return nv::kSuccess;
+        // max_cpu_threads is not used by current nvJPEG versions (documented as ignored); 1 is valid everywhere.
+        nv::Status s = nj->DecodeBatchedInitialize(b.handle, b.state, n, 1, format);
+        b.size = s == nv::kSuccess ? n : 0;
+        b.format = format;
+        return s;
     }
 
     nv::EncoderParams params_for(nv::ChromaSubsampling css, int quality) {
@@ -124,7 +289,7 @@ struct GpuJpegEngine::Impl {
         auto it = params.find(key);
         if (it != params.end()) return it->second;
         nv::EncoderParams p = nullptr;
-        nv_check(nj->EncoderParamsCreate(handle, &p, stream), "nvjpegEncoderParamsCreate");
+        nv_check(nj->EncoderParamsCreate(g->default_handle(), &p, stream), "nvjpegEncoderParamsCreate");
         params[key] = p;
         nv_check(nj->EncoderParamsSetQuality(p, quality, stream), "nvjpegEncoderParamsSetQuality");
         nv_check(nj->EncoderParamsSetSamplingFactors(p, css, stream), "nvjpegEncoderParamsSetSamplingFactors");
@@ -171,46 +336,61 @@ struct GpuJpegEngine::Impl {
 };
 
 GpuJpegEngine& GpuJpegEngine::for_thread(int ordinal) {
-    thread_local std::map<int, std::unique_ptr<GpuJpegEngine>> engines;
-    auto& e = engines[ordinal];
-    if (!e) e = std::make_unique<GpuJpegEngine>(ordinal);
+    // A thread borrows one lane per GPU and gives it back to that GPU's idle lanes when it ends; lanes live
+    // for the process, as the GPU's handles do.
+    struct Borrowed {
+        std::map<int, GpuJpegEngine*> lanes;
+        ~Borrowed() {
+            for (auto& [dev, lane] : lanes) {
+                GpuShared& g = GpuShared::get(dev);
+                std::lock_guard<std::mutex> l(g.lanes_mutex);
+                g.idle_lanes.push_back(lane);
+            }
+        }
+    };
+    thread_local Borrowed borrowed;
+    GpuJpegEngine*& e = borrowed.lanes[ordinal];
+    if (!e) {
+        GpuShared& g = GpuShared::get(ordinal);
+        {
+            std::lock_guard<std::mutex> l(g.lanes_mutex);
+            if (!g.idle_lanes.empty()) {
+                e = g.idle_lanes.back();
+                g.idle_lanes.pop_back();
+            }
+        }
+        if (!e) {
+            try {
+                e = new GpuJpegEngine(ordinal);  // lives for the process (see above)
+            } catch (...) {
+                borrowed.lanes.erase(ordinal);
+                throw;
+            }
+        }
+    }
     return *e;
 }
 
 GpuJpegEngine::GpuJpegEngine(int ordinal) : impl_(std::make_unique<Impl>()) {
     const auto t0 = std::chrono::steady_clock::now();
     Impl& m = *impl_;
-    std::string why;
-    m.ordinal = ordinal;
-    m.nj = nv::nvjpeg(&why);
-    m.cu = nv::driver(&why);
-    if (!m.nj || !m.cu) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
+    m.g = &GpuShared::get(ordinal);  // throws Error(NoDevice) when nvJPEG or the device is unusable
+    g_gpu_used = true;
+    m.nj = m.g->nj;
+    m.cu = m.g->cu;
     try {
-        if (m.cu->DeviceGet(&m.cu_device, ordinal) != 0 || m.cu->DevicePrimaryCtxRetain(&m.ctx, m.cu_device) != 0)
-            throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(ordinal) + " is not usable");
-        // The primary context is the one the CUDA runtime (and so libimghist) uses: making it current
-        // here selects this GPU for nvJPEG and for the library's allocations on this thread.
-        if (m.cu->CtxSetCurrent(m.ctx) != 0 || m.cu->StreamCreate(&m.stream, nv::kStreamNonBlocking) != 0)
+        // The primary context is the one the CUDA runtime (and so libimghist) uses: making it current here
+        // selects this GPU for nvJPEG and for the library's allocations on this thread.
+        m.g->make_current();
+        if (m.cu->StreamCreate(&m.stream, nv::kStreamNonBlocking) != 0)
             throw Error(ErrorCode::Cuda, "cannot create a CUDA stream on device " + std::to_string(ordinal));
-        nv_check(m.nj->CreateEx(nv::kBackendDefault, nullptr, nullptr, 0, &m.handle), "nvjpegCreateEx");
-        nv_check(m.nj->JpegStateCreate(m.handle, &m.batch_state), "nvjpegJpegStateCreate");
-        nv_check(m.nj->JpegStateCreate(m.handle, &m.single_state), "nvjpegJpegStateCreate");
-        // The hardware backend exists only on GPUs with JPEG decoders (A100, H100, H200, ...): its absence
-        // is not an error.
-        if (m.nj->CreateEx(nv::kBackendHardware, nullptr, nullptr, 0, &m.hw) == nv::kSuccess) {
-            if (m.nj->JpegStateCreate(m.hw, &m.hw_state) != nv::kSuccess) {
-                m.nj->Destroy(m.hw);
-                m.hw_state = nullptr;
-                m.hw = nullptr;
-            }
-        } else {
-            m.hw = nullptr;
-        }
+        if (m.g->hw) nv_check(m.nj->JpegStateCreate(m.g->hw, &m.hw.state), "nvjpegJpegStateCreate");
+        m.hw.handle = m.g->hw;
     } catch (...) {
         m.release();
         throw;
     }
-    gpu_jpeg_trace_line("engine on device " + std::to_string(ordinal) + (m.hw ? " (hardware decoder)" : "") + ": " +
+    gpu_jpeg_trace_line("lane on device " + std::to_string(ordinal) + (m.g->hw ? " (hardware decoder)" : "") + ": " +
                         std::to_string(ms_since(t0)) + " ms");
 }
 
@@ -221,28 +401,34 @@ GpuJpegEngine::~GpuJpegEngine() {
     }
 }
 
-int GpuJpegEngine::device() const noexcept { return impl_->ordinal; }
+int GpuJpegEngine::device() const noexcept { return impl_->g->ordinal; }
 nv::Stream GpuJpegEngine::stream() const noexcept { return impl_->stream; }
-bool GpuJpegEngine::hardware() const noexcept { return impl_->hw != nullptr; }
+bool GpuJpegEngine::hardware() const noexcept { return impl_->g->hw != nullptr; }
 
 void GpuJpegEngine::synchronize() {
     if (impl_->cu->StreamSynchronize(impl_->stream) != 0)
-        throw Error(ErrorCode::Cuda, "CUDA stream synchronisation failed on device " + std::to_string(impl_->ordinal));
+        throw Error(ErrorCode::Cuda, "CUDA stream synchronisation failed on device " + std::to_string(impl_->g->ordinal));
+}
+
+void GpuJpegEngine::prepare_decoder(int batch, nv::OutputFormat format) {
+    Impl& m = *impl_;
+    m.g->make_current();
+    if (m.g->hw) m.prepare(m.hw, m.g->hw, batch, format);
 }
 
 std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item*>& items, nv::OutputFormat format,
                                                           const DecodeOptions& opt) {
     Impl& m = *impl_;
-    m.cu->CtxSetCurrent(m.ctx);
+    m.g->make_current();
     const std::size_t n = items.size();
     if (m.buffers.size() < n) m.buffers.resize(n);
     if (m.slots.size() < n) m.slots.resize(n);
     std::vector<Outcome> out(n, Outcome::Decoded);
 
     const auto t0 = std::chrono::steady_clock::now();
-    // Headers first: size, sampling, pixel limit, from the header the load stage read with libjpeg-turbo (on
-    // the reader threads: asking nvJPEG here, image by image, cost a third of a batch's time). Anything the
-    // GPU decoders do not take is left to the CPU, whose decoder then names any problem.
+    // Headers: size, sampling, pixel limit, from the header the load stage read with libjpeg-turbo on the
+    // reader threads (in parallel, before the batch reaches this thread). Anything the GPU decoders do not
+    // take is left to the CPU, whose decoder then names any problem.
     std::vector<std::size_t> hw_list, gpu_list;
     for (std::size_t i = 0; i < n; ++i) {
         Item& it = *items[i];
@@ -264,15 +450,15 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
             continue;
         }
         // The hardware decoder takes baseline (sequential, Huffman) files, not 4:1:1 / 4:1:0.
-        const bool hw_ok = m.hw && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
+        const bool hw_ok = m.g->hw && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
         (hw_ok ? hw_list : gpu_list).push_back(i);
     }
 
     // One batched call per backend; when a batch fails, its images are decoded one at a time so that only
     // the damaged file fails.
-    const double header_ms = ms_since(t0);  // now only the layout of the slots
+    const double layout_ms = ms_since(t0);
     std::string trace;
-    auto run_batch = [&](nv::Handle h, nv::JpegState st, const std::vector<std::size_t>& list) {
+    auto run_batch = [&](bool hardware, const std::vector<std::size_t>& list) {
         if (list.empty()) return;
         const auto tb = std::chrono::steady_clock::now();
         std::vector<const unsigned char*> data;
@@ -283,21 +469,24 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
             lengths.push_back(items[i]->jpeg.size());
             dest.push_back(m.slots[i].image);
         }
-        nv::Status s = m.nj->DecodeBatchedInitialize(h, st, static_cast<int>(list.size()), 1, format);
-        if (s == nv::kSuccess) s = m.nj->DecodeBatched(h, st, data.data(), lengths.data(), dest.data(), m.stream);
+        Impl::BatchState& b = hardware ? m.hw : m.hybrid;
+        nv::Status s = m.prepare(b, hardware ? m.g->hw : m.g->hybrid_handle(), static_cast<int>(list.size()), format);
+        if (s == nv::kSuccess) s = m.nj->DecodeBatched(b.handle, b.state, data.data(), lengths.data(), dest.data(), m.stream);
         if (s == nv::kSuccess && m.cu->StreamSynchronize(m.stream) == 0) {
             if (gpu_jpeg_trace())
-                trace += std::string(h == m.hw ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) + " " +
+                trace += std::string(hardware ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) + " " +
                          std::to_string(ms_since(tb)) + " ms;";
             return;
         }
+        b.size = 0;  // initialise again next time: a failed call may leave the state half set up
         if (gpu_jpeg_trace())
-            trace += std::string(h == m.hw ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) +
+            trace += std::string(hardware ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) +
                      " failed (" + nv::status_name(s) + "), one by one;";
         for (std::size_t i : list) {
             Item& it = *items[i];
             nv::Image d = m.slots[i].image;
-            nv::Status one = m.nj->Decode(m.handle, m.single_state, it.jpeg.data(), it.jpeg.size(), format, &d, m.stream);
+            nv::Status one = m.nj->Decode(m.g->default_handle(), m.single(), it.jpeg.data(), it.jpeg.size(), format, &d,
+                                          m.stream);
             if (one == nv::kSuccess && m.cu->StreamSynchronize(m.stream) != 0) one = nv::kExecutionFailed;
             if (one == nv::kJpegNotSupported) {
                 out[i] = Outcome::Declined;
@@ -308,10 +497,10 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
             }
         }
     };
-    run_batch(m.hw, m.hw_state, hw_list);
-    run_batch(m.handle, m.batch_state, gpu_list);
+    run_batch(true, hw_list);
+    run_batch(false, gpu_list);
     if (gpu_jpeg_trace())
-        gpu_jpeg_trace_line("decode " + std::to_string(n) + ": headers " + std::to_string(header_ms) + " ms;" + trace +
+        gpu_jpeg_trace_line("decode " + std::to_string(n) + ": layout " + std::to_string(layout_ms) + " ms;" + trace +
                             " total " + std::to_string(ms_since(t0)) + " ms");
     return out;
 }
@@ -327,65 +516,114 @@ imghist::ImageView GpuJpegEngine::view(std::size_t slot, int c) const {
                                       d.image.pitch[0]);
 }
 
-void GpuJpegEngine::prepare_encoders(std::size_t count) {
+void GpuJpegEngine::prepare_encoders(std::size_t count, bool warm) {
     Impl& m = *impl_;
-    m.cu->CtxSetCurrent(m.ctx);
+    m.g->make_current();
+    const nv::Handle h = m.g->default_handle();
+    const std::size_t had = m.encoders.size();
     while (m.encoders.size() < count) {
         nv::EncoderState e = nullptr;
-        nv_check(m.nj->EncoderStateCreate(m.handle, &e, m.stream), "nvjpegEncoderStateCreate");
+        nv_check(m.nj->EncoderStateCreate(h, &e, m.stream), "nvjpegEncoderStateCreate");
         m.encoders.push_back(e);
     }
+    if (!warm || m.encoders.size() == had) return;
+    // A state's first encode allocates its buffers (about 8 ms each on an H100): do that now, on a blank
+    // 1920x1080 4:2:0 image, while the first files are read. Larger images grow the buffers later.
+    const int w = 1920, hgt = 1080;
+    imghist::DeviceBuffer blank(static_cast<std::size_t>(w) * hgt * 3 / 2);
+    blank.fill_zero(m.stream);
+    nv::Image img{};
+    auto* base = blank.as<unsigned char>();
+    img.channel[0] = base;
+    img.pitch[0] = w;
+    img.channel[1] = base + static_cast<std::size_t>(w) * hgt;
+    img.pitch[1] = w / 2;
+    img.channel[2] = img.channel[1] + static_cast<std::size_t>(w / 2) * (hgt / 2);
+    img.pitch[2] = w / 2;
+    const nv::EncoderParams p = m.params_for(nv::kCss420, 90);
+    Bytes out;
+    for (std::size_t k = had; k < m.encoders.size(); ++k) {
+        nv_check(m.nj->EncodeYUV(h, m.encoders[k], p, &img, nv::kCss420, w, hgt, m.stream), "nvjpegEncodeYUV");
+        std::size_t length = 0;
+        nv_check(m.nj->EncodeRetrieveBitstream(h, m.encoders[k], nullptr, &length, m.stream), "nvjpegEncodeRetrieveBitstream");
+        out.resize(length);
+        nv_check(m.nj->EncodeRetrieveBitstream(h, m.encoders[k], out.data(), &length, m.stream), "nvjpegEncodeRetrieveBitstream");
+    }
+    synchronize();
 }
 
 void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots,
                            const EncodeOptions& opt) {
     Impl& m = *impl_;
-    m.cu->CtxSetCurrent(m.ctx);
-    while (m.encoders.size() < slots.size()) {
-        nv::EncoderState e = nullptr;
-        nv_check(m.nj->EncoderStateCreate(m.handle, &e, m.stream), "nvjpegEncoderStateCreate");
-        m.encoders.push_back(e);
-    }
     const auto t0 = std::chrono::steady_clock::now();
-    // Enqueue every encode, then collect the bitstreams: the GPU works on image k+1 while the host copies k.
-    std::vector<bool> queued(slots.size(), false);
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-        const std::size_t i = slots[k];
-        const GpuDecoded& d = m.slots.at(i);
-        Item& it = *items[i];
-        // As the CPU encoder: --quality, else the input's estimated quality, else 90.
-        const int quality = jpeg_quality_for(opt, it.jpeg_header.meta);
-        nv::Status s;
-        if (d.format == nv::kOutputYUV) {
-            s = m.nj->EncodeYUV(m.handle, m.encoders[k], m.params_for(d.subsampling, quality), &d.image, d.subsampling,
-                                d.width, d.height, m.stream);
-        } else {
-            const nv::InputFormat in = d.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
-            s = m.nj->EncodeImage(m.handle, m.encoders[k], m.params_for(nv::kCss420, quality), &d.image, in, d.width,
-                                  d.height, m.stream);
+    prepare_encoders(kEncoderStates, false);
+    const nv::Handle h = m.g->default_handle();
+    // nvJPEG's encoder takes one image per call (there is no batched encode in nvJPEG 11-13):
+    // one nvjpegEncodeYUV / nvjpegEncodeImage per image, enqueued back to back on the lane's stream.
+    // Rounds of kEncoderStates images: enqueue the round's encodes, then collect their bitstreams (each state
+    // holds one until it is retrieved). Each state costs memory and a first-use allocation (prepare_encoders
+    // warms them); rounds of 8 were measured 2.5x slower than rounds of 128 (the host waits for each round).
+    double encode_ms = 0;
+    for (std::size_t first = 0; first < slots.size(); first += kEncoderStates) {
+        const std::size_t last = std::min(slots.size(), first + kEncoderStates);
+        bool queued[kEncoderStates] = {};
+        const auto te = std::chrono::steady_clock::now();
+        for (std::size_t k = first; k < last; ++k) {
+            const std::size_t i = slots[k];
+            const GpuDecoded& d = m.slots.at(i);
+            Item& it = *items[i];
+            // As the CPU encoder: --quality, else the input's estimated quality, else 90.
+            const int quality = jpeg_quality_for(opt, it.jpeg_header.meta);
+            const nv::EncoderState st = m.encoders[k - first];
+            nv::Status s;
+            if (d.format == nv::kOutputYUV) {
+                s = m.nj->EncodeYUV(h, st, m.params_for(d.subsampling, quality), &d.image, d.subsampling, d.width,
+                                    d.height, m.stream);
+            } else {
+                const nv::InputFormat in = d.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
+                s = m.nj->EncodeImage(h, st, m.params_for(nv::kCss420, quality), &d.image, in, d.width, d.height,
+                                      m.stream);
+            }
+            if (s != nv::kSuccess)
+                it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+            else
+                queued[k - first] = true;
         }
-        if (s != nv::kSuccess)
-            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
-        else
-            queued[k] = true;
+        encode_ms += ms_since(te);
+        for (std::size_t k = first; k < last; ++k) {
+            if (!queued[k - first]) continue;
+            Item& it = *items[slots[k]];
+            const nv::EncoderState st = m.encoders[k - first];
+            // One call into the lane's scratch buffer of four bytes per sample plus room for the headers: a
+            // baseline Huffman code takes at most 16 + 11 bits per coefficient, so no bitstream can be longer.
+            // (Should the library still report it too small, ask for the size first, as the API allows.) Each
+            // call waits for the GPU, so one call instead of two per image halves the waits.
+            const GpuDecoded& d = m.slots.at(slots[k]);
+            const std::size_t samples = static_cast<std::size_t>(d.width) * static_cast<std::size_t>(d.height) * 3;
+            const std::size_t room = samples * 4 + 65536;
+            if (m.bitstream.size() < room) m.bitstream.resize(room);
+            std::size_t length = m.bitstream.size();
+            nv::Status s = m.nj->EncodeRetrieveBitstream(h, st, m.bitstream.data(), &length, m.stream);
+            if (s == nv::kSuccess && length <= m.bitstream.size()) {
+                it.encoded.assign(m.bitstream.begin(), m.bitstream.begin() + static_cast<std::ptrdiff_t>(length));
+            } else {
+                length = 0;
+                s = m.nj->EncodeRetrieveBitstream(h, st, nullptr, &length, m.stream);
+                if (s == nv::kSuccess) {
+                    it.encoded.resize(length);
+                    s = m.nj->EncodeRetrieveBitstream(h, st, it.encoded.data(), &length, m.stream);
+                    it.encoded.resize(length);
+                }
+            }
+            if (s != nv::kSuccess) {
+                it.encoded.clear();
+                it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
+            }
+        }
     }
-    synchronize();
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-        if (!queued[k]) continue;
-        Item& it = *items[slots[k]];
-        std::size_t length = 0;
-        nv::Status s = m.nj->EncodeRetrieveBitstream(m.handle, m.encoders[k], nullptr, &length, m.stream);
-        if (s == nv::kSuccess) {
-            it.encoded.resize(length);
-            s = m.nj->EncodeRetrieveBitstream(m.handle, m.encoders[k], it.encoded.data(), &length, m.stream);
-            it.encoded.resize(length);
-        }
-        if (s != nv::kSuccess) {
-            it.encoded.clear();
-            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + nv::status_name(s) + ")";
-        }
-    }
-    if (gpu_jpeg_trace()) gpu_jpeg_trace_line("encode " + std::to_string(slots.size()) + ": " + std::to_string(ms_since(t0)) + " ms");
+    if (gpu_jpeg_trace())
+        gpu_jpeg_trace_line("encode " + std::to_string(slots.size()) + ": encode calls " + std::to_string(encode_ms) +
+                            " ms, retrieved " + std::to_string(ms_since(t0)) + " ms");
 }
 
 void GpuJpegEngine::download(std::size_t slot, void* host, std::size_t host_pitch) {

@@ -44,6 +44,15 @@ bool gpu_jpeg_available(std::string* why = nullptr);
 /// IMGHIST_GPU_BATCH overrides it (1..1024).
 int gpu_jpeg_batch();
 
+/// Batches in flight per GPU (GPU worker threads, each with its own stream and nvJPEG states: one decodes
+/// while another encodes). IMGHIST_GPU_LANES overrides it (1..8).
+int gpu_jpeg_lanes();
+
+/// The program's end (main): where a GPU lane was used in this process, flushes the output streams and
+/// ends the process at once with `code` (see gpu_jpeg.cpp for the measured reason); otherwise returns `code`.
+/// IMGHIST_GPU_EXIT=normal returns instead (for comparison).
+int gpu_jpeg_exit(int code);
+
 /// IMGHIST_GPU_TRACE=1: one line per batch on stderr with the time of each step (for tuning).
 bool gpu_jpeg_trace();
 void gpu_jpeg_trace_line(const std::string& line);
@@ -57,11 +66,14 @@ struct GpuDecoded {
     int plane_w[3] = {}, plane_h[3] = {};  ///< planar formats: each plane's size
 };
 
-/// One GPU's decoder, encoder and buffers. One object per device worker thread (see for_thread()).
+/// One lane of a GPU: its stream, decoder and encoder states and decoded-image buffers. A GPU runs several
+/// lanes (one per GPU worker thread, see for_thread() and pipeline.cpp), so that one lane's encode overlaps the
+/// next batch's decode on another; the lanes of a GPU share its context and nvJPEG handles (created once per
+/// GPU and process: context, hardware-decoder handle at once, the others on first use).
 class GpuJpegEngine {
 public:
-    /// The calling thread's engine for CUDA device `ordinal` (created on first use: context, stream, nvJPEG
-    /// handles). Throws Error(NoDevice) when nvJPEG or the device is unusable.
+    /// The calling thread's lane on CUDA device `ordinal` (created on first use). Throws Error(NoDevice) when
+    /// nvJPEG or the device is unusable.
     static GpuJpegEngine& for_thread(int ordinal);
 
     explicit GpuJpegEngine(int ordinal);
@@ -91,8 +103,14 @@ public:
     /// added by the store stage (jpeg_with_metadata). A failure sets items[i]->error. Waits for the stream.
     void encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, const EncodeOptions& opt);
 
-    /// Creates encoder states for `count` images ahead of the first encode (warm-up).
-    void prepare_encoders(std::size_t count);
+    /// Warm-up ahead of the first batch: initialises the hardware decoder's batched state for `batch` images
+    /// of `format` (nothing without a hardware decoder).
+    void prepare_decoder(int batch, nv::OutputFormat format);
+    /// Encoder states per lane: encode() works in rounds of this many images.
+    static constexpr std::size_t kEncoderStates = 32;
+    /// Creates encoder states for `count` images ahead of the first encode; with `warm`, also makes each new
+    /// state's first (allocating) encode, on a blank 1920x1080 image (warm-up).
+    void prepare_encoders(std::size_t count, bool warm);
     /// Copies an interleaved slot to a host image of its size (RGB stays RGB). Waits for the stream.
     void download(std::size_t slot, void* host, std::size_t host_pitch);
     void synchronize();

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "fileio.hpp"
+#include "gpu_jpeg.hpp"
 #include "imghist/imghist.hpp"
 
 int main(int argc, char** argv) {
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
     }
     try {
         for (auto& c : commands)
-            if (c.app->parsed()) return c.run();
+            if (c.app->parsed()) return gpu_jpeg_exit(c.run());
     } catch (const UsageError& e) {
         std::fprintf(stderr, "imghist: %s\n", e.what());
         return kExitUsage;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -163,7 +164,8 @@ public:
         std::unique_lock<std::mutex> l(m_);
         not_full_.wait(l, [&] { return q_.size() < cap_; });
         q_.push_back(std::move(v));
-        not_empty_.notify_one();
+        // All: the waiters may want different amounts (one item, or a whole batch).
+        not_empty_.notify_all();
     }
     std::optional<T> pop() {
         std::unique_lock<std::mutex> l(m_);
@@ -316,8 +318,11 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
     // batches queued: one for the GPU to work on, one being filled by the readers.
     const bool batched = static_cast<bool>(stages.process_batch);
     const std::size_t batch = static_cast<std::size_t>(std::max(1, stages.batch));
+    std::size_t gpu_workers = 0;
+    for (auto& d : devices)
+        if (d.cuda()) gpu_workers += static_cast<std::size_t>(batched ? std::max(1, stages.workers_per_gpu) : kWorkersPerGpu);
     std::size_t cap = static_cast<std::size_t>(threads) * 2 + 2;
-    if (batched) cap = std::max(cap, 2 * batch);
+    if (batched) cap = std::max(cap, (gpu_workers + 1) * batch);
     BoundedQueue<std::size_t> to_process(cap), to_store(cap);
     std::atomic<std::size_t> next_load{0};
 
@@ -339,45 +344,93 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
             }
             if (--loaders_left == 0) to_process.close();
         });
-    // One worker per GPU; the CPU backend gets as many workers as there are threads.
-    std::vector<Device> workers;
+    // GPU workers: Stages::workers_per_gpu per GPU with a batch stage, one otherwise; the CPU backend gets as
+    // many workers as there are threads.
+    std::vector<std::pair<Device, int>> workers;  // device, and the worker's rank among that GPU's workers
     for (auto& d : devices) {
         if (d.cuda()) {
-            for (int t = 0; t < kWorkersPerGpu; ++t) workers.push_back(d);
+            const int per_gpu = batched ? std::max(1, stages.workers_per_gpu) : kWorkersPerGpu;
+            for (int t = 0; t < per_gpu; ++t) workers.emplace_back(d, t);
         } else {
             Device one = d;
             one.cpu_threads = threads > 1 ? 1 : 0;  // parallel over images, not within one
-            for (int t = 0; t < threads; ++t) workers.push_back(one);
+            for (int t = 0; t < threads; ++t) workers.emplace_back(one, 0);
         }
     }
+    // A GPU's workers warm up one after the other: measured on an H100, two workers warming up together
+    // made the first one ready 0.5 s later than one alone (they contend in the driver), while the GPU could
+    // already be working. Worker k starts its warm-up once worker k-1 of its GPU is ready (or has left).
+    std::mutex ready_mutex;
+    std::condition_variable ready_cv;
+    std::map<int, int> ready_per_gpu;
+    std::atomic<std::size_t> taken{0};  // items the GPU workers took from the queue
     std::atomic<int> processors_left{static_cast<int>(workers.size())};
-    for (const Device& d : workers)
-        processors.emplace_back([&, d] {
+    for (const auto& [d, rank] : workers)
+        processors.emplace_back([&, d = d, rank = rank] {
             // Create the GPU's context and this thread's filter workspace now, while the first images are
             // still being decoded (together they take a good part of a second); an error here surfaces
             // again, per file, in the real calls.
-            if (d.cuda()) {
-                try {
-                    imghist::CudaHistogrammer warm(d.ordinal);
-                    std::uint8_t tiny[64 * 64] = {};
-                    const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
-                    imghist::FilterOptions fo;
-                    fo.backend = imghist::Backend::Cuda;
-                    fo.device = d.ordinal;
-                    imghist::equalize_hist(v, v, fo);
-                } catch (const std::exception&) {
+            if (d.cuda() && rank > 0) {
+                {
+                    std::unique_lock<std::mutex> l(ready_mutex);
+                    ready_cv.wait(l, [&] { return ready_per_gpu[d.ordinal] >= rank; });
                 }
+                // A later worker pays only with work left for it: its warm-up takes about as long as four
+                // batches (H100), and the run's end would wait for it.
+                if (batched && items.size() <= taken.load() + 4 * batch) {
+                    {
+                        std::lock_guard<std::mutex> l(ready_mutex);
+                        ++ready_per_gpu[d.ordinal];  // the next worker decides for itself
+                    }
+                    ready_cv.notify_all();
+                    if (--processors_left == 0) to_store.close();
+                    return;
+                }
+            }
+            const auto started = clock::now();
+            double library_ms = 0;
+            if (d.cuda()) {
+                // The library's part and the batch stage's (nvJPEG handles and states) side by side.
+                std::thread library([&] {
+                    const auto lt = clock::now();
+                    try {
+                        imghist::CudaHistogrammer warm(d.ordinal);
+                        std::uint8_t tiny[64 * 64] = {};
+                        const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
+                        imghist::FilterOptions fo;
+                        fo.backend = imghist::Backend::Cuda;
+                        fo.device = d.ordinal;
+                        imghist::equalize_hist(v, v, fo);
+                    } catch (const std::exception&) {
+                    }
+                    library_ms = std::chrono::duration<double, std::milli>(clock::now() - lt).count();
+                });
                 if (stages.warm_up) {
                     try {
                         stages.warm_up(d);
                     } catch (const std::exception&) {
                     }
                 }
+                library.join();
+                {
+                    std::lock_guard<std::mutex> l(ready_mutex);
+                    ++ready_per_gpu[d.ordinal];
+                }
+                ready_cv.notify_all();
             }
+            auto ms = [](clock::time_point a, clock::time_point b) {
+                return std::chrono::duration<double, std::milli>(b - a).count();
+            };
+            const auto ready = clock::now();
             if (batched && d.cuda()) {
                 // Batches: items the batch stage does not take go straight to the store threads.
+                double waited = 0, busy = 0;
+                std::size_t batches = 0, images = 0;
                 for (;;) {
+                    const auto asked = clock::now();
                     std::vector<std::size_t> got = to_process.pop_batch(batch);
+                    taken += got.size();
+                    waited += ms(asked, clock::now());
                     if (got.empty()) break;
                     std::vector<Item*> gpu;
                     for (std::size_t i : got) {
@@ -394,7 +447,10 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     } catch (const std::exception& e) {
                         batch_error = e.what();  // the whole batch failed (e.g. the GPU ran out of memory)
                     }
-                    const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+                    const double batch_ms = ms(start, clock::now());
+                    busy += batch_ms;
+                    ++batches;
+                    images += gpu.size();
                     if (!batch_error.empty()) {
                         // The GPU failed as a whole (out of memory, a driver error): the batch's files that still
                         // have their bytes go through the CPU codecs instead, as in a CPU run.
@@ -412,7 +468,7 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                                 it->error = display_name(it->input.path) + ": " + batch_error;
                             }
                         }
-                        it->stage_ms.push_back(ms);
+                        it->stage_ms.push_back(batch_ms);
                         if (!it->error.empty()) {
                             it->image = Image();
                             it->jpeg = Bytes();
@@ -422,6 +478,15 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                         }
                         to_store.push(static_cast<std::size_t>(it - items.data()));
                     }
+                }
+                if (stages.trace) {
+                    char line[256];
+                    std::snprintf(line, sizeof line,
+                                  "worker on %s: start-up %.1f ms (library %.1f ms; from the run's start %.1f ms), "
+                                  "%zu batches, %zu images, waiting for input %.1f ms, batch work %.1f ms, ended at %.1f ms",
+                                  describe(d).c_str(), ms(started, ready), library_ms, ms(t0, ready), batches, images, waited, busy,
+                                  ms(t0, clock::now()));
+                    stages.trace(line);
                 }
                 if (--processors_left == 0) to_store.close();
                 return;
@@ -459,8 +524,15 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
         });
     if (!storing) to_store.close();
     for (auto& th : loaders) th.join();
+    const auto loaded = clock::now();
     for (auto& th : processors) th.join();
+    const auto processed = clock::now();
     for (auto& th : storers) th.join();
+    if (stages.trace) {
+        auto at = [&](clock::time_point t) { return std::to_string(std::chrono::duration<double, std::milli>(t - t0).count()); };
+        stages.trace("run: reading done at " + at(loaded) + " ms, processing at " + at(processed) + " ms, writing at " +
+                     at(clock::now()) + " ms");
+    }
 
     Summary s;
     s.done = done;

@@ -3,9 +3,9 @@
 //   read+decode (N threads) --bounded queue--> process (one thread per GPU, or N on the CPU)
 //                           --bounded queue--> encode+write (N threads)
 //
-// With a batch stage (Stages::process_batch, the GPU JPEG pipeline of gpu_jpeg.hpp) the GPU workers take
-// items in batches of up to Stages::batch from the queue, which then holds two batches: while the GPU works
-// on one, the readers fill the next. Items the batch stage does not take (Item::gpu false after load, or
+// With a batch stage (Stages::process_batch, the GPU JPEG pipeline of gpu_jpeg.hpp) each GPU runs
+// Stages::workers_per_gpu workers that take items in batches of up to Stages::batch from the queue, which
+// then holds one batch more than there are workers: while the GPU works on some, the readers fill the next. Items the batch stage does not take (Item::gpu false after load, or
 // Item::deferred set by it) are processed on the CPU backend by the encode+write threads.
 //
 // A failure in any stage is reported with the file's name and the run goes on; the summary counts it and
@@ -80,6 +80,12 @@ struct Stages {
     std::function<void(Item&)> decode_kept;
     /// Optional: run once on each GPU worker before it takes work (creates the decoder while files load).
     std::function<void(const Device&)> warm_up;
+    /// With process_batch: GPU workers per GPU, each with its own batch in flight (its own stream and
+    /// decoder/encoder states: while one encodes, another decodes). The queue holds one batch more than
+    /// there are workers, so memory stays (workers + 1) batches whatever the folder's size.
+    int workers_per_gpu = 1;
+    /// Optional: receives one line per GPU worker at its end (start-up, time waiting for input, busy time).
+    std::function<void(const std::string&)> trace;
 };
 
 struct RunOptions {
