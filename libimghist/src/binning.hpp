@@ -18,7 +18,7 @@
 
 #include "imghist/histogram.hpp"
 
-#include "host_device.hpp"  // IMGHIST_HD
+#include "imghist/internal/host_device.hpp"  // IMGHIST_HD
 
 namespace imghist::detail {
 

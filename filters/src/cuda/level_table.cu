@@ -10,8 +10,10 @@
 
 #include "../filter_math.hpp"
 #include "../level_table.hpp"
-#include "cuda/common.cuh"  // core: cuda_check, DeviceGuard
 #include "imghist/buffer.hpp"
+#include "imghist/internal/cuda_error.hpp"  // core: cuda_check, DeviceGuard
+#include "imghist/internal/tuning.hpp"
+#include "imghist/internal/workspace.hpp"
 
 namespace imghist::detail {
 namespace {
@@ -19,27 +21,10 @@ namespace {
 #define LEVELS_CUDA(expr) ::imghist::detail::cuda_check((expr), "filters: " #expr)
 #define LEVELS_LAUNCHED(name) ::imghist::detail::cuda_check(cudaGetLastError(), name)
 
-constexpr int kThreads = 256;
+constexpr int kThreads = cuda::FilterTuning::threads;
 
-/// Device storage of this thread for one (device, stream): the u16 tables and the luma counts. Work on one
-/// stream is ordered, so a later call may overwrite what an earlier one's kernels have finished reading.
-struct LevelWorkspace {
-    int device = 0;
-    Stream stream = nullptr;
-    DeviceBuffer tables, counts;
-};
-
-LevelWorkspace& level_workspace(Stream stream) {
-    thread_local std::vector<std::unique_ptr<LevelWorkspace>> all;
-    int dev = 0;
-    LEVELS_CUDA(cudaGetDevice(&dev));
-    for (auto& w : all)
-        if (w->device == dev && w->stream == stream) return *w;
-    all.push_back(std::make_unique<LevelWorkspace>());
-    all.back()->device = dev;
-    all.back()->stream = stream;
-    return *all.back();
-}
+// Device storage: the core's workspace of (device, stream) — LevelTables and LevelCounts. Work on one
+// stream is ordered, so a later call may overwrite what an earlier one's kernels have finished reading.
 
 cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
 
@@ -80,11 +65,9 @@ __global__ void luma_hist_kernel(const std::uint8_t* __restrict__ src, std::size
     }
 }
 
-dim3 grid_for(int width, int height) {
-    int dev = 0, sms = 1;
-    LEVELS_CUDA(cudaGetDevice(&dev));
-    LEVELS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const long long target = static_cast<long long>(sms) * 8;
+dim3 grid_for(const Workspace& ws, int width, int height) {
+    const long long target =
+        static_cast<long long>(ws.sm_count()) * cuda::tuning_for(ws.cc_major()).filters.blocks_per_sm;
     const long long gy = std::max(1LL, std::min<long long>({static_cast<long long>(height), 65535LL, target}));
     const long long gx = std::max(1LL, std::min<long long>((width + kThreads - 1) / kThreads, std::max(1LL, target / gy)));
     return dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
@@ -103,17 +86,17 @@ void cuda_apply_table16(const ImageView& src, const ImageView& dst, const LevelT
     if (static_cast<long long>(src.width) * src.channels >= (1LL << 31))
         throw Error(ErrorCode::Unsupported, "apply_table: rows of 2^31 samples or more");
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
+    WorkspaceLease ws = acquire_workspace(-1, stream);
     const std::size_t bytes = static_cast<std::size_t>(src.channels) * 65536 * sizeof(std::uint16_t);
-    ws.tables.reserve(bytes);
+    auto* level_tables = ws->device_as<std::uint8_t>(DeviceSlot::LevelTables, bytes);
     // Pageable source: the copy returns once the tables are staged, so they may go out of scope afterwards.
     for (int c = 0; c < src.channels; ++c)
-        LEVELS_CUDA(cudaMemcpyAsync(ws.tables.as<std::uint8_t>() + static_cast<std::size_t>(c) * 65536 * 2,
+        LEVELS_CUDA(cudaMemcpyAsync(level_tables + static_cast<std::size_t>(c) * 65536 * 2,
                                     tables[c].data(), 65536 * 2, cudaMemcpyHostToDevice, cu(stream)));
-    const dim3 grid = grid_for(src.width * src.channels, src.height);
+    const dim3 grid = grid_for(*ws, src.width * src.channels, src.height);
     const auto* s = static_cast<const std::uint8_t*>(src.data);
     auto* d = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(dst.data));
-    const auto* t = ws.tables.as<std::uint16_t>();
+    const auto* t = reinterpret_cast<const std::uint16_t*>(level_tables);
     switch (src.channels) {
         case 1: table16_kernel<1><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
         case 2: table16_kernel<2><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
@@ -128,22 +111,22 @@ void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, 
     if (src.pixels() >= (std::size_t(1) << 32))
         throw Error(ErrorCode::Unsupported, "luma histogram: images of 2^32 pixels or more");
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
+    WorkspaceLease ws = acquire_workspace(-1, stream);
     const int levels = src.type == SampleType::U8 ? 256 : 65536;
     const std::size_t bytes = static_cast<std::size_t>(levels) * sizeof(unsigned int);
-    ws.counts.reserve(bytes);
-    LEVELS_CUDA(cudaMemsetAsync(ws.counts.data(), 0, bytes, cu(stream)));
-    const dim3 grid = grid_for(src.width, src.height);
+    auto* level_counts = ws->device_as<unsigned int>(DeviceSlot::LevelCounts, bytes);
+    LEVELS_CUDA(cudaMemsetAsync(level_counts, 0, bytes, cu(stream)));
+    const dim3 grid = grid_for(*ws, src.width, src.height);
     const auto* s = static_cast<const std::uint8_t*>(src.data);
     if (levels == 256)
         luma_hist_kernel<std::uint8_t, 256><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, src.width, src.height,
-                                                                              src.channels, ws.counts.as<unsigned int>());
+                                                                              src.channels, level_counts);
     else
         luma_hist_kernel<std::uint16_t, 65536><<<grid, kThreads, 0, cu(stream)>>>(
-            s, src.pitch, src.width, src.height, src.channels, ws.counts.as<unsigned int>());
+            s, src.pitch, src.width, src.height, src.channels, level_counts);
     LEVELS_LAUNCHED("luma_hist_kernel");
     std::vector<unsigned int> host(static_cast<std::size_t>(levels));
-    LEVELS_CUDA(cudaMemcpyAsync(host.data(), ws.counts.data(), bytes, cudaMemcpyDeviceToHost, cu(stream)));
+    LEVELS_CUDA(cudaMemcpyAsync(host.data(), level_counts, bytes, cudaMemcpyDeviceToHost, cu(stream)));
     LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
     for (int v = 0; v < levels; ++v) hist[v] = host[static_cast<std::size_t>(v)];
 }

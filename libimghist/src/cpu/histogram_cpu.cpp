@@ -1,7 +1,9 @@
-// The CPU backend: rows are split into bands, one per worker thread; each worker counts into its own
+// The CPU backend: rows are split into bands, run by the CPU side's parallel_for; each worker counts into its own
 // 32-bit histogram (a band never holds 2^32 samples: bands are capped below that), then the bands are
 // summed into the caller's 64-bit counts.
 #include "cpu/histogram_cpu.hpp"
+
+#include "imghist/internal/parallel_for.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -114,11 +116,11 @@ void run_bands(const ImageView& img, const ImageView* mask, const BinParams& p, 
     if (u8_gray_fast)
         for (int v = 0; v < 256; ++v) lut1[v] = static_cast<std::int16_t>(lut[v] + 1);
     std::mutex merge_mutex;
-    auto worker = [&](int first_band, int step) {
+    auto worker = [&](int first_band, int end_band) {
         std::vector<std::uint32_t> hist(hist_len);
         std::vector<std::uint64_t> local_oor(C);
         std::vector<std::uint32_t> sub(u8_gray_fast ? 4 * 257 : 0);
-        for (int band = first_band; band < nbands; band += step) {
+        for (int band = first_band; band < end_band; ++band) {
             std::fill(hist.begin(), hist.end(), 0u);
             std::fill(local_oor.begin(), local_oor.end(), 0u);
             int y0 = static_cast<int>(static_cast<long long>(img.height) * band / nbands);
@@ -132,15 +134,10 @@ void run_bands(const ImageView& img, const ImageView* mask, const BinParams& p, 
             for (int c = 0; c < C; ++c) oor[c] += local_oor[c];
         }
     };
-    if (nthreads == 1) {
-        worker(0, 1);
-        return;
-    }
-    std::vector<std::thread> pool;
-    pool.reserve(nthreads - 1);
-    for (int t = 1; t < nthreads; ++t) pool.emplace_back(worker, t, nthreads);
-    worker(0, nthreads);
-    for (auto& th : pool) th.join();
+    // The bands (nthreads of them, or more when the 2^31 cap needs it) are handed out in contiguous runs by
+    // the one CPU parallel-for, which is given the caller's thread count (cv::getNumThreads through the
+    // gpuhist layer) and splits into at most that many parts.
+    parallel_for(nbands, threads, [&](int first, int last) { worker(first, last); });
 }
 
 template <class T>

@@ -1,4 +1,4 @@
-// imghist filters — a small persistent worker pool for the CPU backend and for host staging copies.
+// The CPU side's parallel-for (imghist/internal/parallel_for.hpp): a small persistent worker pool.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "internal.hpp"
+#include "imghist/internal/parallel_for.hpp"
 
 namespace imghist::detail {
 namespace {
