@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace imghist::detail {
@@ -22,27 +23,30 @@ inline T load(const std::uint8_t* p) noexcept {
     return v;
 }
 
-// Bin lookup per evaluation mode; returns -1 for out of range.
+// Slot per evaluation mode (binning.hpp's functions, the kernels' too): the bin, or `bins` when out of range.
 template <class T>
 struct ArithBin {
     const BinParams& p;
-    int operator()(T v) const noexcept { return bin_of(static_cast<double>(v), p); }
+    unsigned int operator()(T v) const noexcept {
+        return arith_slot(static_cast<double>(v), p.low, p.high, p.a, p.b, p.bins);
+    }
 };
 
 template <class T>
 struct ShiftBin {
-    int shift;
-    std::uint32_t limit;
-    int operator()(T v) const noexcept {
-        auto u = static_cast<std::uint32_t>(v);
-        if (limit != 0 && u >= limit) return -1;
-        return static_cast<int>(u >> shift);
-    }
+    int shift, bins;
+    unsigned int operator()(T v) const noexcept { return shift_slot(static_cast<std::uint32_t>(v), shift, bins); }
+};
+
+struct ScaleBin {
+    float scale, high_f;
+    int bins;
+    unsigned int operator()(float v) const noexcept { return scale_f32_slot(v, scale, high_f, bins); }
 };
 
 struct LutBin {
-    const std::int16_t* lut;
-    int operator()(std::uint8_t v) const noexcept { return lut[v]; }
+    const std::int16_t* lut;  // Lut8 table with `bins` (not -1) for out of range
+    unsigned int operator()(std::uint8_t v) const noexcept { return static_cast<unsigned int>(lut[v]); }
 };
 
 // Counts rows [y0, y1) into hist (C * bins, 32-bit) and oor.
@@ -55,8 +59,8 @@ void count_band(const ImageView& img, const ImageView* mask, int bins, BinFn bin
         const std::uint8_t* mrow = mask ? mask->row(y) : nullptr;
         if (C == 1 && !mrow) {
             for (int x = 0; x < img.width; ++x) {
-                int b = bin(load<T>(row + sizeof(T) * x));
-                if (b >= 0) ++hist[b]; else ++oor[0];
+                const unsigned int b = bin(load<T>(row + sizeof(T) * x));
+                if (b < static_cast<unsigned int>(bins)) ++hist[b]; else ++oor[0];
             }
             continue;
         }
@@ -64,8 +68,8 @@ void count_band(const ImageView& img, const ImageView* mask, int bins, BinFn bin
             if (mrow && mrow[x] == 0) continue;
             const std::uint8_t* px = row + sizeof(T) * static_cast<std::size_t>(x) * C;
             for (int c = 0; c < C; ++c) {
-                int b = bin(load<T>(px + sizeof(T) * c));
-                if (b >= 0) ++hist[c * bins + b]; else ++oor[c];
+                const unsigned int b = bin(load<T>(px + sizeof(T) * c));
+                if (b < static_cast<unsigned int>(bins)) ++hist[c * bins + b]; else ++oor[c];
             }
         }
     }
@@ -147,9 +151,16 @@ void dispatch_type(const ImageView& img, const ImageView* mask, const BinParams&
         std::int16_t lut[256];
         make_lut8(p, lut);
         const bool fast = img.channels == 1 && mask == nullptr;
-        run_bands<T>(img, mask, p, LutBin{lut}, counts, oor, threads, fast, lut);
+        std::int16_t slots[256];  // the table in slot form: `bins` for out of range
+        for (int v = 0; v < 256; ++v) slots[v] = lut[v] < 0 ? static_cast<std::int16_t>(p.bins) : lut[v];
+        run_bands<T>(img, mask, p, LutBin{slots}, counts, oor, threads, fast, lut);
     } else if (p.mode == BinMode::Shift) {
-        run_bands<T>(img, mask, p, ShiftBin<T>{p.shift, p.limit}, counts, oor, threads, false, nullptr);
+        run_bands<T>(img, mask, p, ShiftBin<T>{p.shift, p.bins}, counts, oor, threads, false, nullptr);
+    } else if constexpr (std::is_same_v<T, float>) {
+        if (p.mode == BinMode::ScaleF32)
+            run_bands<T>(img, mask, p, ScaleBin{p.scale, p.high_f, p.bins}, counts, oor, threads, false, nullptr);
+        else
+            run_bands<T>(img, mask, p, ArithBin<T>{p}, counts, oor, threads, false, nullptr);
     } else {
         run_bands<T>(img, mask, p, ArithBin<T>{p}, counts, oor, threads, false, nullptr);
     }

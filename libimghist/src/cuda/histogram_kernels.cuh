@@ -78,25 +78,20 @@ struct BinRegs {
           a(p.a), b(p.b) {}
 };
 
-/// Slot of one sample: its bin, or `bins` when it is out of range.
+/// Slot of one sample: its bin, or `bins` when it is out of range — binning.hpp's evaluations, chosen at
+/// compile time (Direct: 8-bit values are counted raw and folded into bins at the flush).
 template <class T, KMode M>
 __device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p) {
     if constexpr (M == KMode::Direct) {
         return static_cast<std::uint32_t>(v);
     } else if constexpr (M == KMode::ShiftFull) {
-        return static_cast<std::uint32_t>(v) >> p.shift;
+        return shift_full_slot(static_cast<std::uint32_t>(v), p.shift);
     } else if constexpr (M == KMode::Shift) {
-        // limit = bins << shift, so every u >= limit shifts to >= bins: one min() gives the slot.
-        return min(static_cast<std::uint32_t>(v) >> p.shift, static_cast<unsigned int>(p.bins));
+        return shift_slot(static_cast<std::uint32_t>(v), p.shift, p.bins);
     } else if constexpr (M == KMode::ScaleF32) {
-        const float f = static_cast<float>(v);
-        const bool in = f >= 0.0f && f < p.high_f;  // false for NaN
-        return in ? static_cast<unsigned int>(__float2int_rd(__fmul_rn(f, p.scale))) : static_cast<unsigned int>(p.bins);
+        return scale_f32_slot(static_cast<float>(v), p.scale, p.high_f, p.bins);
     } else {
-        const double d = static_cast<double>(v);
-        if (!(d >= p.low && d < p.high)) return static_cast<unsigned int>(p.bins);
-        const double f = floor(__dadd_rn(__dmul_rn(d, p.a), p.b));
-        return f < 0.0 ? 0u : (f >= static_cast<double>(p.bins) ? static_cast<unsigned int>(p.bins - 1) : static_cast<unsigned int>(f));
+        return arith_slot(static_cast<double>(v), p.low, p.high, p.a, p.b, p.bins);
     }
 }
 
