@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,6 +56,26 @@ KernelFn pick_channels(int channels, KMode m, Storage st) {
         case 3: return pick_mode<T, 3>(m, st);
         default: return pick_mode<T, 4>(m, st);
     }
+}
+
+/// The fold table of an 8-bit request. Building it evaluates the rule 256 times in double precision, on
+/// the host path of every call; calls repeat the same bins, so each thread keeps its last table.
+void fold_table(const BinParams& bp, short lut[256]) {
+    struct Last {
+        int bins = -1;
+        double low = 0, high = 0;
+        short lut[256];
+    };
+    thread_local Last last;
+    if (last.bins != bp.bins || last.low != bp.low || last.high != bp.high) {
+        std::int16_t t[256];
+        make_lut8(bp, t);
+        for (int v = 0; v < 256; ++v) last.lut[v] = t[v] < 0 ? static_cast<short>(bp.bins) : t[v];
+        last.bins = bp.bins;
+        last.low = bp.low;
+        last.high = bp.high;
+    }
+    std::memcpy(lut, last.lut, sizeof(last.lut));
 }
 
 }  // namespace
@@ -271,9 +292,7 @@ void fill_params(Params& p, const BinParams& bp, const Plan& pl, CountType type)
     p.high_f = bp.high_f;
     if (pl.kmode == KMode::Direct) {
         // Raw 8-bit values are counted; the table maps each value to its bin (or the out-of-range slot).
-        make_lut8(bp, p.lut);
-        for (short& e : p.lut)
-            if (e < 0) e = static_cast<short>(bp.bins);
+        fold_table(bp, p.lut);
         p.fold = 1;
     }
     p.count_u64 = type == CountType::U64 ? 1 : 0;
