@@ -85,12 +85,14 @@ ImageView stage_upload(Workspace& ws, const ImageView& src, void* dst) {
     auto* dev = static_cast<std::uint8_t*>(dst);
     const Stream s = ws.stream();
     const ImageView out = ImageView::device(dev, src.width, src.height, src.type, src.channels, srow);
-    if (is_pinned(src)) {
+    const auto& t = staging_tuning(ws);
+    // Page-locked sources are copied directly (asynchronously); small pageable ones too, by the driver's own
+    // staging, which beats packing them into our chunks below StagingTuning::direct_upload_bytes.
+    if (srow * static_cast<std::size_t>(src.height) < t.direct_upload_bytes || is_pinned(src)) {
         IMGHIST_CUDA(cudaMemcpy2DAsync(dev, srow, src.data, src.height > 1 ? src.pitch : srow, srow, src.height,
                                        cudaMemcpyHostToDevice, cu(s)));
         return out;
     }
-    const auto& t = staging_tuning(ws);
     const int up_rows = static_cast<int>(std::max<std::size_t>(1, t.chunk_bytes / srow));
     prepare_slots(ws, static_cast<std::size_t>(std::min(up_rows, src.height)) * srow);
     auto& slots = ws.stage_slots();

@@ -1,7 +1,8 @@
 // Internal: the one host-staging path of the CUDA side. Host images reach the device through it, for the
 // core's calcHist / calcHistBatch on host views and for the filters' cv::Mat calls: page-locked images are
 // copied directly; pageable ones are cut into chunks that the host packs into pinned buffers (in parallel,
-// parallel_for) while the copy engine drains the previous chunks (StagingTuning: 4 chunks of 16 MiB).
+// parallel_for) while the copy engine drains the previous chunks (StagingTuning: 4 chunks of 16 MiB); small
+// pageable uploads (below StagingTuning::direct_upload_bytes) are left to the driver's one copy.
 #pragma once
 
 #include <cstddef>
@@ -17,9 +18,9 @@ namespace imghist::detail {
 IMGHIST_INTERNAL bool is_pinned(const ImageView& v);
 
 /// Enqueues the copy of host view `host` into `dst` (device memory, rows packed tightly) on the workspace's
-/// stream and returns the device view. A pageable source may be reused when this returns (it has been packed
-/// into pinned chunks); a page-locked one is copied asynchronously: the caller synchronises the stream
-/// before it changes the host image.
+/// stream and returns the device view. A pageable source may be reused when this returns (packed into pinned
+/// chunks, or staged by the driver's pageable copy, which returns once the source has been read); a
+/// page-locked one is copied asynchronously: the caller synchronises the stream before it changes the image.
 IMGHIST_INTERNAL ImageView stage_upload(Workspace& ws, const ImageView& host, void* dst);
 
 /// Host views on the CUDA backend: src is streamed to the device, `op` runs on device views (src, dst:
