@@ -243,8 +243,9 @@ IMGHIST_API void match_histogram(const ImageView& src, const ImageView& dst, con
 IMGHIST_API std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst, int classes = 3,
                                      const FilterOptions& options = {});
 
-/// Frees the calling thread's cached workspaces (device temporaries, pinned staging buffers, streams).
-/// Work already enqueued that uses them must have completed.
+/// Frees the library's cached CUDA workspaces (device temporaries, pinned staging buffers, private
+/// streams) of the core and the filters, after waiting for the device; workspaces in use by a call on
+/// another thread at that moment are kept.
 IMGHIST_API void release_filter_workspaces();
 
 }  // namespace imghist

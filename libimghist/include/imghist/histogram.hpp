@@ -146,8 +146,13 @@ struct AsyncOptions {
     bool accumulate = false;        ///< add to the existing counts instead of overwriting them
 };
 
-/// Owns the temporary storage for GPU histograms on one device; calls enqueue on the given stream and
-/// return immediately. One object may be used from one host thread at a time.
+/// GPU histograms on one device; calls enqueue on the given stream and return immediately. One object may
+/// be used from one host thread at a time. Temporary storage is the library's, one workspace per (device,
+/// stream) shared by every call on that stream (histograms and filters alike), allocated on first use and
+/// kept for the next call: at most 16 workspaces per device (a 17th stream makes the least recently used
+/// one go, after a wait for the device), and staging copies of host images above 64 MiB are freed when the
+/// blocking call that made them returns (imghist::release_filter_workspaces(), imghist/filters.hpp, frees
+/// them all).
 class IMGHIST_API CudaHistogrammer {
 public:
     /// device = -1: the current device. Throws Error(NoDevice) when CUDA is unavailable.
