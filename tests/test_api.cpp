@@ -194,7 +194,8 @@ TEST_CASE("workspaces: more streams than a device keeps, and host threads at onc
         }
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     std::vector<unsigned int> host(256 * kStreams);
-    REQUIRE(cudaMemcpy(host.data(), counts.data(), host.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), host.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     for (int i = 0; i < kStreams; ++i)
         for (int b = 0; b < 256; ++b)
             REQUIRE(host[static_cast<std::size_t>(256 * i + b)] == ref.counts[static_cast<std::size_t>(b)]);
