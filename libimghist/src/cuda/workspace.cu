@@ -188,7 +188,17 @@ void release_workspaces() noexcept {
     Registry& r = Registry::get();
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.entries.empty()) return;
-    cudaDeviceSynchronize();
+    // Queued work may still use the buffers: wait for every device that has workspaces.
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    int synced = -1;
+    for (const auto& entry : r.entries) {
+        if (entry.first.first == synced) continue;
+        synced = entry.first.first;  // the map is ordered by device first
+        if (cudaSetDevice(synced) == cudaSuccess) cudaDeviceSynchronize();
+    }
+    if (previous >= 0) cudaSetDevice(previous);
+    (void)cudaGetLastError();
     for (auto it = r.entries.begin(); it != r.entries.end();) {
         if (it->second.use_count() > 1) ++it;  // leased now: its holder frees it later
         else it = r.entries.erase(it);

@@ -134,7 +134,7 @@ IMGHIST_INTERNAL WorkspaceLease acquire_workspace(int device, Stream stream);
 IMGHIST_INTERNAL WorkspaceLease acquire_private_workspace(int device);
 /// A pinned int the device can write, private to the calling thread (one per device).
 IMGHIST_INTERNAL int* pinned_int(int device);
-/// Frees every workspace no thread holds (waits for the device first).
+/// Frees every workspace no thread holds (after waiting for each device that has workspaces).
 IMGHIST_INTERNAL void release_workspaces() noexcept;
 
 }  // namespace imghist::detail
