@@ -171,6 +171,55 @@ TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]"
     cudaStreamDestroy(stream);
 }
 
+TEST_CASE("workspaces: more streams than a device keeps, and host threads at once, give exact counts [cuda]",
+          "[core][async][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // One workspace per (device, stream), at most 16 per device: 24 streams make the oldest ones go while
+    // their work may still be queued. Each stream's overwrite-mode results must stay exact.
+    TestImage img(1531, 97, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(img, Dist::Uniform, 31, 255);
+    DeviceCopy d(img.view);
+    const Histogram ref = plain_reference(img.view, BinSpec::u8());
+    constexpr int kStreams = 24;
+    std::vector<cudaStream_t> streams(kStreams);
+    for (auto& s : streams) REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    imghist::DeviceBuffer counts(sizeof(unsigned int) * 256 * kStreams);
+    imghist::CudaHistogrammer hg;
+    for (int round = 0; round < 3; ++round)
+        for (int i = 0; i < kStreams; ++i) {
+            imghist::DeviceHistogramView out;
+            out.counts = counts.as<unsigned int>() + 256 * i;
+            out.type = imghist::CountType::U32;
+            hg.compute(d.view, BinSpec::u8(), out, streams[static_cast<std::size_t>(i)]);
+        }
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    std::vector<unsigned int> host(256 * kStreams);
+    REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), host.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    for (int i = 0; i < kStreams; ++i)
+        for (int b = 0; b < 256; ++b)
+            REQUIRE(host[static_cast<std::size_t>(256 * i + b)] == ref.counts[static_cast<std::size_t>(b)]);
+    for (auto& s : streams) cudaStreamDestroy(s);
+
+    // Blocking calls on host images from several threads: each takes a private workspace and stream. The
+    // image is above the direct-upload size, so its upload goes through the workspace's pinned chunks.
+    TestImage big(2500, 1800, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(big, Dist::Uniform, 32, 255);
+    const Histogram big_ref = plain_reference(big.view, BinSpec::u8());
+    imghist::Options o;
+    o.backend = imghist::Backend::Cuda;
+    std::vector<std::thread> threads;
+    std::vector<int> bad(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int rep = 0; rep < 10; ++rep)
+                if (imghist::calcHist(big.view, BinSpec::u8(), o).counts != big_ref.counts)
+                    ++bad[static_cast<std::size_t>(t)];
+        });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 4; ++t) CHECK(bad[static_cast<std::size_t>(t)] == 0);
+}
+
 TEST_CASE("blocking calls on device images are ordered after the caller's default-stream work [cuda]",
           "[core][async][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "host_device.hpp"  // IMGHIST_HD
+#include "imghist/internal/host_device.hpp"  // IMGHIST_HD
 
 namespace imghist {
 namespace fmath {

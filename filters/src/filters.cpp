@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "dispatch.hpp"
+#include "imghist/internal/checks.hpp"
 #include "internal.hpp"
 #include "level_table.hpp"
 

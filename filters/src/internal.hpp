@@ -8,6 +8,8 @@
 #include "filter_math.hpp"
 #include "imghist/error.hpp"
 #include "imghist/filters.hpp"
+#include "imghist/internal/parallel_for.hpp"
+#include "imghist/internal/staging.hpp"  // cuda_staged: host views through the device
 
 namespace imghist::detail {
 
@@ -31,15 +33,7 @@ void check_view(const ImageView& v, const char* op, const char* role);
 void check_same_shape(const ImageView& src, const ImageView& dst);
 
 // ---- CPU backend -------------------------------------------------------------------------------------------
-/// Runs fn(begin, end) over [0, n) split into contiguous ranges on up to `threads` workers (0 = all).
-void parallel_for(int n, int threads, const std::function<void(int, int)>& fn);
-/// Test hook: called by every parallel_for with the thread count it was given (0 = all) and the number of
-/// parts it splits the work into (at most that many threads run them, the caller's included), so tests can
-/// see what reached the backend.
-/// nullptr (the default): nothing is called.
-using ParallelForObserver = void (*)(int threads, int parts);
-void set_parallel_for_observer(ParallelForObserver observer) noexcept;
-
+// parallel_for: the core's (imghist/internal/parallel_for.hpp).
 void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int threads);
 void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, int threads);
 void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads);
@@ -63,14 +57,7 @@ void cuda_histogram_into(const ImageView& img, const ImageView* mask, const BinS
 void cuda_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int device,
                 Stream stream);
 
-/// Host views on the CUDA backend: src is streamed to the device through pinned staging buffers, `op`
-/// runs on device views (src, dst: packed copies of the same shapes) on the given stream, and the result is
-/// streamed back into dst. Returns when dst is written. src may be larger than dst (it then carries pixels
-/// the op reads beyond dst's extent).
-using DeviceOp = std::function<void(const ImageView& dsrc, const ImageView& ddst, Stream stream)>;
-void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream stream, const DeviceOp& op);
-
-/// A pinned host int the device can write, private to the calling thread's workspace for (device, stream).
+/// A pinned host int the device can write, private to the calling thread (the core's pinned_int).
 int* cuda_pinned_int(int device, Stream stream);
 
 void cuda_release_workspaces() noexcept;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch.hpp"
+#include "imghist/internal/checks.hpp"
 #include "internal.hpp"
 #include "level_table.hpp"
 

@@ -27,7 +27,6 @@ void cuda_histogram_into(const ImageView&, const ImageView*, const BinSpec&, voi
     no_cuda("calcHist");
 }
 void cuda_clahe(const ImageView&, const ImageView&, const fmath::ClaheGeometry&, int, Stream) { no_cuda("CLAHE"); }
-void cuda_staged(const ImageView&, const ImageView&, int, Stream, const DeviceOp&) { no_cuda("staged transfer"); }
 int* cuda_pinned_int(int, Stream) { no_cuda("pinned memory"); }
 void cuda_release_workspaces() noexcept {}
 void cuda_apply_table16(const ImageView&, const ImageView&, const LevelTable*, int, Stream) { no_cuda("apply_table"); }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch.hpp"
+#include "imghist/internal/checks.hpp"
 #include "internal.hpp"
 
 namespace imghist {

@@ -8,6 +8,8 @@
 #include "dispatch.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
+#include "imghist/internal/staging.hpp"
+#include "imghist/internal/workspace.hpp"
 
 namespace imghist {
 namespace {
@@ -116,6 +118,11 @@ void cuda_batch_to_host(const std::vector<ImageView>&, const std::vector<ImageVi
                         std::vector<Histogram>&, int, Stream) {
     no_cuda("calcHistBatch");
 }
+
+// ---- the internal interface's CUDA parts used by the filters' host code (imghist/internal/) -------------------
+void cuda_staged(const ImageView&, const ImageView&, int, Stream, const DeviceOp&) { no_cuda("staged transfer"); }
+int* pinned_int(int) { no_cuda("pinned memory"); }
+void release_workspaces() noexcept {}
 }  // namespace detail
 
 }  // namespace imghist

@@ -1,4 +1,11 @@
 // imghist CLI — a minimal parallel loop for codec work (chunks of rows).
+//
+// Not the library's parallel-for (imghist/internal/parallel_for.hpp), on purpose: the CLI runs its codecs
+// inside the folder pipeline's own loader / processor / storer threads, several files at once, and this
+// loop lets those calls proceed side by side (threads of its own, items handed out one at a time). The
+// library's pool runs one job at a time, which is right for one call of a library user but would queue
+// the pipeline's concurrent encoders behind each other. Library code (the CPU histogram, the filters'
+// CPU backend, host staging) uses only the library's.
 #pragma once
 
 #include <algorithm>

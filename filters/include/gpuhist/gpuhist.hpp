@@ -78,6 +78,8 @@
 // GpuApiCallError (a CUDA failure), StsNoMem (allocation failure).
 #pragma once
 
+#include "imghist/export.hpp"
+
 #include <opencv2/core.hpp>
 #include <opencv2/core/cuda.hpp>
 #include <opencv2/imgproc.hpp>
@@ -96,14 +98,14 @@ using imghist::DeviceImage;
 inline cv::cuda::GpuMat asGpuMat(DeviceImage& image) { return imghist::as_gpumat(image); }
 
 /// (Re)shapes `storage` for an OpenCV type (CV_8UC1, CV_8UC3, CV_16UC1, ...) and returns a GpuMat view.
-cv::cuda::GpuMat createDeviceMat(DeviceImage& storage, int rows, int cols, int type);
+IMGHIST_API cv::cuda::GpuMat createDeviceMat(DeviceImage& storage, int rows, int cols, int type);
 
 /// A cv::Mat over page-locked host memory held by `storage` (grown as needed; keep it alive while the Mat
 /// is used). cv::Mat inputs and outputs in such memory skip the staging copies of the CUDA backend.
-cv::Mat createPinnedMat(imghist::PinnedBuffer& storage, int rows, int cols, int type);
+IMGHIST_API cv::Mat createPinnedMat(imghist::PinnedBuffer& storage, int rows, int cols, int type);
 
 /// The optional stream argument: nothing (default stream), a cv::cuda::Stream, or a cudaStream_t.
-class StreamArg {
+class IMGHIST_API StreamArg {
 public:
     StreamArg() noexcept = default;
     StreamArg(cv::cuda::Stream& stream);  // NOLINT: implicit on purpose
@@ -117,72 +119,79 @@ private:
 };
 
 /// Backend for host inputs (process-wide; default Backend::Auto).
-void setBackend(Backend backend);
-Backend getBackend();
+IMGHIST_API void setBackend(Backend backend);
+IMGHIST_API Backend getBackend();
 
 enum EqualizeMode { EQUALIZE_LUMA = 0, EQUALIZE_PER_CHANNEL = 1 };
 
 // ---- calcHist --------------------------------------------------------------------------------------------
 /// cv::cuda::calcHist: 256-bin histogram of an 8-bit image into `hist`, CV_32SC1 of 1 x 256 (channels x 256
 /// for 3/4-channel images, row c = channel c).
-void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, StreamArg stream = {});
+IMGHIST_API void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, StreamArg stream = {});
 /// cv::cuda::calcHist with a mask (CV_8UC1, same size; pixels where it is 0 are skipped).
-void calcHist(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& mask, cv::cuda::GpuMat& hist,
+IMGHIST_API void calcHist(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& mask, cv::cuda::GpuMat& hist,
               StreamArg stream = {});
 /// histSize bins over [lowerLevel, upperLevel) with cv::calcHist's binning rule (histSize = 64 over
 /// [0, 256) is the 64-bin variant); channels x histSize, CV_32SC1.
+IMGHIST_API
 void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, int histSize, float lowerLevel, float upperLevel,
               const cv::cuda::GpuMat& mask = cv::cuda::GpuMat(), StreamArg stream = {});
 /// Host arrays: what cv::calcHist(&src, 1, {c}, mask, hist, 1, {histSize}, {{lowerLevel, upperLevel}})
 /// returns, CV_32F histSize x 1; for 3/4-channel images histSize x channels, column c for channel c. 8U, 16U,
 /// 32F. A GpuMat src (with GpuMat hist and mask) gives the GpuMat result above.
-void calcHist(cv::InputArray src, cv::OutputArray hist, int histSize = 256, float lowerLevel = 0.f,
+IMGHIST_API void calcHist(cv::InputArray src, cv::OutputArray hist, int histSize = 256, float lowerLevel = 0.f,
               float upperLevel = 256.f, cv::InputArray mask = cv::noArray(), StreamArg stream = {});
 
 // ---- equalizeHist ----------------------------------------------------------------------------------------
 /// cv::equalizeHist (CV_8UC1); 3/4-channel images use EQUALIZE_LUMA.
-void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream = {});
+IMGHIST_API void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream = {});
+IMGHIST_API
 void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream = {});
-void equalizeHist(cv::InputArray src, cv::OutputArray dst, StreamArg stream = {});
-void equalizeHist(cv::InputArray src, cv::OutputArray dst, EqualizeMode mode, StreamArg stream = {});
+IMGHIST_API void equalizeHist(cv::InputArray src, cv::OutputArray dst, StreamArg stream = {});
+IMGHIST_API void equalizeHist(cv::InputArray src, cv::OutputArray dst, EqualizeMode mode, StreamArg stream = {});
 
 // ---- threshold -------------------------------------------------------------------------------------------
 /// cv::threshold; returns the threshold used. With THRESH_OTSU / THRESH_TRIANGLE the GpuMat overload waits
 /// on its stream for that value (use thresholdAsync to stay asynchronous).
-double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
+IMGHIST_API double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
                  StreamArg stream = {});
 /// Asynchronous threshold. With THRESH_OTSU / THRESH_TRIANGLE the computed threshold is written, on the
 /// stream, to `computedThreshold` when non-null: an int in device memory or in pinned host memory.
+IMGHIST_API
 void thresholdAsync(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
                     int* computedThreshold = nullptr, StreamArg stream = {});
-double threshold(cv::InputArray src, cv::OutputArray dst, double thresh, double maxval, int type,
+IMGHIST_API double threshold(cv::InputArray src, cv::OutputArray dst, double thresh, double maxval, int type,
                  StreamArg stream = {});
 
 // ---- contrast stretch, histogram matching, multi-level Otsu -------------------------------------------------
 /// Contrast stretch by percentiles: lowPercent of the samples (per np.percentile) go to 0, highPercent to the
 /// maximum, linearly in between (imghist::stretch_table). lowPercent = 2, highPercent = 1 is ImageMagick's
 /// -normalize; 0, 0 is -auto-level. 3/4-channel images use `mode` (EQUALIZE_LUMA by default).
+IMGHIST_API
 void stretchContrast(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double lowPercent, double highPercent,
                      EqualizeMode mode = EQUALIZE_LUMA, StreamArg stream = {});
-void stretchContrast(cv::InputArray src, cv::OutputArray dst, double lowPercent, double highPercent,
+IMGHIST_API void stretchContrast(cv::InputArray src, cv::OutputArray dst, double lowPercent, double highPercent,
                      EqualizeMode mode = EQUALIZE_LUMA, StreamArg stream = {});
 
 /// Histogram matching of each channel of src to the same channel of `reference` (same depth and channel
 /// count, any size), as imghist::match_table.
-void matchHistograms(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& reference, cv::cuda::GpuMat& dst,
+IMGHIST_API void matchHistograms(const cv::cuda::GpuMat& src, const cv::cuda::GpuMat& reference, cv::cuda::GpuMat& dst,
                      StreamArg stream = {});
 /// Host arrays (or GpuMats, then as the overload above); the reference may be a host array or a GpuMat.
+IMGHIST_API
 void matchHistograms(cv::InputArray src, cv::InputArray reference, cv::OutputArray dst, StreamArg stream = {});
 /// Histogram matching to a given histogram: `targetHist` as cv::calcHist returns it for this depth's full
 /// range (256 x 1 for 8U, 65536 x 1 for 16U, or one column per channel; CV_32F or CV_32S, non-negative
 /// integer counts). One column is used for every channel. Host images only.
+IMGHIST_API
 void matchHistogramsToHist(cv::InputArray src, cv::InputArray targetHist, cv::OutputArray dst, StreamArg stream = {});
 
 /// Multi-level Otsu: returns the classes - 1 thresholds of skimage.filters.threshold_multiotsu (classes 2..5)
 /// and writes the label image np.digitize(src, thresholds) scaled to the depth's full range (3 classes on 8U:
 /// 0, 128, 255; see imghist::multiotsu_label_table).
-std::vector<int> thresholdMultiOtsu(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, int classes = 3,
+IMGHIST_API std::vector<int> thresholdMultiOtsu(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, int classes = 3,
                                     StreamArg stream = {});
+IMGHIST_API
 std::vector<int> thresholdMultiOtsu(cv::InputArray src, cv::OutputArray dst, int classes = 3, StreamArg stream = {});
 
 // ---- CLAHE -----------------------------------------------------------------------------------------------
@@ -190,7 +199,7 @@ std::vector<int> thresholdMultiOtsu(cv::InputArray src, cv::OutputArray dst, int
 /// In-place use (src and dst the same image) is allowed, as with cv::CLAHE. Like cv::CLAHE, a ROI source
 /// whose size is not a multiple of the grid takes its padding from the parent image's pixels beyond the
 /// ROI where there are any (then reflects), for cv::Mat and GpuMat sources alike.
-class CLAHE : public cv::CLAHE {
+class IMGHIST_API CLAHE : public cv::CLAHE {
 public:
     CLAHE(double clipLimit, cv::Size tileGridSize);
 
@@ -209,6 +218,6 @@ private:
     imghist::Clahe impl_;
 };
 
-cv::Ptr<CLAHE> createCLAHE(double clipLimit = 40.0, cv::Size tileGridSize = cv::Size(8, 8));
+IMGHIST_API cv::Ptr<CLAHE> createCLAHE(double clipLimit = 40.0, cv::Size tileGridSize = cv::Size(8, 8));
 
 }  // namespace gpuhist

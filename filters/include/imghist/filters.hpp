@@ -50,6 +50,8 @@
 // does not serve, NoDevice / Cuda / OutOfMemory from the CUDA backend).
 #pragma once
 
+#include "imghist/export.hpp"
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -68,14 +70,14 @@ using Lut8 = std::array<std::uint8_t, 256>;
 /// cv::equalizeHist's table for a 256-bin histogram. When one bin holds every count the table maps every
 /// value to that bin's index (equalization of a constant image gives the image back). An empty histogram
 /// gives an all-zero table.
-Lut8 equalize_table(const std::uint64_t* hist256);
+IMGHIST_API Lut8 equalize_table(const std::uint64_t* hist256);
 
 /// Otsu's threshold as cv::threshold(THRESH_OTSU) computes it, for bins = 256 (u8) or 65536 (u16).
 /// Returns 0 for an empty histogram or when no split has both classes non-empty.
-int otsu_threshold(const std::uint64_t* hist, int bins = 256);
+IMGHIST_API int otsu_threshold(const std::uint64_t* hist, int bins = 256);
 
 /// The Triangle threshold as cv::threshold(THRESH_TRIANGLE) computes it (256 bins).
-int triangle_threshold(const std::uint64_t* hist256);
+IMGHIST_API int triangle_threshold(const std::uint64_t* hist256);
 
 enum class ThresholdType : std::uint8_t { Binary, BinaryInv, Trunc, ToZero, ToZeroInv };
 enum class AutoThreshold : std::uint8_t { None, Otsu, Triangle };
@@ -83,7 +85,7 @@ enum class ColorEqualize : std::uint8_t { Luma, PerChannel };
 
 /// The 8-bit output table of cv::threshold for a given threshold (after automatic selection), maxval and
 /// type: lut[v] is what cv::threshold writes for the sample v.
-Lut8 threshold_table(double thresh, double maxval, ThresholdType type);
+IMGHIST_API Lut8 threshold_table(double thresh, double maxval, ThresholdType type);
 
 struct FilterOptions {
     Backend backend = Backend::Auto;  ///< for host views; device views always use CUDA
@@ -96,13 +98,14 @@ struct FilterOptions {
 // ---- operations ------------------------------------------------------------------------------------------
 
 /// cv::equalizeHist on an 8-bit, 1-channel image.
-void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptions& options = {});
+IMGHIST_API void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptions& options = {});
 
 /// Equalization of an 8-bit BGR (3 channels) or BGRA (4 channels) image; see the table above.
-void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEqualize mode,
+IMGHIST_API void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEqualize mode,
                          const FilterOptions& options = {});
 
 /// Applies one 256-entry table per channel (`luts[c]` for channel c) to an 8-bit image.
+IMGHIST_API
 void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, const FilterOptions& options = {});
 
 /// cv::threshold. With AutoThreshold::None `thresh` is used as given; otherwise it is ignored and computed
@@ -110,6 +113,7 @@ void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, con
 /// Device views with an automatic threshold: when `computed` is non-null the computed threshold is
 /// written there as an int (device memory, or pinned host memory the device can write) on the stream,
 /// and the call returns NaN at once; when it is null the call waits for the value on its stream.
+IMGHIST_API
 double threshold(const ImageView& src, const ImageView& dst, double thresh, double maxval, ThresholdType type,
                  AutoThreshold automatic = AutoThreshold::None, const FilterOptions& options = {},
                  int* computed = nullptr);
@@ -119,7 +123,7 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
 /// BORDER_REFLECT_101 padding when the image is not a multiple of the grid); the bilinear interpolation is
 /// OpenCV's float formula, evaluated without FMA contraction, so outputs match cv::CLAHE on the vast
 /// majority of pixels and are never more than 1 grey level away.
-class Clahe {
+class IMGHIST_API Clahe {
 public:
     explicit Clahe(double clip_limit = 40.0, int tiles_x = 8, int tiles_y = 8);
     ~Clahe();
@@ -170,7 +174,7 @@ using LevelTable = std::vector<std::uint16_t>;
 /// when g >= 0.5 (NumPy's two-sided form of the same interpolation). x[k] is read from the cumulative
 /// counts: the smallest level whose cumulative count exceeds k. Throws InvalidArgument for an empty
 /// histogram or a percent outside [0, 100].
-double histogram_percentile(const std::uint64_t* hist, int bins, double percent);
+IMGHIST_API double histogram_percentile(const std::uint64_t* hist, int bins, double percent);
 
 /// The contrast-stretch table of skimage.exposure.rescale_intensity(img, in_range=(lo, hi)) with
 /// lo = histogram_percentile(hist, low_percent) and hi = histogram_percentile(hist, 100 - high_percent)
@@ -180,7 +184,7 @@ double histogram_percentile(const std::uint64_t* hist, int bins, double percent)
 ///   lo == hi:  table[v] = trunc(lo)
 /// `low_percent` of the samples (at most, as np.percentile places it) become 0, `high_percent` become the
 /// maximum. ImageMagick's -normalize is 2 / 1, -auto-level 0 / 0. Both percents in [0, 100], sum <= 100.
-LevelTable stretch_table(const std::uint64_t* hist, int bins, double low_percent, double high_percent);
+IMGHIST_API LevelTable stretch_table(const std::uint64_t* hist, int bins, double low_percent, double high_percent);
 
 /// The histogram-matching table of skimage.exposure.match_histograms for one channel, rounded:
 /// with n = the source's total count and m = the target's, the source quantile of level v is
@@ -192,7 +196,7 @@ LevelTable stretch_table(const std::uint64_t* hist, int bins, double low_percent
 /// scikit-image returns the unrounded value for one channel (float64) and truncates it for several
 /// (uint8 / uint16 output array); this table is within 0.5 of the former and 1 of the latter.
 /// Throws InvalidArgument when either histogram is empty.
-LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* target_hist, int bins);
+IMGHIST_API LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* target_hist, int bins);
 
 /// The thresholds of skimage.filters.threshold_multiotsu(image, classes) for the image whose histogram is
 /// `hist` (`bins` = 256, or 65536 when the image spans at most 4096 levels), ascending, `classes` - 1 of them
@@ -208,15 +212,15 @@ LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* ta
 /// bound of the maximum, and only prefixes whose bound, widened by a relative 1e-6 (four times what float32
 /// rounding of the 5-term sum can add), reaches that lower bound are walked, in skimage's order and
 /// arithmetic; everything skipped is provably below the maximum (multiotsu.cpp states the argument).
-std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
+IMGHIST_API std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
 
 /// The label table of np.digitize(v, thresholds) — the number of thresholds <= v — scaled to the full
 /// range: table[v] = (label * (bins - 1) + (k - 1) / 2) / (k - 1) in integers (k = thresholds + 1 classes;
 /// 3 classes: 0, 128, 255; 4: 0, 85, 170, 255; 5: 0, 64, 128, 191, 255 for u8).
-LevelTable multiotsu_label_table(const std::vector<int>& thresholds, int bins);
+IMGHIST_API LevelTable multiotsu_label_table(const std::vector<int>& thresholds, int bins);
 
 /// Applies `tables[c]` to channel c of a u8 or u16 image (tables of 256 or 65536 entries).
-void apply_table(const ImageView& src, const ImageView& dst, const LevelTable* tables,
+IMGHIST_API void apply_table(const ImageView& src, const ImageView& dst, const LevelTable* tables,
                  const FilterOptions& options = {});
 
 enum class StretchMode : std::uint8_t { Luma, PerChannel };
@@ -227,28 +231,29 @@ enum class StretchMode : std::uint8_t { Luma, PerChannel };
 /// equalize_hist_color; 16-bit samples use the same integers) and the one table is
 /// applied to B, G and R alike (hue is kept, as ImageMagick's channel-synchronised -contrast-stretch);
 /// alpha is copied. 1- and 2-channel images ignore the mode (every channel on its own).
-void stretch_contrast(const ImageView& src, const ImageView& dst, double low_percent, double high_percent,
+IMGHIST_API void stretch_contrast(const ImageView& src, const ImageView& dst, double low_percent, double high_percent,
                       StretchMode mode = StretchMode::Luma, const FilterOptions& options = {});
 
 /// Histogram matching (match_table), channel c of src against channel c of reference; reference has the
 /// same sample type and channel count as src and any size (it may live on the host or the device).
-void match_histograms(const ImageView& src, const ImageView& reference, const ImageView& dst,
+IMGHIST_API void match_histograms(const ImageView& src, const ImageView& reference, const ImageView& dst,
                       const FilterOptions& options = {});
 
 /// Histogram matching against given target histograms: `target` holds 256 (u8) or 65536 (u16) bins and
 /// either one channel (used for every channel of src) or src.channels channels.
-void match_histogram(const ImageView& src, const ImageView& dst, const Histogram& target,
+IMGHIST_API void match_histogram(const ImageView& src, const ImageView& dst, const Histogram& target,
                      const FilterOptions& options = {});
 
 /// Multi-level Otsu of a 1-channel u8 / u16 image: returns multiotsu_thresholds() and writes the label
 /// image (multiotsu_label_table) to dst. Device views: the call waits for the thresholds (u8: searched on
 /// the device, the label pass already enqueued behind the search; u16: searched on the host after the
 /// histogram's copy, the label pass enqueued afterwards).
-std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst, int classes = 3,
+IMGHIST_API std::vector<int> threshold_multiotsu(const ImageView& src, const ImageView& dst, int classes = 3,
                                      const FilterOptions& options = {});
 
-/// Frees the calling thread's cached workspaces (device temporaries, pinned staging buffers, streams).
-/// Work already enqueued that uses them must have completed.
-void release_filter_workspaces();
+/// Frees the library's cached CUDA workspaces (device temporaries, pinned staging buffers, private
+/// streams) of the core and the filters, after waiting for the device; workspaces in use by a call on
+/// another thread at that moment are kept.
+IMGHIST_API void release_filter_workspaces();
 
 }  // namespace imghist

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "../filter_math.hpp"
+#include "imghist/image.hpp"
 
 namespace imghist::detail::kernels {
 
@@ -26,6 +27,27 @@ struct Span2D {
     std::size_t segs_per_row;  ///< one head segment + at most ceil(row_bytes / 16) 16-byte segments
     bool reverse;              ///< walk the segments last to first (reuses what a previous pass left in L2)
 };
+
+/// The image pair as the apply kernels walk it: one run when both are packed, else rows. `reverse`: walk
+/// backwards, so that the first reads of a pass right after the histogram hit what it left in L2.
+inline Span2D span_of(const ImageView& src, const ImageView& dst, bool reverse) {
+    Span2D s;
+    s.src = static_cast<const std::uint8_t*>(src.data);
+    s.dst = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(dst.data));
+    s.reverse = reverse;
+    if (src.contiguous() && dst.contiguous()) {
+        s.row_bytes = src.row_bytes() * static_cast<std::size_t>(src.height);
+        s.rows = 1;
+        s.src_pitch = s.dst_pitch = s.row_bytes;
+    } else {
+        s.row_bytes = src.row_bytes();
+        s.rows = src.height;
+        s.src_pitch = src.pitch;
+        s.dst_pitch = dst.pitch;
+    }
+    s.segs_per_row = 1 + (s.row_bytes + 15) / 16;
+    return s;
+}
 
 // Walks every (row, segment) pair of a Span2D. A row is cut at the first 16-byte boundary of its *source*
 // address: segment 0 is the unaligned head (< 16 bytes, done byte by byte), segment k >= 1 the 16 bytes
@@ -156,14 +178,14 @@ struct LutOp {
     }
 };
 
-/// `lut_dev` (device, C x 256 bytes, 4-byte aligned) when non-null, the by-value tables otherwise.
+/// The block's C tables (C x 256 bytes, channel-major, in shared, global or parameter memory) spread into
+/// `tab` (C x 64 x 32 words of shared memory) as LutOp reads them — each 4-entry word in 32 copies, one per
+/// bank — then the pass over the image. Every table kernel ends here.
 template <int C>
-__global__ void lut_kernel(Span2D s, const std::uint8_t* __restrict__ lut_dev, const __grid_constant__ LutParam p) {
-    extern __shared__ std::uint32_t tab[];
+__device__ __forceinline__ void apply_tables(const Span2D& s, const std::uint8_t* lut, std::uint32_t* tab) {
     const int words = C * 64 * 32;
     for (int i = threadIdx.x; i < words; i += blockDim.x) {
-        const int group = i >> 5;  // entries 4*group .. 4*group+3
-        const std::uint8_t* e = lut_dev ? lut_dev + 4 * group : &p.v[(4 * group) >> 8][(4 * group) & 255];
+        const std::uint8_t* e = lut + 4 * (i >> 5);  // entries 4*group .. 4*group+3, group = i / 32
         tab[i] = static_cast<std::uint32_t>(e[0]) | (static_cast<std::uint32_t>(e[1]) << 8) |
                  (static_cast<std::uint32_t>(e[2]) << 16) | (static_cast<std::uint32_t>(e[3]) << 24);
     }
@@ -171,6 +193,13 @@ __global__ void lut_kernel(Span2D s, const std::uint8_t* __restrict__ lut_dev, c
     LutOp<C> op{tab, threadIdx.x & 31u};
     if (vector_path(s)) for_each_vector<kLutVectors>(s.src, s.dst, s.row_bytes, s.reverse, op);
     else for_each_segment(s, op);
+}
+
+/// `lut_dev` (device, C x 256 bytes, 4-byte aligned) when non-null, the by-value tables otherwise.
+template <int C>
+__global__ void lut_kernel(Span2D s, const std::uint8_t* __restrict__ lut_dev, const __grid_constant__ LutParam p) {
+    extern __shared__ std::uint32_t tab[];
+    apply_tables<C>(s, lut_dev ? lut_dev : &p.v[0][0], tab);
 }
 
 // ---- 8-bit threshold -------------------------------------------------------------------------------------------
@@ -335,17 +364,7 @@ __global__ void equalize_apply_kernel(Span2D s, const Count* __restrict__ counts
 #pragma unroll
     for (int c = 0; c < C; ++c) lut[c * 256 + threadIdx.x] = equalize_entry_block(counts + c * 256);
     __syncthreads();
-    const int words = C * 64 * 32;
-    for (int i = threadIdx.x; i < words; i += blockDim.x) {
-        const int group = i >> 5;  // entries 4*group .. 4*group+3
-        tab[i] = static_cast<std::uint32_t>(lut[4 * group]) | (static_cast<std::uint32_t>(lut[4 * group + 1]) << 8) |
-                 (static_cast<std::uint32_t>(lut[4 * group + 2]) << 16) |
-                 (static_cast<std::uint32_t>(lut[4 * group + 3]) << 24);
-    }
-    __syncthreads();
-    LutOp<C> op{tab, threadIdx.x & 31u};
-    if (vector_path(s)) for_each_vector<kLutVectors>(s.src, s.dst, s.row_bytes, s.reverse, op);
-    else for_each_segment(s, op);
+    apply_tables<C>(s, lut, tab);
 }
 
 /// a / b rounded to nearest, given r = RN(1 / b), for normal a, b with a / b far from overflow and

@@ -163,17 +163,7 @@ __global__ void level_apply_kernel(Span2D s, const __grid_constant__ LevelArgs<T
         lut[c * 256 + threadIdx.x] = e;
     }
     __syncthreads();
-    const int words = C * 64 * 32;
-    for (int i = threadIdx.x; i < words; i += blockDim.x) {
-        const int group = i >> 5;  // entries 4*group .. 4*group+3, laid out as LutOp reads them
-        tab[i] = static_cast<std::uint32_t>(lut[4 * group]) | (static_cast<std::uint32_t>(lut[4 * group + 1]) << 8) |
-                 (static_cast<std::uint32_t>(lut[4 * group + 2]) << 16) |
-                 (static_cast<std::uint32_t>(lut[4 * group + 3]) << 24);
-    }
-    __syncthreads();
-    LutOp<C> op{tab, threadIdx.x & 31u};
-    if (vector_path(s)) for_each_vector<kLutVectors>(s.src, s.dst, s.row_bytes, s.reverse, op);
-    else for_each_segment(s, op);
+    apply_tables<C>(s, lut, tab);
 }
 
 // ---- multi-level Otsu search (one block) ----------------------------------------------------------------------

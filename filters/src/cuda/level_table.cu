@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -13,8 +14,11 @@
 #include "../filter_math.hpp"
 #include "../internal.hpp"
 #include "../level_table.hpp"
-#include "cuda/common.cuh"  // core: cuda_check, DeviceGuard
 #include "imghist/buffer.hpp"
+#include "imghist/internal/cuda_error.hpp"  // core: cuda_check, DeviceGuard
+#include "imghist/internal/device_histogram.hpp"
+#include "imghist/internal/tuning.hpp"
+#include "imghist/internal/workspace.hpp"
 #include "level_kernels.cuh"
 
 namespace imghist::detail {
@@ -23,31 +27,11 @@ namespace {
 #define LEVELS_CUDA(expr) ::imghist::detail::cuda_check((expr), "filters: " #expr)
 #define LEVELS_LAUNCHED(name) ::imghist::detail::cuda_check(cudaGetLastError(), name)
 
-constexpr int kThreads = 256;
+constexpr int kThreads = cuda::FilterTuning::threads;
 
-/// Device storage of this thread for one (device, stream): the u16 tables and the luma counts. Work on one
-/// stream is ordered, so a later call may overwrite what an earlier one's kernels have finished reading.
-struct LevelWorkspace {
-    int device = 0;
-    Stream stream = nullptr;
-    DeviceBuffer tables, counts;
-    DeviceBuffer source, target;  // 8-bit paths: the image's counts (u32), the target's (u32 or u64)
-    DeviceBuffer result;          // kernels::MultiOtsuResult
-    PinnedBuffer host;            // MultiOtsuResult, then the 256 counts, for the host
-    bool multiotsu_smem = false;  // the search kernel's shared-memory limit was raised on this device
-};
-
-LevelWorkspace& level_workspace(Stream stream) {
-    thread_local std::vector<std::unique_ptr<LevelWorkspace>> all;
-    int dev = 0;
-    LEVELS_CUDA(cudaGetDevice(&dev));
-    for (auto& w : all)
-        if (w->device == dev && w->stream == stream) return *w;
-    all.push_back(std::make_unique<LevelWorkspace>());
-    all.back()->device = dev;
-    all.back()->stream = stream;
-    return *all.back();
-}
+// Device storage: the core's workspace of (device, stream) — LevelTables, LevelCounts and the 8-bit paths'
+// slots. Work on one stream is ordered, so a later call may overwrite what an earlier one's kernels have
+// finished reading.
 
 cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
 
@@ -88,11 +72,9 @@ __global__ void luma_hist_kernel(const std::uint8_t* __restrict__ src, std::size
     }
 }
 
-dim3 grid_for(int width, int height) {
-    int dev = 0, sms = 1;
-    LEVELS_CUDA(cudaGetDevice(&dev));
-    LEVELS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const long long target = static_cast<long long>(sms) * 8;
+dim3 grid_for(const Workspace& ws, int width, int height) {
+    const long long target =
+        static_cast<long long>(ws.sm_count()) * cuda::tuning_for(ws.cc_major()).filters.blocks_per_sm;
     const long long gy = std::max(1LL, std::min<long long>({static_cast<long long>(height), 65535LL, target}));
     const long long gx = std::max(1LL, std::min<long long>((width + kThreads - 1) / kThreads, std::max(1LL, target / gy)));
     return dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
@@ -111,17 +93,17 @@ void cuda_apply_table16(const ImageView& src, const ImageView& dst, const LevelT
     if (static_cast<long long>(src.width) * src.channels >= (1LL << 31))
         throw Error(ErrorCode::Unsupported, "apply_table: rows of 2^31 samples or more");
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
+    WorkspaceLease ws = acquire_workspace(-1, stream);
     const std::size_t bytes = static_cast<std::size_t>(src.channels) * 65536 * sizeof(std::uint16_t);
-    ws.tables.reserve(bytes);
+    auto* level_tables = ws->device_as<std::uint8_t>(DeviceSlot::LevelTables, bytes);
     // Pageable source: the copy returns once the tables are staged, so they may go out of scope afterwards.
     for (int c = 0; c < src.channels; ++c)
-        LEVELS_CUDA(cudaMemcpyAsync(ws.tables.as<std::uint8_t>() + static_cast<std::size_t>(c) * 65536 * 2,
+        LEVELS_CUDA(cudaMemcpyAsync(level_tables + static_cast<std::size_t>(c) * 65536 * 2,
                                     tables[c].data(), 65536 * 2, cudaMemcpyHostToDevice, cu(stream)));
-    const dim3 grid = grid_for(src.width * src.channels, src.height);
+    const dim3 grid = grid_for(*ws, src.width * src.channels, src.height);
     const auto* s = static_cast<const std::uint8_t*>(src.data);
     auto* d = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(dst.data));
-    const auto* t = ws.tables.as<std::uint16_t>();
+    const auto* t = reinterpret_cast<const std::uint16_t*>(level_tables);
     switch (src.channels) {
         case 1: table16_kernel<1><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
         case 2: table16_kernel<2><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, d, dst.pitch, src.width, src.height, t); break;
@@ -136,22 +118,22 @@ void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, 
     if (src.pixels() >= (std::size_t(1) << 32))
         throw Error(ErrorCode::Unsupported, "luma histogram: images of 2^32 pixels or more");
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
+    WorkspaceLease ws = acquire_workspace(-1, stream);
     const int levels = src.type == SampleType::U8 ? 256 : 65536;
     const std::size_t bytes = static_cast<std::size_t>(levels) * sizeof(unsigned int);
-    ws.counts.reserve(bytes);
-    LEVELS_CUDA(cudaMemsetAsync(ws.counts.data(), 0, bytes, cu(stream)));
-    const dim3 grid = grid_for(src.width, src.height);
+    auto* level_counts = ws->device_as<unsigned int>(DeviceSlot::LevelCounts, bytes);
+    LEVELS_CUDA(cudaMemsetAsync(level_counts, 0, bytes, cu(stream)));
+    const dim3 grid = grid_for(*ws, src.width, src.height);
     const auto* s = static_cast<const std::uint8_t*>(src.data);
     if (levels == 256)
         luma_hist_kernel<std::uint8_t, 256><<<grid, kThreads, 0, cu(stream)>>>(s, src.pitch, src.width, src.height,
-                                                                              src.channels, ws.counts.as<unsigned int>());
+                                                                              src.channels, level_counts);
     else
         luma_hist_kernel<std::uint16_t, 65536><<<grid, kThreads, 0, cu(stream)>>>(
-            s, src.pitch, src.width, src.height, src.channels, ws.counts.as<unsigned int>());
+            s, src.pitch, src.width, src.height, src.channels, level_counts);
     LEVELS_LAUNCHED("luma_hist_kernel");
     std::vector<unsigned int> host(static_cast<std::size_t>(levels));
-    LEVELS_CUDA(cudaMemcpyAsync(host.data(), ws.counts.data(), bytes, cudaMemcpyDeviceToHost, cu(stream)));
+    LEVELS_CUDA(cudaMemcpyAsync(host.data(), level_counts, bytes, cudaMemcpyDeviceToHost, cu(stream)));
     LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
     for (int v = 0; v < levels; ++v) hist[v] = host[static_cast<std::size_t>(v)];
 }
@@ -159,37 +141,22 @@ void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, 
 // ---- 8-bit device-resident paths -----------------------------------------------------------------------------
 namespace {
 
-/// The image pair as the apply kernels walk it: one run when both are packed, else rows (the same cut as
-/// the equalize path's, filters_cuda.cu).
-kernels::Span2D span_of(const ImageView& src, const ImageView& dst) {
-    kernels::Span2D s;
-    s.src = static_cast<const std::uint8_t*>(src.data);
-    s.dst = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(dst.data));
-    s.reverse = true;  // the first reads hit what the histogram pass left in L2
-    if (src.contiguous() && dst.contiguous()) {
-        s.row_bytes = src.row_bytes() * static_cast<std::size_t>(src.height);
-        s.rows = 1;
-        s.src_pitch = s.dst_pitch = s.row_bytes;
-    } else {
-        s.row_bytes = src.row_bytes();
-        s.rows = src.height;
-        s.src_pitch = src.pitch;
-        s.dst_pitch = dst.pitch;
-    }
-    s.segs_per_row = 1 + (s.row_bytes + 15) / 16;
-    return s;
-}
-
-/// Counts of a device image into `counts` (channels x 256 u32), on the core's histogram kernel.
-void counts_of(const ImageView& img, DeviceBuffer& counts, Stream stream) {
-    counts.reserve(static_cast<std::size_t>(img.channels) * 256 * sizeof(unsigned int));
-    cuda_histogram_into(img, nullptr, BinSpec::u8(), counts.data(), 256, stream);
+/// Counts of a device image into the workspace's `slot` (channels x 256 u32), on the core's histogram
+/// kernel; returns them.
+unsigned int* counts_of(Workspace& ws, const ImageView& img, DeviceSlot slot) {
+    DeviceHistogramView out;
+    out.counts = ws.device_buffer(slot, static_cast<std::size_t>(img.channels) * 256 * sizeof(unsigned int));
+    out.type = CountType::U32;
+    cuda_histogram(ws, img, BinSpec::u8(), out);
+    return static_cast<unsigned int*>(out.counts);
 }
 
 template <kernels::LevelOp Op, class Tgt>
-void launch_level_apply(const ImageView& src, const ImageView& dst, const kernels::LevelArgs<Tgt>& a, Stream stream) {
-    const kernels::Span2D s = span_of(src, dst);
-    const dim3 grid = grid_for(static_cast<int>(std::min<std::size_t>(s.segs_per_row, 1u << 30)), s.rows);
+void launch_level_apply(const Workspace& ws, const ImageView& src, const ImageView& dst, const kernels::LevelArgs<Tgt>& a,
+                        Stream stream) {
+    // Backwards: the first reads hit what the histogram pass left in L2.
+    const kernels::Span2D s = kernels::span_of(src, dst, true);
+    const dim3 grid = grid_for(ws, static_cast<int>(std::min<std::size_t>(s.segs_per_row, 1u << 30)), s.rows);
     const std::size_t smem = static_cast<std::size_t>(src.channels) * 8192;
     switch (src.channels) {
         case 1: kernels::level_apply_kernel<1, Op, Tgt><<<grid, kThreads, smem, cu(stream)>>>(s, a); break;
@@ -210,83 +177,83 @@ void cuda_stretch_u8(const ImageView& src, const ImageView& dst, double q_lo, do
                      Stream stream) {
     require_device_views(src, dst);
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
+    WorkspaceLease ws = acquire_workspace(-1, stream);
     kernels::LevelArgs<unsigned int> a{};
     a.q_lo = q_lo;
     a.q_hi = q_hi;
     if (luma) {
-        ws.counts.reserve(256 * sizeof(unsigned int));
-        LEVELS_CUDA(cudaMemsetAsync(ws.counts.data(), 0, 256 * sizeof(unsigned int), cu(stream)));
-        luma_hist_kernel<std::uint8_t, 256><<<grid_for(src.width, src.height), kThreads, 0, cu(stream)>>>(
-            static_cast<const std::uint8_t*>(src.data), src.pitch, src.width, src.height, src.channels,
-            ws.counts.as<unsigned int>());
+        auto* luma_counts = ws->device_as<unsigned int>(DeviceSlot::LevelCounts, 256 * sizeof(unsigned int));
+        LEVELS_CUDA(cudaMemsetAsync(luma_counts, 0, 256 * sizeof(unsigned int), cu(stream)));
+        luma_hist_kernel<std::uint8_t, 256><<<grid_for(*ws, src.width, src.height), kThreads, 0, cu(stream)>>>(
+            static_cast<const std::uint8_t*>(src.data), src.pitch, src.width, src.height, src.channels, luma_counts);
         LEVELS_LAUNCHED("luma_hist_kernel");
-        for (int c = 0; c < 3; ++c) a.counts[c] = ws.counts.as<unsigned int>();
+        for (int c = 0; c < 3; ++c) a.counts[c] = luma_counts;
         a.counts[3] = nullptr;  // alpha: identity
     } else {
-        counts_of(src, ws.source, stream);
-        for (int c = 0; c < src.channels; ++c) a.counts[c] = ws.source.as<unsigned int>() + c * 256;
+        const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
+        for (int c = 0; c < src.channels; ++c) a.counts[c] = counts + c * 256;
     }
-    launch_level_apply<kernels::LevelOp::Stretch>(src, dst, a, stream);
+    launch_level_apply<kernels::LevelOp::Stretch>(*ws, src, dst, a, stream);
 }
 
 void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histogram* target, const ImageView& dst,
                    int device, Stream stream) {
     require_device_views(src, dst);
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
-    counts_of(src, ws.source, stream);
+    WorkspaceLease ws = acquire_workspace(-1, stream);
+    const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
     if (reference) {
-        counts_of(*reference, ws.target, stream);
+        const unsigned int* ref_counts = counts_of(*ws, *reference, DeviceSlot::LevelTarget);
         kernels::LevelArgs<unsigned int> a{};
         for (int c = 0; c < src.channels; ++c) {
-            a.counts[c] = ws.source.as<unsigned int>() + c * 256;
-            a.target[c] = ws.target.as<unsigned int>() + c * 256;
+            a.counts[c] = counts + c * 256;
+            a.target[c] = ref_counts + c * 256;
         }
-        launch_level_apply<kernels::LevelOp::Match>(src, dst, a, stream);
+        launch_level_apply<kernels::LevelOp::Match>(*ws, src, dst, a, stream);
         return;
     }
     // A host histogram: its 64-bit counts are copied as they are (a pageable copy returns once staged).
     const std::size_t bytes = target->counts.size() * sizeof(std::uint64_t);
-    ws.target.reserve(bytes);
-    LEVELS_CUDA(cudaMemcpyAsync(ws.target.data(), target->counts.data(), bytes, cudaMemcpyHostToDevice, cu(stream)));
+    auto* target_counts = ws->device_as<unsigned long long>(DeviceSlot::LevelTarget, bytes);
+    LEVELS_CUDA(cudaMemcpyAsync(target_counts, target->counts.data(), bytes, cudaMemcpyHostToDevice, cu(stream)));
     kernels::LevelArgs<unsigned long long> a{};
     for (int c = 0; c < src.channels; ++c) {
-        a.counts[c] = ws.source.as<unsigned int>() + c * 256;
-        a.target[c] = ws.target.as<unsigned long long>() + (target->channels == 1 ? 0 : c * 256);
+        a.counts[c] = counts + c * 256;
+        a.target[c] = target_counts + (target->channels == 1 ? 0 : c * 256);
     }
-    launch_level_apply<kernels::LevelOp::Match>(src, dst, a, stream);
+    launch_level_apply<kernels::LevelOp::Match>(*ws, src, dst, a, stream);
 }
 
 bool cuda_multiotsu_u8(const ImageView& src, const ImageView& dst, int classes, std::vector<int>& thresholds,
                        std::uint64_t* hist, int device, Stream stream) {
     require_device_views(src, dst);
     DeviceGuard scope(device);
-    LevelWorkspace& ws = level_workspace(stream);
-    counts_of(src, ws.source, stream);
-    ws.result.reserve(sizeof(kernels::MultiOtsuResult));
+    WorkspaceLease ws = acquire_workspace(-1, stream);
+    const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
+    auto* result = ws->device_as<kernels::MultiOtsuResult>(DeviceSlot::MultiOtsuResult, sizeof(kernels::MultiOtsuResult));
     const std::size_t host_bytes = sizeof(kernels::MultiOtsuResult) + 256 * sizeof(unsigned int);
-    if (ws.host.size() < host_bytes) ws.host.reserve(host_bytes);
+    auto* host = static_cast<std::uint8_t*>(ws->pinned_buffer(PinnedSlot::MultiOtsu, host_bytes));
     constexpr std::size_t smem = kernels::multiotsu_smem_bytes();
-    if (!ws.multiotsu_smem) {
+    // The search kernel's shared-memory limit is raised once per device (a property of the function).
+    static std::atomic<unsigned long long> raised{0};
+    const unsigned long long bit = 1ull << (ws->device() & 63);
+    if (!(raised.load() & bit)) {
         LEVELS_CUDA(cudaFuncSetAttribute(kernels::multiotsu_kernel<unsigned int>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-        ws.multiotsu_smem = true;
+        raised.fetch_or(bit);
     }
-    auto* result = ws.result.as<kernels::MultiOtsuResult>();
-    auto* host_result = ws.host.as<kernels::MultiOtsuResult>();
-    auto* host_counts = reinterpret_cast<unsigned int*>(ws.host.as<std::uint8_t>() + sizeof(kernels::MultiOtsuResult));
+    auto* host_result = reinterpret_cast<kernels::MultiOtsuResult*>(host);
+    auto* host_counts = reinterpret_cast<unsigned int*>(host + sizeof(kernels::MultiOtsuResult));
     kernels::multiotsu_kernel<unsigned int><<<1, kernels::kMultiOtsuThreads, smem, cu(stream)>>>(
-        ws.source.as<unsigned int>(), classes, result, host_result, host_counts);
+        counts, classes, result, host_result, host_counts);
     LEVELS_LAUNCHED("multiotsu_kernel");
     kernels::LevelArgs<unsigned int> a{};
     a.result = result;
     a.classes = classes;
-    launch_level_apply<kernels::LevelOp::Labels>(src, dst, a, stream);
+    launch_level_apply<kernels::LevelOp::Labels>(*ws, src, dst, a, stream);
     LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
     const kernels::MultiOtsuResult r = *host_result;
-    const unsigned int* counts = host_counts;
-    for (int v = 0; v < 256; ++v) hist[v] = counts[v];
+    for (int v = 0; v < 256; ++v) hist[v] = host_counts[v];
     if (r.status != kernels::kMultiOtsuDone) return false;
     thresholds.assign(r.thresholds, r.thresholds + (classes - 1));
     return true;

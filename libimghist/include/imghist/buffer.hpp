@@ -6,6 +6,8 @@
 // padded to a multiple of 256 bytes (cudaMallocPitch).
 #pragma once
 
+#include "imghist/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -15,7 +17,7 @@
 namespace imghist {
 
 /// Untyped device allocation (cudaMalloc / cudaFree), move-only. Throws Error(OutOfMemory | NoDevice).
-class DeviceBuffer {
+class IMGHIST_API DeviceBuffer {
 public:
     DeviceBuffer() noexcept = default;
     explicit DeviceBuffer(std::size_t bytes);
@@ -44,7 +46,7 @@ private:
 };
 
 /// Page-locked host memory (cudaMallocHost), for copies that overlap work. Move-only.
-class PinnedBuffer {
+class IMGHIST_API PinnedBuffer {
 public:
     PinnedBuffer() noexcept = default;
     explicit PinnedBuffer(std::size_t bytes);
@@ -67,7 +69,7 @@ private:
 };
 
 /// An owning pitched image in device memory. Move-only.
-class DeviceImage {
+class IMGHIST_API DeviceImage {
 public:
     DeviceImage() noexcept = default;
     DeviceImage(int width, int height, SampleType type = SampleType::U8, int channels = 1);

@@ -5,6 +5,8 @@
 // message and an exit status).
 #pragma once
 
+#include "imghist/export.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -21,9 +23,9 @@ enum class ErrorCode {
 };
 
 /// Short stable name of a code ("invalid-argument", "unsupported", ...).
-const char* to_string(ErrorCode code) noexcept;
+IMGHIST_API const char* to_string(ErrorCode code) noexcept;
 
-class Error : public std::runtime_error {
+class IMGHIST_API Error : public std::runtime_error {
 public:
     Error(ErrorCode code, const std::string& message);
     ErrorCode code() const noexcept { return code_; }

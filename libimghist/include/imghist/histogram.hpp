@@ -22,6 +22,8 @@
 // and returns at once; it reuses its temporary storage, so steady-state calls allocate nothing.
 #pragma once
 
+#include "imghist/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,7 +40,7 @@ namespace imghist {
 
 using Stream = CUstream_st*;
 
-struct BinSpec {
+struct IMGHIST_API BinSpec {
     int bins = 256;
     double low = 0.0;
     double high = 256.0;
@@ -61,25 +63,25 @@ struct BinSpec {
 };
 
 /// Largest bin count accepted for a sample type (256 for u8, 65536 otherwise).
-int max_bins(SampleType type) noexcept;
+IMGHIST_API int max_bins(SampleType type) noexcept;
 
 enum class Backend : std::uint8_t { Auto, Cpu, Cuda };
 /// "auto", "cpu", "cuda".
-const char* to_string(Backend b) noexcept;
+IMGHIST_API const char* to_string(Backend b) noexcept;
 /// Parses "auto" | "cpu" | "cuda"; throws Error(InvalidArgument) otherwise.
-Backend parse_backend(const std::string& name);
+IMGHIST_API Backend parse_backend(const std::string& name);
 
 /// False when this library was built without its CUDA backend (IMGHIST_WITH_CUDA=OFF): there are then
 /// no devices, Auto means the CPU, and every CUDA request fails with Error(NoDevice).
-bool built_with_cuda() noexcept;
+IMGHIST_API bool built_with_cuda() noexcept;
 /// Number of usable CUDA devices (0 when there is no driver, no device, or the build has no CUDA).
-int cuda_device_count() noexcept;
+IMGHIST_API int cuda_device_count() noexcept;
 inline bool cuda_available() noexcept { return cuda_device_count() > 0; }
 /// Name of CUDA device `ordinal`, or "" when it does not exist.
-std::string cuda_device_name(int ordinal = 0);
+IMGHIST_API std::string cuda_device_name(int ordinal = 0);
 
 /// A finished histogram on the host. Counts are 64-bit, so accumulation cannot wrap.
-struct Histogram {
+struct IMGHIST_API Histogram {
     BinSpec spec{};
     int channels = 0;
     std::vector<std::uint64_t> counts;        ///< channels * bins, channel-major
@@ -110,14 +112,16 @@ struct Options {
 };
 
 /// Histogram of one image, one per channel, in a single pass over the data.
+IMGHIST_API
 Histogram calcHist(const ImageView& image, const BinSpec& spec = BinSpec::u8(), const Options& options = {});
 
 /// Adds the histogram of `image` to `hist` (whose spec is used; its channel count must match).
-void accumulateHist(const ImageView& image, Histogram& hist, const Options& options = {});
+IMGHIST_API void accumulateHist(const ImageView& image, Histogram& hist, const Options& options = {});
 
 /// One histogram per image; sizes may differ, sample type and channel count must not.
 /// On CUDA the whole batch is one kernel launch. The same mask option is not allowed here: pass
 /// per-image masks with `masks` (empty = none; otherwise one per image).
+IMGHIST_API
 std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const BinSpec& spec = BinSpec::u8(),
                                      const Options& options = {}, const std::vector<ImageView>& masks = {});
 
@@ -142,9 +146,14 @@ struct AsyncOptions {
     bool accumulate = false;        ///< add to the existing counts instead of overwriting them
 };
 
-/// Owns the temporary storage for GPU histograms on one device; calls enqueue on the given stream and
-/// return immediately. One object may be used from one host thread at a time.
-class CudaHistogrammer {
+/// GPU histograms on one device; calls enqueue on the given stream and return immediately. One object may
+/// be used from one host thread at a time. Temporary storage is the library's, one workspace per (device,
+/// stream) shared by every call on that stream (histograms and filters alike), allocated on first use and
+/// kept for the next call: at most 16 workspaces per device (a 17th stream makes the least recently used
+/// one go, after a wait for the device), and staging copies of host images above 64 MiB are freed when the
+/// blocking call that made them returns (imghist::release_filter_workspaces(), imghist/filters.hpp, frees
+/// them all).
+class IMGHIST_API CudaHistogrammer {
 public:
     /// device = -1: the current device. Throws Error(NoDevice) when CUDA is unavailable.
     explicit CudaHistogrammer(int device = -1);

@@ -6,6 +6,8 @@
 // sub-rectangle: its data pointer may be unaligned, which every backend handles.
 #pragma once
 
+#include "imghist/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -14,13 +16,13 @@ namespace imghist {
 enum class SampleType : std::uint8_t { U8, U16, I32, F32 };
 
 /// Bytes per sample: 1, 2, 4, 4.
-std::size_t sample_size(SampleType t) noexcept;
+IMGHIST_API std::size_t sample_size(SampleType t) noexcept;
 /// "u8", "u16", "i32", "f32".
-const char* to_string(SampleType t) noexcept;
+IMGHIST_API const char* to_string(SampleType t) noexcept;
 
 enum class Location : std::uint8_t { Host, Device };
 
-struct ImageView {
+struct IMGHIST_API ImageView {
     const void* data = nullptr;
     int width = 0;
     int height = 0;

@@ -1,12 +1,15 @@
-// The CPU backend: rows are split into bands, one per worker thread; each worker counts into its own
+// The CPU backend: rows are split into bands, run by the CPU side's parallel_for; each worker counts into its own
 // 32-bit histogram (a band never holds 2^32 samples: bands are capped below that), then the bands are
 // summed into the caller's 64-bit counts.
 #include "cpu/histogram_cpu.hpp"
+
+#include "imghist/internal/parallel_for.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace imghist::detail {
@@ -20,27 +23,30 @@ inline T load(const std::uint8_t* p) noexcept {
     return v;
 }
 
-// Bin lookup per evaluation mode; returns -1 for out of range.
+// Slot per evaluation mode (binning.hpp's functions, the kernels' too): the bin, or `bins` when out of range.
 template <class T>
 struct ArithBin {
     const BinParams& p;
-    int operator()(T v) const noexcept { return bin_of(static_cast<double>(v), p); }
+    unsigned int operator()(T v) const noexcept {
+        return arith_slot(static_cast<double>(v), p.low, p.high, p.a, p.b, p.bins);
+    }
 };
 
 template <class T>
 struct ShiftBin {
-    int shift;
-    std::uint32_t limit;
-    int operator()(T v) const noexcept {
-        auto u = static_cast<std::uint32_t>(v);
-        if (limit != 0 && u >= limit) return -1;
-        return static_cast<int>(u >> shift);
-    }
+    int shift, bins;
+    unsigned int operator()(T v) const noexcept { return shift_slot(static_cast<std::uint32_t>(v), shift, bins); }
+};
+
+struct ScaleBin {
+    float scale, high_f;
+    int bins;
+    unsigned int operator()(float v) const noexcept { return scale_f32_slot(v, scale, high_f, bins); }
 };
 
 struct LutBin {
-    const std::int16_t* lut;
-    int operator()(std::uint8_t v) const noexcept { return lut[v]; }
+    const std::int16_t* lut;  // Lut8 table with `bins` (not -1) for out of range
+    unsigned int operator()(std::uint8_t v) const noexcept { return static_cast<unsigned int>(lut[v]); }
 };
 
 // Counts rows [y0, y1) into hist (C * bins, 32-bit) and oor.
@@ -53,8 +59,8 @@ void count_band(const ImageView& img, const ImageView* mask, int bins, BinFn bin
         const std::uint8_t* mrow = mask ? mask->row(y) : nullptr;
         if (C == 1 && !mrow) {
             for (int x = 0; x < img.width; ++x) {
-                int b = bin(load<T>(row + sizeof(T) * x));
-                if (b >= 0) ++hist[b]; else ++oor[0];
+                const unsigned int b = bin(load<T>(row + sizeof(T) * x));
+                if (b < static_cast<unsigned int>(bins)) ++hist[b]; else ++oor[0];
             }
             continue;
         }
@@ -62,8 +68,8 @@ void count_band(const ImageView& img, const ImageView* mask, int bins, BinFn bin
             if (mrow && mrow[x] == 0) continue;
             const std::uint8_t* px = row + sizeof(T) * static_cast<std::size_t>(x) * C;
             for (int c = 0; c < C; ++c) {
-                int b = bin(load<T>(px + sizeof(T) * c));
-                if (b >= 0) ++hist[c * bins + b]; else ++oor[c];
+                const unsigned int b = bin(load<T>(px + sizeof(T) * c));
+                if (b < static_cast<unsigned int>(bins)) ++hist[c * bins + b]; else ++oor[c];
             }
         }
     }
@@ -114,11 +120,11 @@ void run_bands(const ImageView& img, const ImageView* mask, const BinParams& p, 
     if (u8_gray_fast)
         for (int v = 0; v < 256; ++v) lut1[v] = static_cast<std::int16_t>(lut[v] + 1);
     std::mutex merge_mutex;
-    auto worker = [&](int first_band, int step) {
+    auto worker = [&](int first_band, int end_band) {
         std::vector<std::uint32_t> hist(hist_len);
         std::vector<std::uint64_t> local_oor(C);
         std::vector<std::uint32_t> sub(u8_gray_fast ? 4 * 257 : 0);
-        for (int band = first_band; band < nbands; band += step) {
+        for (int band = first_band; band < end_band; ++band) {
             std::fill(hist.begin(), hist.end(), 0u);
             std::fill(local_oor.begin(), local_oor.end(), 0u);
             int y0 = static_cast<int>(static_cast<long long>(img.height) * band / nbands);
@@ -132,15 +138,10 @@ void run_bands(const ImageView& img, const ImageView* mask, const BinParams& p, 
             for (int c = 0; c < C; ++c) oor[c] += local_oor[c];
         }
     };
-    if (nthreads == 1) {
-        worker(0, 1);
-        return;
-    }
-    std::vector<std::thread> pool;
-    pool.reserve(nthreads - 1);
-    for (int t = 1; t < nthreads; ++t) pool.emplace_back(worker, t, nthreads);
-    worker(0, nthreads);
-    for (auto& th : pool) th.join();
+    // The bands (nthreads of them, or more when the 2^31 cap needs it) are handed out in contiguous runs by
+    // the one CPU parallel-for, which is given the caller's thread count (cv::getNumThreads through the
+    // gpuhist layer) and splits into at most that many parts.
+    parallel_for(nbands, threads, [&](int first, int last) { worker(first, last); });
 }
 
 template <class T>
@@ -150,9 +151,16 @@ void dispatch_type(const ImageView& img, const ImageView* mask, const BinParams&
         std::int16_t lut[256];
         make_lut8(p, lut);
         const bool fast = img.channels == 1 && mask == nullptr;
-        run_bands<T>(img, mask, p, LutBin{lut}, counts, oor, threads, fast, lut);
+        std::int16_t slots[256];  // the table in slot form: `bins` for out of range
+        for (int v = 0; v < 256; ++v) slots[v] = lut[v] < 0 ? static_cast<std::int16_t>(p.bins) : lut[v];
+        run_bands<T>(img, mask, p, LutBin{slots}, counts, oor, threads, fast, lut);
     } else if (p.mode == BinMode::Shift) {
-        run_bands<T>(img, mask, p, ShiftBin<T>{p.shift, p.limit}, counts, oor, threads, false, nullptr);
+        run_bands<T>(img, mask, p, ShiftBin<T>{p.shift, p.bins}, counts, oor, threads, false, nullptr);
+    } else if constexpr (std::is_same_v<T, float>) {
+        if (p.mode == BinMode::ScaleF32)
+            run_bands<T>(img, mask, p, ScaleBin{p.scale, p.high_f, p.bins}, counts, oor, threads, false, nullptr);
+        else
+            run_bands<T>(img, mask, p, ArithBin<T>{p}, counts, oor, threads, false, nullptr);
     } else {
         run_bands<T>(img, mask, p, ArithBin<T>{p}, counts, oor, threads, false, nullptr);
     }

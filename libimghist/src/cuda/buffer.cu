@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "cuda/common.cuh"
+#include "imghist/internal/cuda_error.hpp"
 #include "dispatch.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"

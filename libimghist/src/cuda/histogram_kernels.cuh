@@ -28,59 +28,10 @@
 
 #include <cstdint>
 
-#include "binning.hpp"
+#include "binning.hpp"  // BinParams, BinMode
+#include "cuda/histogram_params.hpp"  // Desc, Params: the launch parameters
 
 namespace imghist::detail::cuda {
-
-enum class Storage : std::uint8_t { Smem, Split, Global };
-/// Kernel-side evaluation: BinMode, plus ShiftFull (a shift with no range test) and Direct (8-bit value = bin).
-enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Arith, ScaleF32 };
-
-struct Desc {
-    const unsigned char* base;     ///< first sample of row 0
-    unsigned long long pitch;      ///< bytes between rows
-    unsigned long long row_len;    ///< samples per row (rows of a contiguous image are merged into one)
-    unsigned int rows;
-    unsigned int tile_rows;        ///< > 0: each tile is tile_rows whole rows
-    unsigned int chunks_per_row;   ///< tile_rows == 0: each tile is one chunk of one row
-    unsigned int chunk_vecs;       ///< 16-byte vectors per chunk
-    unsigned long long tile_begin; ///< index of this image's first tile in the launch
-    unsigned long long tiles;
-    const unsigned char* mask;     ///< null: no mask (masked images keep rows of `width` pixels)
-    unsigned long long mask_pitch;
-    unsigned int width;            ///< pixels per row (masked images)
-    void* counts;                  ///< output counters (u32 or u64, see Params::count_u64)
-    unsigned long long ch_stride;  ///< counters between channel starts
-    unsigned long long* oor;       ///< output out-of-range counters, one per channel, or null
-};
-
-struct Params {
-    const Desc* descs;  ///< device array of ndesc entries, or null: use `one`
-    unsigned int ndesc;
-    unsigned long long total_tiles;
-    Desc one;
-    int bins;
-    int copies_log2;
-    int vectors;
-    int splits;                  ///< Split: sibling blocks per tile range (1 otherwise)
-    unsigned int split_slots;    ///< Split: flat slots (c * (bins + 1) + slot) owned by each sibling
-    // binning
-    double low, high, a, b;
-    int shift;
-    unsigned int limit;
-    float scale, high_f;
-    short lut[256];  ///< fold: bin of each 8-bit value, or `bins` when out of range
-    int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps them to
-                     ///< bins through `lut` when it flushes: every 8-bit request runs the Direct loop
-    // output
-    int count_u64;
-    int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
-    unsigned int* overflow_flag;     ///< set when a 32-bit output counter wraps (direct mode only)
-    void* ws_counts;                 ///< C * bins, zero between launches; 32-bit when ws_u64 == 0
-    int ws_u64;                      ///< 0: the image has fewer than 2^32 samples, 32-bit workspace counters
-    unsigned long long* ws_oor;      ///< C, zero between launches
-    unsigned int* ticket;            ///< zero between launches
-};
 
 template <class T>
 struct SampleTraits;
@@ -127,25 +78,20 @@ struct BinRegs {
           a(p.a), b(p.b) {}
 };
 
-/// Slot of one sample: its bin, or `bins` when it is out of range.
+/// Slot of one sample: its bin, or `bins` when it is out of range — binning.hpp's evaluations, chosen at
+/// compile time (Direct: 8-bit values are counted raw and folded into bins at the flush).
 template <class T, KMode M>
 __device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p) {
     if constexpr (M == KMode::Direct) {
         return static_cast<std::uint32_t>(v);
     } else if constexpr (M == KMode::ShiftFull) {
-        return static_cast<std::uint32_t>(v) >> p.shift;
+        return shift_full_slot(static_cast<std::uint32_t>(v), p.shift);
     } else if constexpr (M == KMode::Shift) {
-        // limit = bins << shift, so every u >= limit shifts to >= bins: one min() gives the slot.
-        return min(static_cast<std::uint32_t>(v) >> p.shift, static_cast<unsigned int>(p.bins));
+        return shift_slot(static_cast<std::uint32_t>(v), p.shift, p.bins);
     } else if constexpr (M == KMode::ScaleF32) {
-        const float f = static_cast<float>(v);
-        const bool in = f >= 0.0f && f < p.high_f;  // false for NaN
-        return in ? static_cast<unsigned int>(__float2int_rd(__fmul_rn(f, p.scale))) : static_cast<unsigned int>(p.bins);
+        return scale_f32_slot(static_cast<float>(v), p.scale, p.high_f, p.bins);
     } else {
-        const double d = static_cast<double>(v);
-        if (!(d >= p.low && d < p.high)) return static_cast<unsigned int>(p.bins);
-        const double f = floor(__dadd_rn(__dmul_rn(d, p.a), p.b));
-        return f < 0.0 ? 0u : (f >= static_cast<double>(p.bins) ? static_cast<unsigned int>(p.bins - 1) : static_cast<unsigned int>(f));
+        return arith_slot(static_cast<double>(v), p.low, p.high, p.a, p.b, p.bins);
     }
 }
 

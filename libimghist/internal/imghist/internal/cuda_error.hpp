@@ -1,4 +1,5 @@
-// Internal CUDA helpers: one translation from cudaError_t to imghist::Error, and a device guard.
+// Internal: the one translation from cudaError_t to imghist::Error (IMGHIST_CUDA), and a device guard; used
+// by the core and the filters alike (header-only: each library links the CUDA runtime itself).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// imghist filters — a small persistent worker pool for the CPU backend and for host staging copies.
+// The CPU side's parallel-for (imghist/internal/parallel_for.hpp): a small persistent worker pool.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "internal.hpp"
+#include "imghist/internal/parallel_for.hpp"
 
 namespace imghist::detail {
 namespace {
@@ -24,6 +24,13 @@ public:
     // Runs fn over [0, n) in `parts` contiguous ranges; the calling thread takes part 0.
     void run(int n, int parts, const std::function<void(int, int)>& fn) {
         std::lock_guard<std::mutex> job_lock(job_mutex_);  // one job at a time
+        // The calling thread runs parts too: a parallel_for inside them must not start a second job (it would
+        // wait for job_mutex_ forever), so it counts as a worker until the job ends.
+        struct CallerAsWorker {
+            bool saved = Pool::in_worker();
+            CallerAsWorker() { Pool::in_worker() = true; }
+            ~CallerAsWorker() { Pool::in_worker() = saved; }
+        } caller_as_worker;
         {
             std::lock_guard<std::mutex> lk(m_);
             fn_ = &fn;
@@ -127,7 +134,7 @@ void parallel_for(int n, int threads, const std::function<void(int, int)>& fn) {
     Pool& pool = Pool::instance();
     int parts = threads > 0 ? threads : pool.size();
     parts = std::min(parts, n);
-    if (Pool::in_worker()) parts = 1;  // nested: runs on this worker
+    if (Pool::in_worker()) parts = 1;  // nested (on a worker or on a job's calling thread): runs here
     if (const ParallelForObserver observe = g_observer.load()) observe(threads, std::max(parts, 1));
     if (parts <= 1) {
         fn(0, n);

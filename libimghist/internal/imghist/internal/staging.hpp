@@ -1,0 +1,34 @@
+// Internal: the one host-staging path of the CUDA side. Host images reach the device through it, for the
+// core's calcHist / calcHistBatch on host views and for the filters' cv::Mat calls: page-locked images are
+// copied directly; pageable ones are cut into chunks that the host packs into pinned buffers (in parallel,
+// parallel_for) while the copy engine drains the previous chunks (StagingTuning: 4 chunks of 16 MiB); small
+// pageable uploads (below StagingTuning::direct_upload_bytes) are left to the driver's one copy.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "imghist/image.hpp"
+#include "imghist/internal/export.hpp"
+#include "imghist/internal/workspace.hpp"
+
+namespace imghist::detail {
+
+/// True when the whole host view lies in page-locked memory the device can copy from directly.
+IMGHIST_INTERNAL bool is_pinned(const ImageView& v);
+
+/// Enqueues the copy of host view `host` into `dst` (device memory, rows packed tightly) on the workspace's
+/// stream and returns the device view. A pageable source may be reused when this returns (packed into pinned
+/// chunks, or staged by the driver's pageable copy, which returns once the source has been read); a
+/// page-locked one is copied asynchronously: the caller synchronises the stream before it changes the image.
+IMGHIST_INTERNAL ImageView stage_upload(Workspace& ws, const ImageView& host, void* dst);
+
+/// Host views on the CUDA backend: src is streamed to the device, `op` runs on device views (src, dst:
+/// packed copies of the same shapes) on the given stream, and the result is streamed back into dst.
+/// Returns when dst is written. src may be larger than dst (it then carries pixels the op reads beyond
+/// dst's extent). stream null: a private workspace and stream of this call's own.
+using DeviceOp = std::function<void(const ImageView& dsrc, const ImageView& ddst, Stream stream)>;
+IMGHIST_INTERNAL void cuda_staged(const ImageView& src, const ImageView& dst, int device, Stream stream,
+                                  const DeviceOp& op);
+
+}  // namespace imghist::detail

@@ -1,0 +1,128 @@
+// Internal: every launch constant of the CUDA side (core histogram kernels, the filters' kernels and the
+// host-staging pipeline, transfer thresholds included) in one per-architecture table, kept apart from the algorithms (CUB-style). The plan
+// layer (libimghist/src/cuda/plan.cu) and the filters read their rows from here; nothing else hard-codes a
+// block size, a grid target or a chunk size.
+//
+// Histogram rows: values come from the benchmark's shape sweep (imghist-bench --sweep): on an H200 (sm_90)
+// the default 512 threads x 4 loads, 2 blocks/SM, 32 copies was within 0.5% of the best of 352 shapes for
+// 8-bit gray data; of 64, 128, 256 and 512 KiB tiles, 256 KiB was the best or within 1.7% of it on every
+// single-image workload of 256 MiB, 1-12% faster than 64 KiB (docs/PERFORMANCE.md, `--sweep-tiles`); smaller
+// images get smaller tiles (make_plan: at least tiles_per_sm per SM). sm_80 uses the same rows until it is
+// measured.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace imghist::detail::cuda {
+
+/// Launch policy of the histogram kernel for one request.
+struct Policy {
+    int threads;        ///< threads per block
+    int vectors;        ///< 16-byte loads in flight per thread (1..4)
+    int blocks_per_sm;  ///< resident blocks wanted per multiprocessor (upper bound; occupancy decides)
+    int copies;         ///< privatized copies of each bin (power of two, <= 32); lane l uses copy l % copies
+    int tile_bytes;     ///< input bytes per scheduling tile
+    int block_bytes;    ///< fewest input bytes per block: small images get total / block_bytes blocks
+};
+
+/// The architecture-independent limits the plan works within.
+struct HistogramLimits {
+    /// Largest tile: keeps every per-tile index the kernels split with fast_div below 2^24 (the head/tail
+    /// loop counts up to tile bytes / sample size samples; vectors and masked pixels stay below that).
+    static constexpr std::size_t max_tile_bytes = std::size_t(1) << 20;
+    /// Tiles wanted per SM for an image large enough to fill the grid (load balance between blocks).
+    static constexpr int tiles_per_sm = 4;
+    /// Split storage (histograms too wide for one block's shared memory): at most this many sibling blocks
+    /// per tile range, each with this many threads (the siblings re-read tiles from L2, so they are wide).
+    static constexpr int max_splits = 16;
+    static constexpr int split_threads = 1024;
+    /// Shared-memory bytes a kernel gets without opting in (cudaFuncSetAttribute beyond this).
+    static constexpr std::size_t default_smem = 48 * 1024;
+    /// Blocks of the batch path's zeroing kernel.
+    static constexpr int zero_threads = 256;
+};
+
+/// Histogram policy for a request. sample_bytes: 1, 2 or 4; bins: bins per channel; total_bytes: the input's size.
+inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bins, std::size_t total_bytes) {
+    (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
+    const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
+    Policy p{512, 4, 4, 32, 256 * 1024, 32 * 1024};
+    // Enough copies for a lane-private bank (copies = 32) when it fits 32 KiB, fewer for wide histograms.
+    // Multi-channel 8-bit images get 64 KiB (16 copies: two lanes per bank) — measured on H200, 8 copies
+    // left the uniform-data case bank-bound at half the read limit.
+    const long long budget = (sample_bytes == 1 && channels > 1) ? 64 * 1024 : 32 * 1024;
+    int copies = 32;
+    while (copies > 1 && per_copy * copies > budget) copies /= 2;
+    p.copies = copies;
+    if (sample_bytes > 1 && bins > 1024) p.blocks_per_sm = 2;
+    // Small 8-bit images (frames up to about 1080p): smaller blocks with fewer copies, so that the zeroing
+    // and the flush of each block's counters are short, and more of them. Sweep on H100 (u8 gray, uniform,
+    // --sweep-blockk): 640x480 8.4 us with 256 threads x 2..4 loads, 8 copies, 4 KiB per block (default
+    // row: 9.9 us); 1920x1080 9.9 us with 16 KiB per block (10.3 us). Images of 4K and more keep the row above.
+    if (sample_bytes == 1 && total_bytes <= (std::size_t(4) << 20)) {
+        p.threads = 256;
+        if (channels == 1) p.copies = std::min(p.copies, 8);  // swept on gray only
+        p.block_bytes = total_bytes <= (std::size_t(1) << 20) ? 4 * 1024 : 16 * 1024;
+    }
+    return p;
+}
+
+/// The filters' kernels (equalize, LUT, threshold, CLAHE, 16-bit tables, luma) and the host staging pipeline.
+struct FilterTuning {
+    /// Element-wise passes (LUT, equalize apply, threshold, luma, 16-bit tables, CLAHE's histograms): threads
+    /// per block. Fixed, not per architecture: the equalize-apply kernel derives its 256-entry tables with one
+    /// thread per entry.
+    static constexpr int threads = 256;
+    /// Grid target of those passes' rows x items loops, in blocks per SM (enough 256-thread blocks to hide
+    /// DRAM latency; the passes are bandwidth-bound, more blocks only add scheduling).
+    int blocks_per_sm = 8;
+    /// The single-block table and threshold kernels (equalize table, Otsu, Triangle, CLAHE's 8-bit table)
+    /// are written for one thread per 8-bit level: 256, not a tuning choice.
+    static constexpr int level_threads = 256;
+    /// CLAHE's 16-bit table kernel: one block per tile, 1024 threads over its 65536 levels.
+    int clahe_lut16_threads = 1024;
+    /// CLAHE's interpolation pass: 32 x 8 blocks (a warp along a row), at most clahe_max_grid_x blocks across
+    /// and clahe_interp_factor times the element-wise grid target in all (its blocks are short-lived).
+    int clahe_block_x = 32, clahe_block_y = 8, clahe_max_grid_x = 64, clahe_interp_factor = 8;
+};
+
+/// Host staging of pageable images (core host paths and filters' cv::Mat calls).
+struct StagingTuning {
+    /// Pinned chunks in flight: the host fills one while the copy engine drains the others.
+    int slots = 4;
+    /// Bytes per staging chunk: large enough that a chunk's copy (about 0.3-1 ms at PCIe rates) hides the
+    /// per-copy overhead, small enough that the first kernel does not wait long for the last chunk.
+    std::size_t chunk_bytes = std::size_t(16) << 20;
+    /// Pieces of a contiguous chunk copied in parallel on the host (parallel_for).
+    std::size_t copy_piece = std::size_t(1) << 20;
+    /// Pageable uploads below this size go to the device in one cudaMemcpy2DAsync (the driver stages them)
+    /// instead of through the pinned chunks. Measured on an H100 host (gpuhist_calls_bench, calcHist of a
+    /// host cv::Mat, one run each way): 640x480 48.7 us direct / 56.4 us chunked, 1080p 215 / 241 us, but 4K
+    /// 688 / 579 us and 8K 2509 / 1117 us, where the parallel packing into pinned chunks wins.
+    std::size_t direct_upload_bytes = std::size_t(4) << 20;
+};
+
+/// What a workspace keeps between calls (workspace.hpp): the bound, per (device, stream) and per device.
+struct WorkspaceTuning {
+    /// Staging buffers (device copies of host images, pinned chunks) above this many bytes are released at
+    /// the end of the blocking call that needed them; smaller ones are kept for the next call.
+    static constexpr std::size_t keep_staging_bytes = std::size_t(64) << 20;
+    /// Workspaces kept per device; one more stream makes the least recently used one go.
+    static constexpr int max_per_device = 16;
+};
+
+struct Tuning {
+    FilterTuning filters;
+    StagingTuning staging;
+};
+
+/// The row for a compute-capability major version (one row today: sm_80 and sm_90 were not measured apart).
+inline const Tuning& tuning_for(int cc_major) {
+    (void)cc_major;
+    static const Tuning sm80_90{};
+    return sm80_90;
+}
+
+}  // namespace imghist::detail::cuda

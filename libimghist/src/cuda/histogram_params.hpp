@@ -1,0 +1,60 @@
+// Internal: the launch parameters of the histogram kernels (histogram_kernels.cuh) — what the plan layer
+// (plan.hpp) fills and the kernels read. Plain types, so that the plan and the histogrammer need not see
+// the kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace imghist::detail::cuda {
+
+enum class Storage : std::uint8_t { Smem, Split, Global };
+/// Kernel-side evaluation: BinMode, plus ShiftFull (a shift with no range test) and Direct (8-bit value = bin).
+enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Arith, ScaleF32 };
+
+struct Desc {
+    const unsigned char* base;     ///< first sample of row 0
+    unsigned long long pitch;      ///< bytes between rows
+    unsigned long long row_len;    ///< samples per row (rows of a contiguous image are merged into one)
+    unsigned int rows;
+    unsigned int tile_rows;        ///< > 0: each tile is tile_rows whole rows
+    unsigned int chunks_per_row;   ///< tile_rows == 0: each tile is one chunk of one row
+    unsigned int chunk_vecs;       ///< 16-byte vectors per chunk
+    unsigned long long tile_begin; ///< index of this image's first tile in the launch
+    unsigned long long tiles;
+    const unsigned char* mask;     ///< null: no mask (masked images keep rows of `width` pixels)
+    unsigned long long mask_pitch;
+    unsigned int width;            ///< pixels per row (masked images)
+    void* counts;                  ///< output counters (u32 or u64, see Params::count_u64)
+    unsigned long long ch_stride;  ///< counters between channel starts
+    unsigned long long* oor;       ///< output out-of-range counters, one per channel, or null
+};
+
+struct Params {
+    const Desc* descs;  ///< device array of ndesc entries, or null: use `one`
+    unsigned int ndesc;
+    unsigned long long total_tiles;
+    Desc one;
+    int bins;
+    int copies_log2;
+    int vectors;
+    int splits;                  ///< Split: sibling blocks per tile range (1 otherwise)
+    unsigned int split_slots;    ///< Split: flat slots (c * (bins + 1) + slot) owned by each sibling
+    // binning
+    double low, high, a, b;
+    int shift;
+    unsigned int limit;
+    float scale, high_f;
+    short lut[256];  ///< fold: bin of each 8-bit value, or `bins` when out of range
+    int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps them to
+                     ///< bins through `lut` when it flushes: every 8-bit request runs the Direct loop
+    // output
+    int count_u64;
+    int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
+    unsigned int* overflow_flag;     ///< set when a 32-bit output counter wraps (direct mode only)
+    void* ws_counts;                 ///< C * bins, zero between launches; 32-bit when ws_u64 == 0
+    int ws_u64;                      ///< 0: the image has fewer than 2^32 samples, 32-bit workspace counters
+    unsigned long long* ws_oor;      ///< C, zero between launches
+    unsigned int* ticket;            ///< zero between launches
+};
+
+}  // namespace imghist::detail::cuda

@@ -1,0 +1,248 @@
+// The histogrammer layer of the CUDA histogram: CudaHistogrammer (validation, descriptors, the workspace of
+// its (device, stream)) on top of the plan-and-launch layer (plan.hpp), and the same path for the filters'
+// device pipelines (imghist/internal/device_histogram.hpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "binning.hpp"
+#include "cuda/plan.hpp"
+#include "dispatch.hpp"
+#include "imghist/buffer.hpp"
+#include "imghist/histogram.hpp"
+#include "imghist/internal/cuda_error.hpp"
+#include "imghist/internal/device_histogram.hpp"
+#include "imghist/internal/workspace.hpp"
+
+namespace imghist {
+
+// ---------------------------------------------------------------------------------------------------------
+// CudaHistogrammer: the device, the launch-shape override and what the last call ran. Temporary storage
+// is the library's workspace of (device, stream) (imghist/internal/workspace.hpp).
+
+struct CudaHistogrammer::Impl {
+    int device = 0;
+    Shape shape{};
+    Shape last{};
+    std::string last_kernel;
+};
+
+CudaHistogrammer::CudaHistogrammer(int device) : impl_(std::make_unique<Impl>()) {
+    if (cuda_device_count() == 0) throw Error(ErrorCode::NoDevice, "CudaHistogrammer: no CUDA device is available");
+    if (device < 0) IMGHIST_CUDA(cudaGetDevice(&device));
+    if (device >= cuda_device_count())
+        throw Error(ErrorCode::NoDevice, "CudaHistogrammer: CUDA device " + std::to_string(device) + " does not exist");
+    impl_->device = device;
+}
+CudaHistogrammer::~CudaHistogrammer() = default;
+CudaHistogrammer::CudaHistogrammer(CudaHistogrammer&&) noexcept = default;
+CudaHistogrammer& CudaHistogrammer::operator=(CudaHistogrammer&&) noexcept = default;
+
+int CudaHistogrammer::device() const noexcept { return impl_->device; }
+void CudaHistogrammer::set_shape(const Shape& shape) noexcept { impl_->shape = shape; }
+CudaHistogrammer::Shape CudaHistogrammer::last_shape() const noexcept { return impl_->last; }
+std::string CudaHistogrammer::last_kernel() const { return impl_->last_kernel; }
+
+namespace {
+
+using detail::BinParams;
+using detail::DeviceSlot;
+using detail::Workspace;
+namespace dc = detail::cuda;
+
+void check_output(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate,
+                  const detail::ArgName& name) {
+    auto what = [&name] { return name.str(); };
+    if (out.counts == nullptr) throw Error(ErrorCode::InvalidArgument, what() + ": output counts pointer is null");
+    if (out.channel_stride != 0 && out.channel_stride < static_cast<std::size_t>(spec.bins))
+        throw Error(ErrorCode::InvalidArgument, what() + ": channel_stride is smaller than the bin count");
+    if (out.type == CountType::U32) {
+        if (!accumulate && img.pixels() > 0xFFFFFFFFull)
+            throw Error(ErrorCode::Overflow, what() + ": " + std::to_string(img.pixels()) +
+                                                 " samples per channel do not fit 32-bit counts; use CountType::U64");
+        if (accumulate && out.overflow_flag == nullptr)
+            throw Error(ErrorCode::InvalidArgument,
+                        what() + ": accumulating into 32-bit counts needs DeviceHistogramView::overflow_flag (or use U64)");
+    }
+}
+
+/// What a launch ran, for CudaHistogrammer::last_shape / last_kernel (null: not wanted).
+struct LaunchRecord {
+    CudaHistogrammer::Shape* shape;
+    std::string* kernel;
+};
+
+/// The merge counters of the finishing block: zero between launches (each launch's last block restores
+/// that), zeroed in stream order when first allocated.
+void bind_merge_workspace(Workspace& ws, dc::Params& p, std::size_t counters) {
+    const std::size_t cap = std::max<std::size_t>(counters, 1024);
+    bool g1 = false, g2 = false, g3 = false;
+    p.ws_counts = ws.device_buffer(DeviceSlot::HistCounters, cap * sizeof(unsigned long long), &g1);
+    p.ws_oor = ws.device_as<unsigned long long>(DeviceSlot::HistOor, 4 * sizeof(unsigned long long), &g2);
+    p.ticket = ws.device_as<unsigned int>(DeviceSlot::HistTicket, 4 * sizeof(unsigned int), &g3);
+    const cudaStream_t s = reinterpret_cast<cudaStream_t>(ws.stream());
+    if (g1) IMGHIST_CUDA(cudaMemsetAsync(p.ws_counts, 0, ws.device_size(DeviceSlot::HistCounters), s));
+    if (g2) IMGHIST_CUDA(cudaMemsetAsync(p.ws_oor, 0, ws.device_size(DeviceSlot::HistOor), s));
+    if (g3) IMGHIST_CUDA(cudaMemsetAsync(p.ticket, 0, ws.device_size(DeviceSlot::HistTicket), s));
+}
+
+void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                const AsyncOptions& options, const CudaHistogrammer::Shape& shape, const LaunchRecord& rec,
+                const char* who) {
+    detail::validate_image(image);
+    if (image.location != Location::Device && !image.empty())
+        throw Error(ErrorCode::InvalidArgument, std::string(who) + " needs a device image view");
+    const ImageView* mask = nullptr;
+    if (options.mask) {
+        detail::validate_mask(*options.mask, image);
+        mask = &*options.mask;
+    }
+    const BinParams bp = detail::make_bin_params(spec, image.type);
+    check_output(out, spec, image, options.accumulate, who);
+    const Stream stream = ws.stream();
+    if (image.empty()) {
+        if (!options.accumulate) dc::zero_output_async(out, image.channels, spec.bins, stream);
+        return;
+    }
+    const int device = ws.device();
+    const std::size_t total_bytes = image.row_bytes() * image.height;
+    const dc::Plan pl = dc::make_plan(device, image, bp, total_bytes, shape, /*allow_split=*/true);
+    const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, pl.kmode, pl.storage);
+
+    dc::Params p{};
+    dc::fill_params(p, bp, pl, out.type);
+    p.one = dc::make_desc(image, mask, pl.tile_bytes);
+    p.one.counts = out.counts;
+    p.one.ch_stride = out.channel_stride ? out.channel_stride : static_cast<std::size_t>(spec.bins);
+    p.one.oor = out.out_of_range;
+    p.descs = nullptr;
+    p.ndesc = 1;
+    p.total_tiles = p.one.tiles;
+    p.direct = options.accumulate ? 1 : 0;
+    p.overflow_flag = out.overflow_flag;
+    if (!options.accumulate) {
+        bind_merge_workspace(ws, p, static_cast<std::size_t>(image.channels) * spec.bins);
+        // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
+        p.ws_u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
+    }
+    const int grid = dc::grid_for(device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
+                                  shape.max_blocks);
+    dc::launch(fn, pl, grid, p, stream);
+    if (rec.shape) {
+        const int sms = dc::device_info(device).sm_count;
+        *rec.shape = CudaHistogrammer::Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms,
+                                             1 << pl.copies_log2, grid, static_cast<int>(pl.tile_bytes)};
+    }
+    if (rec.kernel) *rec.kernel = dc::kernel_name(image.type, image.channels, pl);
+}
+
+}  // namespace
+
+void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                               Stream stream, const AsyncOptions& options) {
+    detail::DeviceGuard guard(impl_->device);
+    detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
+    compute_on(*ws, image, spec, out, options, impl_->shape, LaunchRecord{&impl_->last, &impl_->last_kernel},
+               "CudaHistogrammer::compute");
+}
+
+namespace {
+
+void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,
+              const DeviceHistogramView* out, bool accumulate, const ImageView* masks,
+              const CudaHistogrammer::Shape& shape, const LaunchRecord& rec) {
+    if (count == 0) return;
+    const Stream stream = ws.stream();
+    if (images == nullptr || out == nullptr)
+        throw Error(ErrorCode::InvalidArgument, "CudaHistogrammer::computeBatch: null images or outputs");
+    const ImageView& first = images[0];
+    std::size_t total_bytes = 0, max_samples = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        // Messages are built only on failure: the host cost per image must stay well below the GPU's.
+        const detail::ArgName name{"batch image", i};
+        detail::validate_image(images[i], name);
+        if (images[i].type != first.type || images[i].channels != first.channels)
+            throw Error(ErrorCode::InvalidArgument, name.str() + " differs in sample type or channel count from image 0");
+        if (images[i].location != Location::Device && !images[i].empty())
+            throw Error(ErrorCode::InvalidArgument, name.str() + " is not a device image view");
+        if (masks) detail::validate_mask(masks[i], images[i]);
+        check_output(out[i], spec, images[i], accumulate, name);
+        if (out[i].type != out[0].type)
+            throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
+        total_bytes += images[i].row_bytes() * images[i].height;
+        max_samples = std::max(max_samples, images[i].pixels() * images[i].channels);
+    }
+    const BinParams bp = detail::make_bin_params(spec, first.type);
+    const dc::Plan pl = dc::make_plan(ws.device(), first, bp, std::max<std::size_t>(total_bytes, 1), shape,
+                              /*allow_split=*/true);
+    const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, pl.kmode, pl.storage);
+
+    // The pinned staging of the previous batch on this stream must have been copied before it is rewritten.
+    bool fresh = false;
+    const auto descs_copied = static_cast<cudaEvent_t>(ws.event(detail::EventSlot::BatchDescs, &fresh));
+    if (!fresh) IMGHIST_CUDA(cudaEventSynchronize(descs_copied));
+    const std::size_t desc_bytes = sizeof(dc::Desc) * count;
+    auto* dd = ws.device_as<dc::Desc>(DeviceSlot::BatchDescs, desc_bytes);  // grows after queued kernels
+    auto* hd = static_cast<dc::Desc*>(ws.pinned_buffer(detail::PinnedSlot::BatchDescs, desc_bytes));
+    unsigned long long tiles = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const ImageView* m = masks && !masks[i].empty() ? &masks[i] : nullptr;
+        dc::Desc d = dc::make_desc(images[i], m, pl.tile_bytes);
+        d.counts = out[i].counts;
+        d.ch_stride = out[i].channel_stride ? out[i].channel_stride : static_cast<std::size_t>(spec.bins);
+        d.oor = out[i].out_of_range;
+        d.tile_begin = tiles;
+        tiles += d.tiles;
+        hd[i] = d;
+    }
+    IMGHIST_CUDA(cudaMemcpyAsync(dd, hd, desc_bytes, cudaMemcpyHostToDevice, stream));
+    IMGHIST_CUDA(cudaEventRecord(descs_copied, stream));
+    if (!accumulate) {
+        dc::launch_zero_outputs(dd, static_cast<unsigned int>(count), first.channels, spec.bins,
+                                out[0].type == CountType::U64, stream);
+    }
+    if (tiles == 0) return;
+    dc::Params p{};
+    dc::fill_params(p, bp, pl, out[0].type);
+    p.descs = dd;
+    p.ndesc = static_cast<unsigned int>(count);
+    p.total_tiles = tiles;
+    p.direct = 1;
+    p.overflow_flag = out[0].overflow_flag;
+    const int grid = dc::grid_for(ws.device(), fn, pl, tiles, total_bytes, max_samples, shape.max_blocks);
+    dc::launch(fn, pl, grid, p, stream);
+    if (rec.shape)
+        *rec.shape = CudaHistogrammer::Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2, grid,
+                                             static_cast<int>(pl.tile_bytes)};
+    if (rec.kernel) *rec.kernel = dc::kernel_name(first.type, first.channels, pl) + "[batch]";
+}
+
+}  // namespace
+
+void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, const BinSpec& spec,
+                                    const DeviceHistogramView* out, Stream stream, bool accumulate,
+                                    const ImageView* masks) {
+    if (count == 0) return;
+    detail::DeviceGuard guard(impl_->device);
+    detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
+    batch_on(*ws, images, count, spec, out, accumulate, masks, impl_->shape,
+             LaunchRecord{&impl_->last, &impl_->last_kernel});
+}
+
+namespace detail {
+
+void cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                    const AsyncOptions& options) {
+    compute_on(ws, image, spec, out, options, CudaHistogrammer::Shape{}, LaunchRecord{nullptr, nullptr},
+               "histogram");
+}
+
+void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,
+                          const DeviceHistogramView* out, bool accumulate, const ImageView* masks) {
+    batch_on(ws, images, count, spec, out, accumulate, masks, CudaHistogrammer::Shape{},
+             LaunchRecord{nullptr, nullptr});
+}
+
+}  // namespace detail
+}  // namespace imghist

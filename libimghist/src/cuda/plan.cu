@@ -1,0 +1,350 @@
+// The plan-and-launch layer of the CUDA histogram (plan.hpp): kernel pick, policy, tiling, grid.
+#include "cuda/plan.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "cuda/histogram_kernels.cuh"
+#include "imghist/internal/cuda_error.hpp"
+
+namespace imghist::detail::cuda {
+namespace {
+
+template <class T, int C, KMode M>
+KernelFn pick_storage(Storage st) {
+    switch (st) {
+        case Storage::Smem: return histogram_kernel<T, C, M, Storage::Smem>;
+        case Storage::Split: return histogram_kernel<T, C, M, Storage::Split>;
+        case Storage::Global: break;
+    }
+    // The global fallback evaluates the rule itself (correct for every mode, and the slow path anyway).
+    return histogram_kernel<T, C, KMode::Arith, Storage::Global>;
+}
+
+template <class T, int C>
+KernelFn pick_mode(KMode m, Storage st) {
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+        // 8-bit requests always count raw values in shared memory and fold them into bins at the flush.
+        (void)st;
+        (void)m;
+        return histogram_kernel<T, C, KMode::Direct, Storage::Smem>;
+    } else if constexpr (std::is_same_v<T, float>) {
+        if (m == KMode::ScaleF32) return pick_storage<T, C, KMode::ScaleF32>(st);
+        return pick_storage<T, C, KMode::Arith>(st);
+    } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+        if (m == KMode::ShiftFull || m == KMode::Direct) return pick_storage<T, C, KMode::ShiftFull>(st);
+        if (m == KMode::Shift) return pick_storage<T, C, KMode::Shift>(st);
+        return pick_storage<T, C, KMode::Arith>(st);
+    } else {
+        if (m == KMode::Shift || m == KMode::ShiftFull || m == KMode::Direct) return pick_storage<T, C, KMode::Shift>(st);
+        return pick_storage<T, C, KMode::Arith>(st);
+    }
+}
+
+template <class T>
+KernelFn pick_channels(int channels, KMode m, Storage st) {
+    switch (channels) {
+        case 1: return pick_mode<T, 1>(m, st);
+        case 2: return pick_mode<T, 2>(m, st);
+        case 3: return pick_mode<T, 3>(m, st);
+        default: return pick_mode<T, 4>(m, st);
+    }
+}
+
+/// The fold table of an 8-bit request. Building it evaluates the rule 256 times in double precision, on
+/// the host path of every call; calls repeat the same bins, so each thread keeps its last table.
+void fold_table(const BinParams& bp, short lut[256]) {
+    struct Last {
+        int bins = -1;
+        double low = 0, high = 0;
+        short lut[256];
+    };
+    thread_local Last last;
+    if (last.bins != bp.bins || last.low != bp.low || last.high != bp.high) {
+        std::int16_t t[256];
+        make_lut8(bp, t);
+        for (int v = 0; v < 256; ++v) last.lut[v] = t[v] < 0 ? static_cast<short>(bp.bins) : t[v];
+        last.bins = bp.bins;
+        last.low = bp.low;
+        last.high = bp.high;
+    }
+    std::memcpy(lut, last.lut, sizeof(last.lut));
+}
+
+}  // namespace
+
+KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st) {
+    switch (t) {
+        case SampleType::U8: return pick_channels<std::uint8_t>(channels, m, st);
+        case SampleType::U16: return pick_channels<std::uint16_t>(channels, m, st);
+        case SampleType::I32: return pick_channels<std::int32_t>(channels, m, st);
+        case SampleType::F32: return pick_channels<float>(channels, m, st);
+    }
+    return nullptr;
+}
+
+namespace {
+
+KMode kmode_of(const BinParams& bp, SampleType t) {
+    switch (bp.mode) {
+        case BinMode::Shift:
+            if (t == SampleType::U8) return KMode::Direct;  // counted raw, folded into bins at flush
+            return (bp.limit == 0 && t != SampleType::I32) ? KMode::ShiftFull : KMode::Shift;
+        case BinMode::Lut8: return KMode::Direct;  // counted raw, folded into bins at flush
+        case BinMode::ScaleF32: return KMode::ScaleF32;
+        case BinMode::Arith: return KMode::Arith;
+    }
+    return KMode::Arith;
+}
+
+const char* mode_name(KMode m) {
+    switch (m) {
+        case KMode::Direct: return "direct";
+        case KMode::ShiftFull: return "shift";
+        case KMode::Shift: return "shift-range";
+        case KMode::Arith: return "arith";
+        case KMode::ScaleF32: return "scale";
+    }
+    return "?";
+}
+
+/// Raises the kernel's dynamic shared-memory limit when needed and returns its occupancy (blocks per SM).
+int prepare_kernel(int device, KernelFn fn, int threads, std::size_t smem) {
+    static std::mutex m;
+    static std::map<std::tuple<int, const void*, int, std::size_t>, int> occ_cache;
+    static std::map<std::pair<int, const void*>, std::size_t> smem_set;
+    std::lock_guard<std::mutex> lock(m);
+    auto key = std::make_tuple(device, reinterpret_cast<const void*>(fn), threads, smem);
+    auto it = occ_cache.find(key);
+    if (it != occ_cache.end()) return it->second;
+    auto& current = smem_set[{device, reinterpret_cast<const void*>(fn)}];
+    if (smem > HistogramLimits::default_smem && smem > current) {
+        IMGHIST_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+        current = smem;
+    }
+    int blocks = 0;
+    IMGHIST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, smem));
+    occ_cache.emplace(key, blocks);
+    return blocks;
+}
+
+using Limits = HistogramLimits;
+
+int log2_ceil(std::size_t v) {
+    int k = 0;
+    while ((std::size_t(1) << k) < v) ++k;
+    return k;
+}
+
+const char* storage_name(Storage s) {
+    switch (s) {
+        case Storage::Smem: return "smem";
+        case Storage::Split: return "split";
+        case Storage::Global: return "global";
+    }
+    return "?";
+}
+
+}  // namespace
+
+const DeviceInfo& device_info(int device) {
+    static std::mutex m;
+    static std::map<int, DeviceInfo> cache;
+    std::lock_guard<std::mutex> lock(m);
+    auto it = cache.find(device);
+    if (it != cache.end()) return it->second;
+    DeviceInfo info;
+    int v = 0;
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device));
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, device));
+    IMGHIST_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    info.smem_optin = static_cast<std::size_t>(v);
+    return cache.emplace(device, info).first->second;
+}
+
+Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
+               const CudaHistogrammer::Shape& over, bool allow_split) {
+    const auto& info = device_info(device);
+    Plan pl;
+    pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins,
+                                  total_bytes);
+    if (over.threads > 0) pl.policy.threads = over.threads;
+    if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
+    if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
+    if (over.copies > 0) pl.policy.copies = over.copies;
+    if (over.tile_bytes > 0) pl.policy.tile_bytes = over.tile_bytes;
+    pl.kmode = kmode_of(bp, img.type);
+    int copies = 1;
+    while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
+    const std::size_t extra = 4 * sizeof(unsigned int);  // the out-of-range words
+    // 8-bit requests count the 256 raw values and fold them into bins when flushing (fill_params).
+    const std::size_t chan_slots = img.type == SampleType::U8 ? 256 : static_cast<std::size_t>(bp.bins) + 1;
+    const std::size_t per_copy = sizeof(unsigned int) * static_cast<std::size_t>(img.channels) * chan_slots;
+    while (copies > 1 && per_copy * copies + extra > info.smem_optin) copies /= 2;
+    const std::size_t flat_slots = static_cast<std::size_t>(img.channels) * chan_slots;
+    if (per_copy + extra <= info.smem_optin) {
+        pl.storage = Storage::Smem;
+        pl.smem = per_copy * copies + extra;
+    } else {
+        // Too wide for one block: K siblings each own a range of the slots (see the kernels' header).
+        copies = 1;
+        const std::size_t room = (info.smem_optin - extra) / 4;
+        const std::size_t k = (flat_slots + room - 1) / room;
+        if (allow_split && k <= static_cast<std::size_t>(Limits::max_splits)) {
+            pl.storage = Storage::Split;
+            pl.splits = static_cast<int>(k);
+            pl.split_slots = static_cast<unsigned int>((flat_slots + k - 1) / k);
+            pl.smem = 4 * static_cast<std::size_t>(pl.split_slots) + extra;
+            if (over.threads == 0) pl.policy.threads = Limits::split_threads;
+        } else {
+            pl.storage = Storage::Global;
+            pl.smem = extra;
+        }
+    }
+    pl.copies_log2 = log2_ceil(static_cast<std::size_t>(copies));
+    if (over.block_bytes > 0) pl.policy.block_bytes = over.block_bytes;
+    // One sweep of a block's loads: a tile smaller than this leaves threads idle.
+    const std::size_t sweep = static_cast<std::size_t>(pl.policy.threads) * std::max(1, pl.policy.vectors) * 16;
+    // A block pays for zeroing and flushing its counters: give it at least block_bytes of input.
+    pl.block_bytes_min = std::min<std::size_t>(std::max(pl.policy.block_bytes, 256), Limits::max_tile_bytes);
+    // Tiles: the policy's size, smaller for small images so that every block gets several. An explicit
+    // Shape::tile_bytes is taken as given (within [16 bytes, Limits::max_tile_bytes]).
+    std::size_t tb = static_cast<std::size_t>(pl.policy.tile_bytes);
+    const std::size_t want_tiles = static_cast<std::size_t>(info.sm_count) * Limits::tiles_per_sm;
+    const std::size_t small_blocks = std::max<std::size_t>(1, total_bytes / pl.block_bytes_min);
+    if (over.tile_bytes <= 0 &&
+        small_blocks < static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm)) {
+        // Too small to fill the grid: one tile per block (the grid is small_blocks, grid_for), so no block
+        // waits on a second tile. Vectors of a contiguous image: total / 16 + 1 at most (alignment).
+        tb = 16 * ((total_bytes / 16 + 1 + small_blocks - 1) / small_blocks);
+    } else if (over.tile_bytes <= 0 && total_bytes / want_tiles < tb) {
+        tb = std::max<std::size_t>(sweep, total_bytes / want_tiles);
+    }
+    pl.tile_bytes = std::min(std::max<std::size_t>(tb, 16), Limits::max_tile_bytes);
+    return pl;
+}
+
+Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_bytes) {
+    Desc d{};
+    d.base = static_cast<const unsigned char*>(img.data);
+    const std::size_t ss = img.sample_bytes();
+    if (img.empty()) return d;
+    if (mask != nullptr) {
+        d.mask = static_cast<const unsigned char*>(mask->data);
+        d.mask_pitch = mask->pitch;
+        d.width = static_cast<unsigned int>(img.width);
+        d.pitch = img.pitch;
+        d.rows = static_cast<unsigned int>(img.height);
+        d.row_len = static_cast<unsigned long long>(img.width) * img.channels;
+        const std::size_t row_bytes = img.row_bytes();
+        std::size_t tr = std::max<std::size_t>(1, tile_bytes / std::max<std::size_t>(row_bytes, 1));
+        while (tr > 1 && tr * static_cast<std::size_t>(img.width) >= (1u << 24)) tr /= 2;
+        d.tile_rows = static_cast<unsigned int>(tr);
+        d.tiles = (img.height + tr - 1) / tr;
+        return d;
+    }
+    if (img.contiguous()) {
+        d.rows = 1;
+        d.row_len = static_cast<unsigned long long>(img.width) * img.channels * img.height;
+        d.pitch = d.row_len * ss;
+    } else {
+        d.rows = static_cast<unsigned int>(img.height);
+        d.row_len = static_cast<unsigned long long>(img.width) * img.channels;
+        d.pitch = img.pitch;
+    }
+    const unsigned long long Lb = d.row_len * ss;
+    if (Lb > tile_bytes) {
+        d.chunk_vecs = static_cast<unsigned int>(std::max<std::size_t>(1, tile_bytes / 16));
+        const unsigned long long vmax = Lb / 16 + 1;
+        d.chunks_per_row = static_cast<unsigned int>((vmax + d.chunk_vecs - 1) / d.chunk_vecs);
+        d.tile_rows = 0;
+        d.tiles = static_cast<unsigned long long>(d.rows) * d.chunks_per_row;
+    } else {
+        std::size_t tr = std::max<std::size_t>(1, tile_bytes / Lb);
+        while (tr > 1 && tr * (Lb / 16 + 1) >= (1u << 24)) tr /= 2;
+        d.tile_rows = static_cast<unsigned int>(tr);
+        d.tiles = (d.rows + tr - 1) / tr;
+    }
+    return d;
+}
+
+void fill_params(Params& p, const BinParams& bp, const Plan& pl, CountType type) {
+    p.bins = bp.bins;
+    p.copies_log2 = pl.copies_log2;
+    p.splits = pl.splits;
+    p.split_slots = pl.split_slots;
+    p.vectors = std::max(1, std::min(pl.policy.vectors, 4));
+    p.low = bp.low;
+    p.high = bp.high;
+    p.a = bp.a;
+    p.b = bp.b;
+    p.shift = bp.shift;
+    p.limit = bp.limit;
+    p.scale = bp.scale;
+    p.high_f = bp.high_f;
+    if (pl.kmode == KMode::Direct) {
+        // Raw 8-bit values are counted; the table maps each value to its bin (or the out-of-range slot).
+        fold_table(bp, p.lut);
+        p.fold = 1;
+    }
+    p.count_u64 = type == CountType::U64 ? 1 : 0;
+}
+
+int grid_for(int device, KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_bytes,
+             std::size_t max_samples, int max_blocks) {
+    const auto& info = device_info(device);
+    const int occ = prepare_kernel(device, fn, pl.policy.threads, pl.smem);
+    if (occ == 0)
+        throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
+                                                " bytes of shared memory and " + std::to_string(pl.policy.threads) +
+                                                " threads");
+    const long long k = pl.splits;
+    const long long per_sm = std::max(1, std::min(occ, pl.policy.blocks_per_sm));
+    long long groups = std::max<long long>(1, per_sm * info.sm_count / k);
+    // Small inputs: fewer blocks, each with enough bytes to amortise zeroing and flushing its counters.
+    groups = std::min<long long>(groups, static_cast<long long>(std::max<std::size_t>(1, total_bytes / pl.block_bytes_min)));
+    if (max_blocks > 0) groups = std::min<long long>(groups, std::max<long long>(1, max_blocks / k));
+    // A block's shared counters are 32-bit: give each block fewer than 2^31 samples.
+    groups = std::max<long long>(groups, static_cast<long long>(max_samples >> 31) + 1);
+    groups = std::min<long long>(groups, static_cast<long long>(tiles));
+    groups = std::min<long long>(groups, 0x7FFFFFF0 / k);
+    return static_cast<int>(std::max<long long>(groups, 1) * k);
+}
+
+std::string kernel_name(SampleType t, int channels, const Plan& pl) {
+    const KMode m = (pl.storage == Storage::Global && t != SampleType::U8) ? KMode::Arith : pl.kmode;
+    return std::string("hist<") + to_string(t) + ",c" + std::to_string(channels) + "," + mode_name(m) + "," +
+           storage_name(pl.storage) + (pl.storage == Storage::Split ? "x" + std::to_string(pl.splits) : "") + ">";
+}
+
+void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream stream) {
+    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    IMGHIST_CUDA(cudaGetLastError());
+}
+
+void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream) {
+    zero_outputs_kernel<<<count, HistogramLimits::zero_threads, 0, stream>>>(descs, count, channels, bins, u64 ? 1 : 0);
+    IMGHIST_CUDA(cudaGetLastError());
+}
+
+void zero_output_async(const DeviceHistogramView& out, int channels, int bins, Stream stream) {
+    const std::size_t cs = out.type == CountType::U64 ? 8 : 4;
+    const std::size_t stride = out.channel_stride ? out.channel_stride : static_cast<std::size_t>(bins);
+    if (stride == static_cast<std::size_t>(bins)) {
+        IMGHIST_CUDA(cudaMemsetAsync(out.counts, 0, cs * bins * channels, stream));
+    } else {
+        for (int c = 0; c < channels; ++c)
+            IMGHIST_CUDA(cudaMemsetAsync(static_cast<char*>(out.counts) + cs * stride * c, 0, cs * bins, stream));
+    }
+    if (out.out_of_range) IMGHIST_CUDA(cudaMemsetAsync(out.out_of_range, 0, sizeof(unsigned long long) * channels, stream));
+}
+
+}  // namespace imghist::detail::cuda

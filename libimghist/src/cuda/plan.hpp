@@ -1,0 +1,59 @@
+// Internal: the plan-and-launch layer of the CUDA histogram (CUB's dispatch layer): from a validated request
+// to a kernel, its shared memory, tiling and grid. Policies come from the tuning table
+// (imghist/internal/tuning.hpp); the kernels are in histogram_kernels.cuh; the histogrammer
+// (histogrammer.cu) fills the descriptors and calls launch().
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "binning.hpp"
+#include "cuda/histogram_params.hpp"
+#include "imghist/histogram.hpp"
+#include "imghist/internal/tuning.hpp"
+
+namespace imghist::detail::cuda {
+
+using KernelFn = void (*)(Params);
+
+/// What the plan needs of a device, queried once per device.
+struct DeviceInfo {
+    int sm_count = 0;
+    int cc_major = 0;
+    std::size_t smem_optin = HistogramLimits::default_smem;  ///< per block, after cudaFuncSetAttribute
+};
+const DeviceInfo& device_info(int device);
+
+struct Plan {
+    Policy policy;
+    Storage storage = Storage::Smem;
+    KMode kmode = KMode::Arith;
+    int copies_log2 = 0;
+    int splits = 1;                   ///< Split storage: sibling blocks per tile range
+    unsigned int split_slots = 0;     ///< Split storage: flat slots per sibling
+    std::size_t smem = 0;
+    std::size_t tile_bytes = 0;
+    std::size_t block_bytes_min = 0;  ///< fewest input bytes per block worth its set-up and flush
+};
+
+/// Picks storage, copies and tiling for an image (or a batch of `total_bytes`); `over` overrides the table.
+Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
+               const CudaHistogrammer::Shape& over, bool allow_split);
+/// The kernel instance for a plan.
+KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st);
+/// Fills the geometry and tiling of one image's descriptor.
+Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_bytes);
+/// Fills the binning and storage parameters of a launch.
+void fill_params(Params& p, const BinParams& bp, const Plan& pl, CountType type);
+/// The grid: occupancy-sized, fewer blocks for small inputs; raises the kernel's shared-memory limit once.
+int grid_for(int device, KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_bytes,
+             std::size_t max_samples, int max_blocks);
+/// "hist<u8,c1,direct,smem>": the kernel family a plan runs (CudaHistogrammer::last_kernel).
+std::string kernel_name(SampleType t, int channels, const Plan& pl);
+void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream stream);
+/// Zeroes the outputs of a batch (overwrite mode) whose descriptors are at `descs` on the device.
+void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream);
+/// Zeroes a device output (counts and out-of-range counters) on the stream: the empty-image case.
+void zero_output_async(const DeviceHistogramView& out, int channels, int bins, Stream stream);
+
+}  // namespace imghist::detail::cuda
