@@ -99,8 +99,10 @@ struct StagingTuning {
     std::size_t copy_piece = std::size_t(1) << 20;
     /// Pageable uploads below this size go to the device in one cudaMemcpy2DAsync (the driver stages them)
     /// instead of through the pinned chunks. Measured on an H100 host (gpuhist_calls_bench, calcHist of a
-    /// host cv::Mat, one run each way): 640x480 48.7 us direct / 56.4 us chunked, 1080p 215 / 241 us, but 4K
-    /// 688 / 579 us and 8K 2509 / 1117 us, where the parallel packing into pinned chunks wins.
+    /// host cv::Mat; docs/PERFORMANCE.md): with every upload chunked, 56.4 / 240.6 / 579 / 1117 us at
+    /// 640x480 / 1080p / 4K / 8K; with this threshold (another job) 51.2 / 197.4 / 468 / 1125 us; the
+    /// previous sources, which always made the one driver copy, 44.7-48.7 / 174-215 / 621-688 / 2509-2756
+    /// us. The chunks, packed in parallel, win from 4K up; below, the single copy is the better of the two.
     std::size_t direct_upload_bytes = std::size_t(4) << 20;
 };
 
