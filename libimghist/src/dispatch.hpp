@@ -23,8 +23,8 @@ struct ArgName {
 
 /// Throws Error(InvalidArgument) with a precise message when the view cannot be read.
 void validate_image(const ImageView& img, const ArgName& name = "image");
-/// The backend a call on `img` runs on: the requested one (Auto: CUDA when a device exists); device images
-/// always run on CUDA. Throws for the CPU backend on a device image and for CUDA without a device.
+/// The backend a call on `img` could run on: the requested one (Auto: CUDA when a device exists, which
+/// run_on_chosen_backend in backend_choice.hpp narrows for host images); device images always run on CUDA. Throws for the CPU backend on a device image and for CUDA without a device.
 Backend resolve_backend(Backend requested, const ImageView& img);
 /// Throws Error(InvalidArgument) unless (width, height, channels) is a shape a DeviceImage can take; shared by
 /// the CUDA build's DeviceImage and the CPU-only build's stand-in, so both refuse the same shapes alike.
