@@ -69,7 +69,7 @@ IMGHIST_BACKEND_CASE("invalid arguments give a clear error", "[core][errors]") {
     CHECK(error_code_of([&] { imghist::calcHistBatch({ok}, BinSpec::u8(), opt, {ok, ok}); }) == ErrorCode::InvalidArgument);
 }
 
-TEST_CASE("backend choice: auto picks CUDA only when a device exists", "[core][backend]") {
+TEST_CASE("backend choice: auto picks CUDA only when a device exists, and then the faster backend", "[core][backend]") {
     std::vector<unsigned char> px(100, 3);
     const ImageView v = ImageView::host(px.data(), 10, 10);
     const Histogram h = imghist::calcHist(v);
@@ -78,7 +78,15 @@ TEST_CASE("backend choice: auto picks CUDA only when a device exists", "[core][b
     const bool have_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
     (void)cudaGetLastError();
     CHECK(imghist::cuda_available() == have_gpu);
-    CHECK(h.backend == (have_gpu ? Backend::Cuda : Backend::Cpu));
+    // Without a device Auto is the CPU; with one, a host image goes to whichever backend was measured faster
+    // for calls like it (backend_choice.hpp; its rule is tested in test_backend_choice.cpp), so both occur.
+    if (!have_gpu) CHECK(h.backend == Backend::Cpu);
+    for (int i = 0; i < 8; ++i) {
+        const Histogram again = imghist::calcHist(v);
+        CHECK(again.at(0, 3) == 100);
+        CHECK(again.backend == (have_gpu ? again.backend : Backend::Cpu));
+        CHECK((again.backend == Backend::Cuda || again.backend == Backend::Cpu));
+    }
     CHECK(h.at(0, 3) == 100);
     CHECK(imghist::parse_backend("cpu") == Backend::Cpu);
     CHECK(std::string(imghist::to_string(Backend::Cuda)) == "cuda");

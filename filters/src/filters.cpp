@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "imghist/internal/backend_choice.hpp"
 #include "imghist/internal/checks.hpp"
 #include "internal.hpp"
 #include "level_table.hpp"
@@ -34,7 +35,15 @@ using detail::check_pair;
 using detail::check_same_shape;
 using detail::check_view;
 
-Backend resolve(const ImageView& src, const FilterOptions& o) { return detail::resolve_backend(o.backend, src); }
+/// Runs cpu() or cuda() on the backend for this call: the requested one, and for Auto on a host image the one
+/// measured faster for calls like it (libimghist's backend_choice.hpp).
+template <class Cpu, class Cuda>
+void on_backend(const ImageView& src, const FilterOptions& o, detail::HostWork work, Cpu&& cpu, Cuda&& cuda) {
+    detail::run_on_chosen_backend(o.backend, src, work, o.cpu_threads, [&](Backend b) {
+        if (b == Backend::Cpu) cpu();
+        else cuda();
+    });
+}
 
 void require(bool ok, ErrorCode code, const std::string& msg) {
     if (!ok) throw Error(code, msg);
@@ -60,83 +69,9 @@ void run_cuda(const ImageView& src, const ImageView& dst, const FilterOptions& o
                         [&](const ImageView& s, const ImageView& d, Stream st) { op(s, d, -1, st); });
 }
 
-}  // namespace
-
-void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptions& o) {
-    check_pair(src, dst, "equalize_hist");
-    require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist: 8-bit images only");
-    require(src.channels == 1, ErrorCode::Unsupported,
-            "equalize_hist: 1-channel images only (use equalize_hist_color for 3 or 4 channels)");
-    if (resolve(src, o) == Backend::Cpu) {
-        Histogram h = cpu_hist(src, BinSpec::u8(), o);
-        const Lut8 lut = equalize_table(h.channel(0));
-        detail::cpu_apply_lut(src, dst, &lut, o.cpu_threads);
-        return;
-    }
-    run_cuda(src, dst, o, detail::cuda_equalize);
-}
-
-void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, const FilterOptions& o) {
-    check_pair(src, dst, "equalize_hist_color");
-    require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist_color: 8-bit images only");
-    require(src.channels == 3 || src.channels == 4, ErrorCode::Unsupported,
-            "equalize_hist_color: 3- or 4-channel images only");
-    if (resolve(src, o) == Backend::Cpu) {
-        if (mode == ColorEqualize::Luma) {
-            detail::cpu_equalize_luma(src, dst, o.cpu_threads);
-            return;
-        }
-        Histogram h = cpu_hist(src, BinSpec::u8(), o);
-        Lut8 luts[4];
-        for (int c = 0; c < src.channels; ++c) luts[c] = equalize_table(h.channel(c));
-        detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
-        return;
-    }
-    run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
-        detail::cuda_equalize_color(s, d, mode, device, st);
-    });
-}
-
-void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, const FilterOptions& o) {
-    check_pair(src, dst, "apply_lut");
-    require(luts != nullptr, ErrorCode::InvalidArgument, "apply_lut: no tables");
-    require(src.type == SampleType::U8, ErrorCode::Unsupported, "apply_lut: 8-bit images only");
-    if (resolve(src, o) == Backend::Cpu) {
-        detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
-        return;
-    }
-    run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
-        detail::cuda_apply_lut(s, d, luts, device, st);
-    });
-}
-
-double threshold(const ImageView& src, const ImageView& dst, double thresh, double maxval, ThresholdType type,
-                 AutoThreshold automatic, const FilterOptions& o, int* computed) {
-    check_pair(src, dst, "threshold");
-    require(static_cast<int>(type) <= 4, ErrorCode::InvalidArgument,
-            "threshold: unknown threshold type");
-    if (automatic == AutoThreshold::Otsu)
-        require(src.channels == 1 && (src.type == SampleType::U8 || src.type == SampleType::U16),
-                ErrorCode::Unsupported, "threshold: Otsu needs a 1-channel u8 or u16 image");
-    if (automatic == AutoThreshold::Triangle)
-        require(src.channels == 1 && src.type == SampleType::U8, ErrorCode::Unsupported,
-                "threshold: Triangle needs a 1-channel u8 image");
-    // Validates the type (u8, u16, f32) and normalises the parameters; for automatic modes the threshold
-    // is replaced below (on the host) or inside the kernels (on the device).
-    detail::ThresholdParams p = detail::threshold_params(src.type, thresh, maxval, type);
-
-    if (resolve(src, o) == Backend::Cpu) {
-        if (automatic != AutoThreshold::None) {
-            const BinSpec spec = src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
-            Histogram h = cpu_hist(src, spec, o);
-            const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
-                                                           : triangle_threshold(h.channel(0));
-            p = detail::threshold_params(src.type, t, maxval, type);
-            if (computed) *computed = t;
-        }
-        detail::cpu_threshold(src, dst, p, o.cpu_threads);
-        return p.used;
-    }
+/// The CUDA backend's threshold on a device view, or on a host view through the staging pipeline.
+double cuda_threshold_any(const ImageView& src, const ImageView& dst, const detail::ThresholdParams& p,
+                          AutoThreshold automatic, const FilterOptions& o, int* computed) {
     if (src.location == Location::Device) {
         const bool wait = automatic != AutoThreshold::None && computed == nullptr;
         const double r = detail::cuda_threshold(src, dst, p, automatic, computed, wait, o.device, o.stream);
@@ -155,6 +90,95 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
     });
     if (computed) *computed = *value;
     return static_cast<double>(*value);
+}
+
+}  // namespace
+
+void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptions& o) {
+    check_pair(src, dst, "equalize_hist");
+    require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist: 8-bit images only");
+    require(src.channels == 1, ErrorCode::Unsupported,
+            "equalize_hist: 1-channel images only (use equalize_hist_color for 3 or 4 channels)");
+    on_backend(
+        src, o, detail::HostWork::PointFilter,
+        [&] {
+            Histogram h = cpu_hist(src, BinSpec::u8(), o);
+            const Lut8 lut = equalize_table(h.channel(0));
+            detail::cpu_apply_lut(src, dst, &lut, o.cpu_threads);
+        },
+        [&] { run_cuda(src, dst, o, detail::cuda_equalize); });
+}
+
+void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEqualize mode, const FilterOptions& o) {
+    check_pair(src, dst, "equalize_hist_color");
+    require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist_color: 8-bit images only");
+    require(src.channels == 3 || src.channels == 4, ErrorCode::Unsupported,
+            "equalize_hist_color: 3- or 4-channel images only");
+    on_backend(
+        src, o, detail::HostWork::PointFilter,
+        [&] {
+            if (mode == ColorEqualize::Luma) {
+                detail::cpu_equalize_luma(src, dst, o.cpu_threads);
+                return;
+            }
+            Histogram h = cpu_hist(src, BinSpec::u8(), o);
+            Lut8 luts[4];
+            for (int c = 0; c < src.channels; ++c) luts[c] = equalize_table(h.channel(c));
+            detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
+        },
+        [&] {
+            run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
+                detail::cuda_equalize_color(s, d, mode, device, st);
+            });
+        });
+}
+
+void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, const FilterOptions& o) {
+    check_pair(src, dst, "apply_lut");
+    require(luts != nullptr, ErrorCode::InvalidArgument, "apply_lut: no tables");
+    require(src.type == SampleType::U8, ErrorCode::Unsupported, "apply_lut: 8-bit images only");
+    on_backend(
+        src, o, detail::HostWork::PointFilter, [&] { detail::cpu_apply_lut(src, dst, luts, o.cpu_threads); },
+        [&] {
+            run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
+                detail::cuda_apply_lut(s, d, luts, device, st);
+            });
+        });
+}
+
+double threshold(const ImageView& src, const ImageView& dst, double thresh, double maxval, ThresholdType type,
+                 AutoThreshold automatic, const FilterOptions& o, int* computed) {
+    check_pair(src, dst, "threshold");
+    require(static_cast<int>(type) <= 4, ErrorCode::InvalidArgument,
+            "threshold: unknown threshold type");
+    if (automatic == AutoThreshold::Otsu)
+        require(src.channels == 1 && (src.type == SampleType::U8 || src.type == SampleType::U16),
+                ErrorCode::Unsupported, "threshold: Otsu needs a 1-channel u8 or u16 image");
+    if (automatic == AutoThreshold::Triangle)
+        require(src.channels == 1 && src.type == SampleType::U8, ErrorCode::Unsupported,
+                "threshold: Triangle needs a 1-channel u8 image");
+    // Validates the type (u8, u16, f32) and normalises the parameters; for automatic modes the threshold
+    // is replaced below (on the host) or inside the kernels (on the device).
+    detail::ThresholdParams p = detail::threshold_params(src.type, thresh, maxval, type);
+
+    double result = p.used;
+    on_backend(
+        src, o, detail::HostWork::PointFilter,
+        [&] {
+            if (automatic != AutoThreshold::None) {
+                const BinSpec spec =
+                    src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
+                Histogram h = cpu_hist(src, spec, o);
+                const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
+                                                               : triangle_threshold(h.channel(0));
+                p = detail::threshold_params(src.type, t, maxval, type);
+                if (computed) *computed = t;
+            }
+            detail::cpu_threshold(src, dst, p, o.cpu_threads);
+            result = p.used;
+        },
+        [&] { result = cuda_threshold_any(src, dst, p, automatic, o, computed); });
+    return result;
 }
 
 Clahe::Clahe(double clip_limit, int tiles_x, int tiles_y) : clip_limit_(clip_limit), tiles_x_(1), tiles_y_(1) {
@@ -181,22 +205,22 @@ void Clahe::apply(const ImageView& src, const ImageView& dst, const FilterOption
     require(extra_right >= 0 && extra_bottom >= 0, ErrorCode::InvalidArgument, "CLAHE: negative extra border");
     const fmath::ClaheGeometry g = fmath::clahe_geometry(src.width, src.height, tiles_x_, tiles_y_, bins, clip_limit_,
                                                          extra_right, extra_bottom);
-    if (resolve(src, o) == Backend::Cpu) {
-        detail::cpu_clahe(src, dst, g, o.cpu_threads);
-        return;
-    }
-    if (src.location == Location::Device) {
-        detail::cuda_clahe(src, dst, g, o.device, o.stream);
-        return;
-    }
-    // The readable extension travels with the image; the op sees it as a wider device image and works on
-    // the ROI of the original size inside it.
-    ImageView ext = src;
-    ext.width = g.ext_w;
-    ext.height = g.ext_h;
-    detail::cuda_staged(ext, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-        detail::cuda_clahe(s.roi(0, 0, src.width, src.height), d, g, -1, st);
-    });
+    on_backend(
+        src, o, detail::HostWork::Clahe, [&] { detail::cpu_clahe(src, dst, g, o.cpu_threads); },
+        [&] {
+            if (src.location == Location::Device) {
+                detail::cuda_clahe(src, dst, g, o.device, o.stream);
+                return;
+            }
+            // The readable extension travels with the image; the op sees it as a wider device image and
+            // works on the ROI of the original size inside it.
+            ImageView ext = src;
+            ext.width = g.ext_w;
+            ext.height = g.ext_h;
+            detail::cuda_staged(ext, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
+                detail::cuda_clahe(s.roi(0, 0, src.width, src.height), d, g, -1, st);
+            });
+        });
 }
 
 void release_filter_workspaces() { detail::cuda_release_workspaces(); }

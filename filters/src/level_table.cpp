@@ -59,7 +59,7 @@ int level_count(SampleType type, const char* op) {
 
 Histogram level_histogram(const ImageView& src, const FilterOptions& o) {
     Options ho;
-    ho.backend = resolve_backend(o.backend, src);
+    ho.backend = o.backend;  // calcHist resolves it (Auto on a host image: the measured choice)
     ho.device = o.device;
     ho.cpu_threads = o.cpu_threads;
     ho.stream = o.stream;

@@ -1,4 +1,5 @@
 // Entry points of the host API: validate once, choose the backend, run it.
+#include "imghist/internal/backend_choice.hpp"
 #include "dispatch.hpp"
 
 #include <numeric>
@@ -97,20 +98,25 @@ Backend resolve_backend(Backend requested, const ImageView& img) {
 }  // namespace detail
 
 namespace {
-/// Adds the histogram of an already validated image into `hist` (whose shape matches), on the chosen backend.
+/// Adds the histogram of an already validated image into `hist` (whose shape matches), on the chosen backend
+/// (for Auto on a host image: the one measured faster for calls like this; backend_choice.hpp).
 void accumulate_validated(const ImageView& image, const detail::BinParams& bp, Histogram& hist, const Options& options) {
     const ImageView* mask = nullptr;
     if (options.mask) {
         detail::validate_mask(*options.mask, image);
         mask = &*options.mask;
     }
-    const Backend b = detail::resolve_backend(options.backend, image);
-    if (b == Backend::Cpu)
-        detail::cpu_histogram(image, mask, bp, hist.counts.data(), hist.out_of_range.data(), options.cpu_threads);
-    else
-        detail::cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(), hist.out_of_range.data(),
-                                       options.device, options.stream);
-    hist.backend = b;
+    detail::run_on_chosen_backend(options.backend, image, detail::HostWork::Histogram, options.cpu_threads,
+                                  [&](Backend b) {
+                                      if (b == Backend::Cpu)
+                                          detail::cpu_histogram(image, mask, bp, hist.counts.data(),
+                                                                hist.out_of_range.data(), options.cpu_threads);
+                                      else
+                                          detail::cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(),
+                                                                         hist.out_of_range.data(), options.device,
+                                                                         options.stream);
+                                      hist.backend = b;
+                                  });
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "imghist/internal/backend_choice.hpp"
 #include "dispatch.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
@@ -22,6 +23,9 @@ namespace {
 bool built_with_cuda() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
 std::string cuda_device_name(int) { return ""; }
+namespace detail {
+bool host_memory_is_pinned(const void*) noexcept { return false; }
+}  // namespace detail
 
 // ---- owning buffers: never hold memory here ------------------------------------------------------------------
 DeviceBuffer::DeviceBuffer(std::size_t bytes) { reserve(bytes); }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "imghist/internal/cuda_error.hpp"
+#include "imghist/internal/backend_choice.hpp"
 #include "dispatch.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
@@ -27,6 +28,18 @@ std::string cuda_device_name(int ordinal) {
     if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) return "";
     return prop.name;
 }
+
+namespace detail {
+bool host_memory_is_pinned(const void* p) noexcept {
+    if (p == nullptr) return false;
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+}  // namespace detail
 
 namespace {
 void require_device() {

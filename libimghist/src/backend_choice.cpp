@@ -1,0 +1,67 @@
+// The Auto backend for host images (backend_choice.hpp says why it is measured and how).
+#include "imghist/internal/backend_choice.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace imghist::detail {
+
+namespace {
+constexpr int kCpu = 0, kCuda = 1;
+int slot(Backend b) { return b == Backend::Cuda ? kCuda : kCpu; }
+
+int size_class(std::size_t bytes) {
+    int c = 0;
+    while (c < 63 && (std::size_t(1) << (c + 1)) <= bytes) ++c;
+    return c;  // floor(log2(bytes)), 0 for 0 and 1 byte
+}
+}  // namespace
+
+double BackendChooser::Timings::best() const {
+    double b = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < std::min(count, kRecent); ++i) b = std::min(b, recent[i]);
+    return b;
+}
+
+std::uint32_t BackendChooser::key_of(const HostCallClass& c) {
+    return static_cast<std::uint32_t>(c.work) | static_cast<std::uint32_t>(c.type) << 4 |
+           static_cast<std::uint32_t>(c.channels & 7) << 8 | static_cast<std::uint32_t>(c.pinned) << 11 |
+           static_cast<std::uint32_t>(size_class(c.bytes)) << 12;
+}
+
+Backend BackendChooser::choose(const HostCallClass& c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& e = entries_[key_of(c)];
+    if (e.cpu_threads != c.cpu_threads) {  // another thread budget: the CPU timings no longer apply
+        e = Entry{};
+        e.cpu_threads = c.cpu_threads;
+    }
+    const std::uint64_t call = e.calls++;
+    // Settling: alternate, CUDA first, until both have kSamples timings.
+    if (e.t[kCuda].count < kSamples || e.t[kCpu].count < kSamples)
+        return e.t[kCuda].count <= e.t[kCpu].count ? Backend::Cuda : Backend::Cpu;
+    const int winner = e.t[kCuda].best() <= e.t[kCpu].best() ? kCuda : kCpu;
+    const int pick = (call % kRecheckEvery == kRecheckEvery - 1) ? 1 - winner : winner;
+    return pick == kCuda ? Backend::Cuda : Backend::Cpu;
+}
+
+void BackendChooser::record(const HostCallClass& c, Backend used, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& e = entries_[key_of(c)];
+    if (e.cpu_threads != c.cpu_threads) return;  // the class restarted meanwhile
+    Timings& t = e.t[slot(used)];
+    t.recent[t.count % kRecent] = seconds;
+    ++t.count;
+}
+
+void BackendChooser::reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.clear();
+}
+
+BackendChooser& host_backend_chooser() {
+    static BackendChooser chooser;
+    return chooser;
+}
+
+}  // namespace imghist::detail
