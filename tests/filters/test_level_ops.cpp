@@ -489,7 +489,9 @@ IMGHIST_BACKEND_CASE("thresholdMultiOtsu on adversarial histograms: ties, sparse
     two[0] = 3;
     two[255] = 5;
     cases.push_back({two, 2});
-    for (const auto& [h, classes] : cases) {
+    for (const auto& c : cases) {
+        const std::vector<std::uint64_t>& h = c.first;
+        const int classes = c.second;  // a plain variable: C++17 lambdas cannot capture structured bindings
         const cv::Mat src = image_with(h);
         const std::vector<int> t = ref_multiotsu(h, classes);
         INFO("classes " << classes << " width " << src.cols << " reference " << t.size() << " thresholds");
