@@ -39,7 +39,8 @@
 //     and no stream or device is synchronised). Exception: threshold() with an automatic threshold and
 //     no `computed` output, which must wait for the value it returns (it waits on its stream only);
 //     likewise threshold_multiotsu, and the level-table operations on u16 images (see their section below).
-//   - Host views run on the backend chosen by FilterOptions::backend (Auto: CUDA when a device exists).
+//   - Host views run on the backend chosen by FilterOptions::backend (Auto: the backend measured faster
+//     for calls like it, see Backend in histogram.hpp).
 //     On CUDA the image is streamed through pinned staging buffers in chunks, so that host copies overlap
 //     the PCIe transfers (host images that are already page-locked are copied directly, without staging);
 //     the call returns when dst is written. On the CPU the work is split over threads.

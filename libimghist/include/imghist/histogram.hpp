@@ -65,6 +65,10 @@ struct IMGHIST_API BinSpec {
 /// Largest bin count accepted for a sample type (256 for u8, 65536 otherwise).
 IMGHIST_API int max_bins(SampleType type) noexcept;
 
+/// Auto: device images run on CUDA; host images run on the CPU without a device, and with one on whichever
+/// backend this process has measured faster for calls like this one (same operation, sample type, channels,
+/// size within a factor of two, pinned or pageable memory, CPU thread setting): the first calls of each kind
+/// try both, and every 128th call re-checks the other. Both backends give identical results.
 enum class Backend : std::uint8_t { Auto, Cpu, Cuda };
 /// "auto", "cpu", "cuda".
 IMGHIST_API const char* to_string(Backend b) noexcept;
@@ -99,7 +103,7 @@ struct IMGHIST_API Histogram {
 };
 
 struct Options {
-    Backend backend = Backend::Auto;   ///< Auto: CUDA when a device exists, else CPU
+    Backend backend = Backend::Auto;   ///< Auto: see Backend (measured choice for host images)
     std::optional<ImageView> mask;     ///< 8-bit, 1 channel, same size; same location as the image
     int device = -1;                   ///< CUDA device ordinal; -1 = the calling thread's current device
     int cpu_threads = 0;               ///< CPU worker threads; 0 = all hardware threads
