@@ -64,3 +64,22 @@ def cv2_calcHist(*args, **kwargs):
     OpenCV 4 returns it (OpenCV 5's Python bindings return (histSize,); the counts are the same)."""
     import cv2
     return cv2.calcHist(*args, **kwargs).reshape(-1, 1)
+
+
+def device_framework(name):
+    """CuPy or PyTorch, imported, with a CUDA device both it and imghist can use; skips the test otherwise."""
+    try:
+        mod = __import__(name)
+    except Exception as e:  # ImportError, or a framework that cannot load its CUDA libraries
+        pytest.skip(f"{name} is not usable here: {e}")
+    if not imghist.cuda_available():
+        pytest.skip("no CUDA device for imghist (or imghist was built without CUDA)")
+    if name == "cupy":
+        try:
+            if mod.cuda.runtime.getDeviceCount() < 1:
+                pytest.skip("CuPy sees no CUDA device")
+        except Exception as e:
+            pytest.skip(f"CuPy cannot use CUDA: {e}")
+    elif not mod.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    return mod

@@ -6,25 +6,7 @@ import numpy as np
 import pytest
 
 import imghist
-from conftest import cv2_calcHist, photographs, random_image
-
-
-def _framework(name):
-    try:
-        mod = __import__(name)
-    except Exception as e:  # ImportError, or a framework that cannot load its CUDA libraries
-        pytest.skip(f"{name} is not usable here: {e}")
-    if not imghist.cuda_available():
-        pytest.skip("no CUDA device for imghist (or imghist was built without CUDA)")
-    if name == "cupy":
-        try:
-            if mod.cuda.runtime.getDeviceCount() < 1:
-                pytest.skip("CuPy sees no CUDA device")
-        except Exception as e:
-            pytest.skip(f"CuPy cannot use CUDA: {e}")
-    elif not mod.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA device")
-    return mod
+from conftest import cv2_calcHist, device_framework, photographs, random_image
 
 
 class Fw:
@@ -32,7 +14,7 @@ class Fw:
 
     def __init__(self, name):
         self.name = name
-        self.mod = _framework(name)
+        self.mod = device_framework(name)
 
     def up(self, a):
         if self.name == "cupy":

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import imghist
-from conftest import BACKENDS, SIZES, photographs, random_image, roi_views
+from conftest import BACKENDS, SIZES, device_framework, photographs, random_image, roi_views
 
 skimage = pytest.importorskip("skimage")
 from skimage import exposure, filters  # noqa: E402
@@ -153,18 +153,6 @@ def test_errors(backend):
 
 # ---- device arrays ----------------------------------------------------------------------------------------------
 
-def _device_framework(name):
-    try:
-        mod = __import__(name)
-    except Exception as e:  # ImportError, or a framework that cannot load its CUDA libraries
-        pytest.skip(f"{name} is not usable here: {e}")
-    if not imghist.cuda_available():
-        pytest.skip("no CUDA device for imghist (or imghist was built without CUDA)")
-    if name == "torch" and not mod.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA device")
-    return mod
-
-
 def _up(mod, a):
     if mod.__name__ == "cupy":
         return mod.asarray(a)
@@ -177,7 +165,7 @@ def _down(d):
 
 @pytest.mark.parametrize("framework", ["cupy", "torch"])
 def test_device_arrays(framework):
-    mod = _device_framework(framework)
+    mod = device_framework(framework)
     for name, img in list(photographs().items()) + [("gauss", multiotsu_cases()["gauss"])]:
         d = _up(mod, img)
         for mode in ("luma", "per-channel"):
