@@ -39,9 +39,22 @@ inline const char* name(Dist d) {
     }
     return "?";
 }
+/// IMGHIST_TEST_SHAPES_ONLY=1 (set by scripts/run_gpu_suite.sh for the compute-sanitizer steps, where every
+/// launch costs about a hundred times more): the cases keep every size class but run two of the five
+/// distributions and two ROI offsets, since what the sanitizers look for (out-of-bounds and uninitialised
+/// accesses, races) depends on shapes and alignment far more than on values. Plain runs and CI use the full
+/// lists.
+inline bool shapes_only() {
+    static const bool on = [] {
+        const char* e = std::getenv("IMGHIST_TEST_SHAPES_ONLY");
+        return e != nullptr && *e != '\0' && *e != '0';
+    }();
+    return on;
+}
 inline const std::vector<Dist>& all_dists() {
     static const std::vector<Dist> d{Dist::Uniform, Dist::Constant, Dist::Gauss4, Dist::Gauss32, Dist::Photo};
-    return d;
+    static const std::vector<Dist> quick{Dist::Uniform, Dist::Photo};
+    return shapes_only() ? quick : d;
 }
 
 /// Size classes: single pixel, tiny odd, one row, one column, small, odd medium, VGA.
@@ -55,7 +68,8 @@ inline const std::vector<Size2>& size_classes() {
 /// ROI x-offsets in elements: -1 means a fresh continuous image; others cut a ROI from a wider parent.
 inline const std::vector<int>& roi_offsets() {
     static const std::vector<int> o{-1, 0, 1, 3, 13};
-    return o;
+    static const std::vector<int> quick{-1, 13};
+    return shapes_only() ? quick : o;
 }
 
 #ifdef IMGHIST_TEST_HAVE_IMGCODECS
