@@ -40,6 +40,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpuhist/gpuhist.hpp"
@@ -304,9 +305,9 @@ int main(int argc, char** argv) {
             add("multiotsu5/device", mo_ms, 2 * pixels, copy_ms / mo_ms, "5 classes incl. search, vs copy");
     }
 
-    // Stretch, matching and 5-class multi-Otsu per 1080p image (device-resident, photo and uniform data).
-    {
-        const int fw = 1920, fh = 1080;
+    // Equalization, Otsu, stretch, matching and 5-class multi-Otsu per 1080p and 4K frame (device-resident,
+    // photo and uniform data).
+    for (const auto& [fw, fh, frame] : {std::tuple{1920, 1080, "1080p"}, std::tuple{3840, 2160, "4K"}}) {
         const double px = static_cast<double>(fw) * fh;
         gpuhist::DeviceImage a(fw, fh), b(fw, fh);
         cv::cuda::GpuMat ga = gpuhist::asGpuMat(a), gb = gpuhist::asGpuMat(b);
@@ -319,6 +320,10 @@ int main(int argc, char** argv) {
             a.upload(imghist::view_of(img));
             const double copy_ms = time_device(args.runs, stream, [&] {
                 check(cudaMemcpy2DAsync(gb.data, gb.step, ga.data, ga.step, fw, fh, cudaMemcpyDeviceToDevice, stream), "copy");
+            });
+            const double eq_ms = time_device(args.runs, stream, [&] { gpuhist::equalizeHist(ga, gb, gpuhist::EQUALIZE_LUMA, s); });
+            const double otsu_ms = time_device(args.runs, stream, [&] {
+                gpuhist::threshold(ga, gb, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU, s);
             });
             const double st_ms = time_device(args.runs, stream, [&] { gpuhist::stretchContrast(ga, gb, 2, 1, gpuhist::EQUALIZE_LUMA, s); });
             const double match_ms = time_device(args.runs, stream, [&] {
@@ -336,10 +341,14 @@ int main(int argc, char** argv) {
             auto add = [&](const std::string& w, double ms, double moved, double vs, const std::string& note) {
                 rows.push_back(make_row(w, dist, device, ms, px, moved, vs, note));
             };
-            add("copy/1080p", copy_ms, 2 * px, 1.0, "read+write limit at 1080p");
-            add("stretch/1080p", st_ms, 2 * px, copy_ms / st_ms, "2%/1%, vs copy");
-            add("match/1080p", match_ms, 2 * px, copy_ms / match_ms, "to a fixed histogram, vs copy");
-            add("multiotsu5/1080p", mo_ms, 2 * px, copy_ms / mo_ms, "5 classes incl. search; target < 0.050 ms");
+            const std::string f = frame;
+            add("copy/" + f, copy_ms, 2 * px, 1.0, "read+write limit at " + f);
+            add("equalize/" + f, eq_ms, 2 * px, copy_ms / eq_ms, "vs copy");
+            add("otsu/" + f, otsu_ms, 2 * px, copy_ms / otsu_ms, "THRESH_OTSU incl. the wait for the level, vs copy");
+            add("stretch/" + f, st_ms, 2 * px, copy_ms / st_ms, "2%/1%, vs copy");
+            add("match/" + f, match_ms, 2 * px, copy_ms / match_ms, "to a fixed histogram, vs copy");
+            add("multiotsu5/" + f, mo_ms, 2 * px, copy_ms / mo_ms,
+                f == "1080p" ? "5 classes incl. search; target < 0.050 ms" : "5 classes incl. search");
             add("multiotsu5/search", search_ms, px, mo_ms / search_ms, "host search alone (the CPU backend's; not in the device call)");
         }
     }

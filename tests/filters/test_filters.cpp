@@ -210,6 +210,40 @@ IMGHIST_BACKEND_CASE("Otsu threshold on 8-bit images matches cv::threshold over 
     }
 }
 
+// Frames of 1080p and 4096x2304, continuous and as ROIs: on the device these take the one-launch filters
+// (fused_kernels.cuh), at 4096x2304 past the segments each thread keeps in registers, so its second pass
+// re-reads; scripts/run_gpu_suite.sh also runs every case with the one-launch path off.
+IMGHIST_BACKEND_CASE("equalizeHist and Otsu / Triangle thresholds on frames up to 4096x2304 match OpenCV", "[filters][equalize][threshold][frames]") {
+    std::uint64_t seed = 700;
+    const std::vector<Size2> frames = shapes_only() ? std::vector<Size2>{{4096, 2304}} : std::vector<Size2>{{1920, 1080}, {4096, 2304}};
+    for (const Size2& s : frames)
+        for (int xo : {-1, 7})
+            for (int cn : {1, 3}) {
+                const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
+                INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn);
+                const cv::Mat expected = cn == 1 ? [&] { cv::Mat e; cv::equalizeHist(src, e); return e; }()
+                                                 : opencv_equalize_per_channel(src);
+                check_op(backend, src, expected,
+                         [](const cv::Mat& a, cv::Mat& b) { gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL); },
+                         [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                             gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL);
+                         });
+                if (cn != 1) continue;
+                for (int automatic : {cv::THRESH_OTSU, cv::THRESH_TRIANGLE}) {
+                    cv::Mat e;
+                    const double r = cv::threshold(src, e, 0, 200, cv::THRESH_TOZERO_INV | automatic);
+                    INFO("automatic " << automatic << " level " << r);
+                    double got = -1;
+                    check_op(backend, src, e,
+                             [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 200, cv::THRESH_TOZERO_INV | automatic); },
+                             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                                 REQUIRE(gpuhist::threshold(a, b, 0, 200, cv::THRESH_TOZERO_INV | automatic) == r);
+                             });
+                    REQUIRE(got == r);
+                }
+            }
+}
+
 IMGHIST_BACKEND_CASE("Otsu threshold on 16-bit images matches cv::threshold", "[filters][threshold][otsu]") {
     std::uint64_t seed = 700;
     for (Dist d : all_dists())

@@ -18,6 +18,7 @@
 #include "imghist/internal/device_histogram.hpp"
 #include "imghist/internal/tuning.hpp"
 #include "imghist/internal/workspace.hpp"
+#include "fused.hpp"
 #include "kernels.cuh"
 
 namespace imghist::detail {
@@ -124,6 +125,7 @@ void cuda_equalize(const ImageView& src, const ImageView& dst, int device, Strea
     DeviceScope scope(device);
     WorkspaceLease lease = workspace(stream);
     Workspace& ws = *lease;
+    if (try_fused_filter_u8(ws, src, dst, FusedRequest{FusedFilter::Equalize}, stream)) return;
     const CountType type = device_histogram(ws, src, 256);
     launch_equalize_apply(ws, type, src, dst, stream);
 }
@@ -134,6 +136,7 @@ void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEquali
     WorkspaceLease lease = workspace(stream);
     Workspace& ws = *lease;
     if (mode == ColorEqualize::PerChannel) {
+        if (try_fused_filter_u8(ws, src, dst, FusedRequest{FusedFilter::Equalize}, stream)) return;
         const CountType type = device_histogram(ws, src, 256);
         launch_equalize_apply(ws, type, src, dst, stream);
         return;
@@ -173,6 +176,21 @@ double cuda_threshold(const ImageView& src, const ImageView& dst, const Threshol
     Workspace& ws = *lease;
     const int* t_dev = nullptr;
     int* waited = nullptr;
+    if (automatic != AutoThreshold::None && src.type == SampleType::U8) {
+        // One launch: the histogram, the threshold and the pass.
+        FusedRequest r;
+        r.filter = automatic == AutoThreshold::Otsu ? FusedFilter::Otsu : FusedFilter::Triangle;
+        r.maxval = p.imaxval;
+        r.op = p.op;
+        r.level = device_threshold(ws);
+        r.level_host = wait ? (waited = pinned_int(-1)) : computed;
+        if (try_fused_filter_u8(ws, src, dst, r, stream)) {
+            if (!waited) return std::numeric_limits<double>::quiet_NaN();
+            FILTERS_CUDA(cudaStreamSynchronize(cu(stream)));
+            return static_cast<double>(*waited);
+        }
+        waited = nullptr;
+    }
     if (automatic != AutoThreshold::None) {
         const int bins = src.type == SampleType::U8 ? 256 : 65536;
         const CountType type = device_histogram(ws, src, bins);

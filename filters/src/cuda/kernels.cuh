@@ -180,9 +180,9 @@ struct LutOp {
 
 /// The block's C tables (C x 256 bytes, channel-major, in shared, global or parameter memory) spread into
 /// `tab` (C x 64 x 32 words of shared memory) as LutOp reads them — each 4-entry word in 32 copies, one per
-/// bank — then the pass over the image. Every table kernel ends here.
+/// bank. Synchronises.
 template <int C>
-__device__ __forceinline__ void apply_tables(const Span2D& s, const std::uint8_t* lut, std::uint32_t* tab) {
+__device__ __forceinline__ void spread_tables(const std::uint8_t* lut, std::uint32_t* tab) {
     const int words = C * 64 * 32;
     for (int i = threadIdx.x; i < words; i += blockDim.x) {
         const std::uint8_t* e = lut + 4 * (i >> 5);  // entries 4*group .. 4*group+3, group = i / 32
@@ -190,6 +190,12 @@ __device__ __forceinline__ void apply_tables(const Span2D& s, const std::uint8_t
                  (static_cast<std::uint32_t>(e[2]) << 16) | (static_cast<std::uint32_t>(e[3]) << 24);
     }
     __syncthreads();
+}
+
+/// spread_tables, then the pass over the image. Every table kernel of the two-kernel path ends here.
+template <int C>
+__device__ __forceinline__ void apply_tables(const Span2D& s, const std::uint8_t* lut, std::uint32_t* tab) {
+    spread_tables<C>(lut, tab);
     LutOp<C> op{tab, threadIdx.x & 31u};
     if (vector_path(s)) for_each_vector<kLutVectors>(s.src, s.dst, s.row_bytes, s.reverse, op);
     else for_each_segment(s, op);
@@ -228,15 +234,20 @@ struct ThresholdU8Op {
     }
 };
 
-/// Threshold from `t_dev` when non-null (computed on the device), else `t_host`.
-static __global__ void threshold_u8_kernel(Span2D s, const int* __restrict__ t_dev, int t_host, int maxval, int op) {
+__device__ __forceinline__ ThresholdU8Op threshold_u8_op(int t, int maxval, int op) {
     ThresholdU8Op o;
-    o.t = t_dev ? *t_dev : t_host;
-    const int tc = o.t < 0 ? 0 : (o.t > 255 ? 255 : o.t);
+    o.t = t;
+    const int tc = t < 0 ? 0 : (t > 255 ? 255 : t);
     o.t4 = static_cast<std::uint32_t>(tc) * 0x01010101u;
     o.maxval = static_cast<std::uint8_t>(maxval);
     o.m4 = static_cast<std::uint32_t>(maxval) * 0x01010101u;
     o.op = op;
+    return o;
+}
+
+/// Threshold from `t_dev` when non-null (computed on the device), else `t_host`.
+static __global__ void threshold_u8_kernel(Span2D s, const int* __restrict__ t_dev, int t_host, int maxval, int op) {
+    const ThresholdU8Op o = threshold_u8_op(t_dev ? *t_dev : t_host, maxval, op);
     if (vector_path(s)) for_each_vector<kThresholdVectors>(s.src, s.dst, s.row_bytes, s.reverse, o);
     else for_each_segment(s, o);
 }
@@ -381,29 +392,25 @@ __device__ __forceinline__ double div_rn_with_rcp(double a, double b, double r) 
     return __fma_rn(e1, r, y1);
 }
 
-/// Otsu on 256 bins, one block of 256 threads. The q1 and mu1 recurrences are inherently sequential (their
+/// cv::threshold's Otsu level of a 256-bin histogram, returned to every thread of a block of 256 threads
+/// (all of them call it; it synchronises). The q1 and mu1 recurrences are inherently sequential (their
 /// rounding must be reproduced step by step), so one thread runs them; everything else is spread over the
 /// block: the bin probabilities and moments before, the skip tests between the two recurrences (they
 /// depend on q1 only), and the class variances and the first-maximum search after. The mu1 loop then
 /// carries nothing but its own multiply-add-divide chain.
 template <class Count>
-__global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
+__device__ __forceinline__ int otsu256_block(const Count* __restrict__ counts) {
     __shared__ unsigned long long scratch[33];
     __shared__ double p[256], ip[256], q1s[256], mu1s[256], rq[256];
     __shared__ unsigned char valid[256];
     __shared__ double best_sigma[8];
     __shared__ int best_idx[8];
+    __shared__ int result;
     const int t = threadIdx.x;
     const unsigned long long h = counts[t];
     const unsigned long long total = block_sum<unsigned long long>(h, scratch);
     const unsigned long long moment = block_sum<unsigned long long>(h * static_cast<unsigned long long>(t), scratch);
-    if (total == 0) {
-        if (t == 0) {
-            *out = 0;
-            if (out2) *out2 = 0;
-        }
-        return;
-    }
+    if (total == 0) return 0;  // uniform across the block: block_sum broadcast it
     const double scale = 1.0 / static_cast<double>(total);
     const double mu = static_cast<double>(moment) * scale;
     // The same operations as fmath::otsu_step, split into its independent and sequential parts.
@@ -490,7 +497,19 @@ __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict
                 bs = best_sigma[w];
                 bi = best_idx[w];
             }
-        const int r = bs > 0.0 ? bi : 0;
+        result = bs > 0.0 ? bi : 0;
+    }
+    __syncthreads();
+    const int r = result;
+    __syncthreads();  // the shared words above are reused by the next call
+    return r;
+}
+
+/// Otsu on 256 bins, one block of 256 threads.
+template <class Count>
+__global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
+    const int r = otsu256_block(counts);
+    if (threadIdx.x == 0) {
         *out = r;
         if (out2) *out2 = r;
     }
@@ -528,14 +547,28 @@ __global__ void otsu_seq_kernel(const Count* __restrict__ counts, int bins, int*
     if (out2) *out2 = r;
 }
 
+/// cv::threshold's Triangle level of a 256-bin histogram, returned to every thread of a block of 256 threads
+/// (all of them call it; it synchronises). The rule is a short sequential walk: one thread runs it.
 template <class Count>
-__global__ void triangle_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
+__device__ __forceinline__ int triangle_block(const Count* __restrict__ counts) {
     __shared__ long long h[256];
+    __shared__ int result;
     h[threadIdx.x] = static_cast<long long>(counts[threadIdx.x]);
     __syncthreads();
     if (threadIdx.x == 0) {
         const long long* hp = h;
-        const int r = fmath::triangle_from([hp](int i) { return hp[i]; });
+        result = fmath::triangle_from([hp](int i) { return hp[i]; });
+    }
+    __syncthreads();
+    const int r = result;
+    __syncthreads();
+    return r;
+}
+
+template <class Count>
+__global__ void triangle_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
+    const int r = triangle_block(counts);
+    if (threadIdx.x == 0) {
         *out = r;
         if (out2) *out2 = r;
     }

@@ -71,12 +71,16 @@ __device__ __forceinline__ std::uint8_t match_entry_block(const SrcCount* __rest
     __shared__ double xp[256];
     __shared__ int fp[256];
     const int v = threadIdx.x;
+    static_assert(sizeof(SrcCount) == 4, "source counts are 32-bit (images of fewer than 2^32 pixels)");
     const unsigned long long hs = source[v], ht = target[v];
-    unsigned long long n, m, points;
-    const unsigned long long cum_s = block_exclusive_scan(hs, scratch, n) + hs;
+    // Two scans, not three: the source's cumulative count (< 2^32) and the number of target levels that hold
+    // samples (<= 256, so 9 bits never carry into it) share one 64-bit scan.
+    unsigned long long packed_total, m;
+    const unsigned long long packed = block_exclusive_scan((hs << 9) | (ht != 0 ? 1ull : 0ull), scratch, packed_total);
+    const unsigned long long cum_s = (packed >> 9) + hs, n = packed_total >> 9;
     const unsigned long long cum_t = block_exclusive_scan(ht, scratch, m) + ht;
     // The target's points, in level order: (cumulative quantile, level) at each level it holds.
-    const unsigned long long slot = block_exclusive_scan(ht != 0 ? 1ull : 0ull, scratch, points);
+    const unsigned long long slot = packed & 511u, points = packed_total & 511u;
     if (ht != 0) {
         xp[slot] = static_cast<double>(cum_t) / static_cast<double>(m);
         fp[slot] = v;
@@ -216,7 +220,7 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     std::uint32_t* front[2] = {reinterpret_cast<std::uint32_t*>(S + 256),
                                reinterpret_cast<std::uint32_t*>(S + 256) + kMultiOtsuFrontier};
     __shared__ int lo_s, hi_s, front_n[2], overflow;
-    __shared__ unsigned long long total_s;
+    __shared__ unsigned long long sum_scratch[33];
     __shared__ float lb_s;
     __shared__ float wf[32];
     __shared__ std::uint32_t wk[32];
@@ -228,7 +232,6 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     if (t == 0) {
         lo_s = 256;
         hi_s = -1;
-        total_s = 0;
         front_n[0] = front_n[1] = 0;
         overflow = 0;
     }
@@ -236,11 +239,12 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     if (h != 0) {
         atomicMin(&lo_s, t);
         atomicMax(&hi_s, t);
-        atomicAdd(&total_s, h);
     }
+    // A shuffle reduction, not a shared 64-bit atomicAdd: that one is a compare-and-swap loop, and 256
+    // threads contending on one word serialise for microseconds.
+    const unsigned long long total = block_sum<unsigned long long>(h, sum_scratch);  // synchronises
     const int distinct = __syncthreads_count(h != 0);
     const int lo = lo_s, L = hi_s - lo_s + 1;
-    const unsigned long long total = total_s;
     if (distinct <= classes) {
         // Too few values (the host raises scikit-image's error) or exactly `classes` of them: the lowest
         // classes - 1 levels, as scikit-image's np.flatnonzero(prob)[:-1].

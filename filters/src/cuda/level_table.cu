@@ -19,6 +19,7 @@
 #include "imghist/internal/device_histogram.hpp"
 #include "imghist/internal/tuning.hpp"
 #include "imghist/internal/workspace.hpp"
+#include "fused.hpp"
 #include "level_kernels.cuh"
 
 namespace imghist::detail {
@@ -190,6 +191,11 @@ void cuda_stretch_u8(const ImageView& src, const ImageView& dst, double q_lo, do
         for (int c = 0; c < 3; ++c) a.counts[c] = luma_counts;
         a.counts[3] = nullptr;  // alpha: identity
     } else {
+        FusedRequest r;
+        r.filter = FusedFilter::Stretch;
+        r.q_lo = q_lo;
+        r.q_hi = q_hi;
+        if (try_fused_filter_u8(*ws, src, dst, r, stream)) return;
         const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
         for (int c = 0; c < src.channels; ++c) a.counts[c] = counts + c * 256;
     }
@@ -201,9 +207,13 @@ void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histo
     require_device_views(src, dst);
     DeviceGuard scope(device);
     WorkspaceLease ws = acquire_workspace(-1, stream);
-    const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
     if (reference) {
         const unsigned int* ref_counts = counts_of(*ws, *reference, DeviceSlot::LevelTarget);
+        FusedRequest r;
+        r.filter = FusedFilter::MatchImage;
+        r.target = ref_counts;
+        if (try_fused_filter_u8(*ws, src, dst, r, stream)) return;
+        const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
         kernels::LevelArgs<unsigned int> a{};
         for (int c = 0; c < src.channels; ++c) {
             a.counts[c] = counts + c * 256;
@@ -216,6 +226,12 @@ void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histo
     const std::size_t bytes = target->counts.size() * sizeof(std::uint64_t);
     auto* target_counts = ws->device_as<unsigned long long>(DeviceSlot::LevelTarget, bytes);
     LEVELS_CUDA(cudaMemcpyAsync(target_counts, target->counts.data(), bytes, cudaMemcpyHostToDevice, cu(stream)));
+    FusedRequest r;
+    r.filter = FusedFilter::MatchHistogram;
+    r.target = target_counts;
+    r.target_stride = target->channels == 1 ? 0 : 256;
+    if (try_fused_filter_u8(*ws, src, dst, r, stream)) return;
+    const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
     kernels::LevelArgs<unsigned long long> a{};
     for (int c = 0; c < src.channels; ++c) {
         a.counts[c] = counts + c * 256;

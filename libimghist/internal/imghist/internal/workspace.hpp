@@ -49,6 +49,7 @@ enum class DeviceSlot : int {
     LevelSource,   ///< filters: an 8-bit image's counts for stretch, matching and multi-Otsu (u32)
     LevelTarget,   ///< filters: the matching target's counts (u32 from a reference image, u64 from the host)
     MultiOtsuResult,  ///< filters: the device multi-Otsu search's result
+    FusedCounts,   ///< filters: the one-launch filters' counters and ticket (zero between launches)
     StageSrc,      ///< staging: device copy of a host source image (bounded, see above)
     StageDst,      ///< staging: device result to be copied back to a host image (bounded)
     Count

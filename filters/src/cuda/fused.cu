@@ -1,0 +1,153 @@
+// imghist filters — launch code of the one-launch filters (kernels in fused_kernels.cuh): which images
+// take them, the grid (every block resident, as the grid-wide barrier needs), the zeroed counters.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+
+#include "fused.hpp"
+#include "fused_kernels.cuh"
+#include "imghist/internal/cuda_error.hpp"
+#include "imghist/internal/tuning.hpp"
+
+namespace imghist::detail {
+namespace {
+
+using kernels::FusedKind;
+
+cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
+
+constexpr int kMaxDevices = 64;
+
+/// FilterTuning::fused_max_bytes, or IMGHIST_FUSED_MAX_BYTES when set (read once).
+std::size_t fused_max_bytes(const Workspace& ws) {
+    static const long long env = [] {
+        const char* v = std::getenv("IMGHIST_FUSED_MAX_BYTES");
+        return v && *v ? std::atoll(v) : -1LL;
+    }();
+    return env >= 0 ? static_cast<std::size_t>(env) : cuda::tuning_for(ws.cc_major()).filters.fused_max_bytes;
+}
+
+bool cooperative_launch_supported(int device) {
+    static std::atomic<int> known[kMaxDevices];  // 0 unknown, 1 yes, 2 no
+    if (device < 0 || device >= kMaxDevices) return false;
+    int k = known[device].load(std::memory_order_relaxed);
+    if (k == 0) {
+        int v = 0;
+        cuda_check(cudaDeviceGetAttribute(&v, cudaDevAttrCooperativeLaunch, device), "filters: cooperative launch attribute");
+        k = v ? 1 : 2;
+        known[device].store(k, std::memory_order_relaxed);
+    }
+    return k == 1;
+}
+
+/// Blocks of one kernel resident per SM, per device: the occupancy query's answer, lowered when a
+/// cooperative launch finds fewer (tools that instrument kernels, such as compute-sanitizer's memcheck, make
+/// them larger than the query sees). 0 = not asked yet, else the count plus one.
+struct ResidentBlocks {
+    std::atomic<int> per_device[kMaxDevices] = {};
+
+    template <class Kernel>
+    int get(Kernel fn, std::size_t smem, int device) {
+        if (device < 0 || device >= kMaxDevices) return 0;
+        int n = per_device[device].load(std::memory_order_relaxed);
+        if (n == 0) {
+            cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, kernels::kFusedThreads, smem),
+                       "filters: fused kernel occupancy");
+            n = std::max(n, 0) + 1;
+            per_device[device].store(n, std::memory_order_relaxed);
+        }
+        return n - 1;
+    }
+    void lower(int device, int blocks) { per_device[device].store(std::max(blocks, 0) + 1, std::memory_order_relaxed); }
+};
+
+template <int C, FusedKind K, class Tgt>
+bool launch(Workspace& ws, kernels::FusedArgs<Tgt>& a, Stream stream) {
+    static ResidentBlocks resident;  // one per kernel
+    auto* fn = kernels::fused_filter_kernel<C, K, Tgt>;
+    const std::size_t smem = kernels::fused_smem_bytes(C, a.copies_log2);
+    const long long per_block = static_cast<long long>(kernels::kFusedThreads) * kernels::kFusedKept;
+    const long long wanted = (static_cast<long long>(a.segments) + per_block - 1) / per_block;
+    void* params[] = {&a};
+    for (;;) {
+        const int per_sm = resident.get(fn, smem, ws.device());
+        if (per_sm <= 0) return false;
+        const long long fit = static_cast<long long>(per_sm) * ws.sm_count();
+        const unsigned grid = static_cast<unsigned>(std::max(1LL, std::min(wanted, fit)));
+        const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(fn), dim3(grid),
+                                                          dim3(kernels::kFusedThreads), params, smem, cu(stream));
+        if (e != cudaErrorCooperativeLaunchTooLarge) {
+            cuda_check(e, "fused_filter_kernel");
+            return true;
+        }
+        // Fewer blocks fit than the query said (the grid-stride loops work with any grid): remember a
+        // count below this grid's, and try again.
+        (void)cudaGetLastError();
+        resident.lower(ws.device(), static_cast<int>(std::min<long long>(per_sm - 1, (grid - 1) / ws.sm_count())));
+    }
+}
+
+template <FusedKind K, class Tgt>
+bool launch_channels(Workspace& ws, int channels, kernels::FusedArgs<Tgt>& a, Stream stream) {
+    switch (channels) {
+        case 1: return launch<1, K, Tgt>(ws, a, stream);
+        case 3: return launch<3, K, Tgt>(ws, a, stream);
+        case 4: return launch<4, K, Tgt>(ws, a, stream);
+        default: return false;
+    }
+}
+
+}  // namespace
+
+bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& dst, const FusedRequest& r,
+                         Stream stream) {
+    const bool threshold = r.filter == FusedFilter::Otsu || r.filter == FusedFilter::Triangle;
+    if (src.type != SampleType::U8 || src.location != Location::Device || dst.location != Location::Device)
+        return false;
+    if (threshold ? src.channels != 1 : (src.channels != 1 && src.channels != 3 && src.channels != 4)) return false;
+    const kernels::Span2D s = kernels::span_of(src, dst, false);
+    const std::size_t bytes = s.row_bytes * static_cast<std::size_t>(s.rows);
+    if (bytes == 0 || bytes > fused_max_bytes(ws) || !cooperative_launch_supported(ws.device())) return false;
+
+    // Counters (4 x 256) and the ticket: zeroed when the buffer is new, left zero by every launch.
+    bool grown = false;
+    auto* zeroed = ws.device_as<unsigned int>(DeviceSlot::FusedCounts, (4 * 256 + 1) * sizeof(unsigned int), &grown);
+    if (grown)
+        cuda_check(cudaMemsetAsync(zeroed, 0, (4 * 256 + 1) * sizeof(unsigned int), cu(stream)), "filters: fused counters");
+
+    auto fill = [&](auto& a) {
+        a.s = s;
+        a.segments = static_cast<unsigned int>(s.segs_per_row * static_cast<std::size_t>(s.rows));
+        a.counts = zeroed;
+        a.ticket = zeroed + 4 * 256;
+        a.copies_log2 = cuda::tuning_for(ws.cc_major()).filters.fused_copies_log2;
+        a.q_lo = r.q_lo;
+        a.q_hi = r.q_hi;
+        a.target_stride = r.target_stride;
+        a.maxval = r.maxval;
+        a.op = r.op;
+        a.level = r.level;
+        a.level_host = r.level_host;
+    };
+    if (r.filter == FusedFilter::MatchHistogram) {
+        kernels::FusedArgs<unsigned long long> a{};
+        fill(a);
+        a.target = static_cast<const unsigned long long*>(r.target);
+        return launch_channels<FusedKind::Match>(ws, src.channels, a, stream);
+    }
+    kernels::FusedArgs<unsigned int> a{};
+    fill(a);
+    a.target = static_cast<const unsigned int*>(r.target);
+    switch (r.filter) {
+        case FusedFilter::Equalize: return launch_channels<FusedKind::Equalize>(ws, src.channels, a, stream);
+        case FusedFilter::Stretch: return launch_channels<FusedKind::Stretch>(ws, src.channels, a, stream);
+        case FusedFilter::MatchImage: return launch_channels<FusedKind::Match>(ws, src.channels, a, stream);
+        case FusedFilter::Otsu: return launch<1, FusedKind::Otsu>(ws, a, stream);
+        case FusedFilter::Triangle: return launch<1, FusedKind::Triangle>(ws, a, stream);
+        default: return false;
+    }
+}
+
+}  // namespace imghist::detail

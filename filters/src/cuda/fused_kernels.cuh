@@ -1,0 +1,219 @@
+// imghist filters — the one-launch filter kernel for 8-bit device images: histogram -> table (or threshold)
+// -> apply in a single cooperative launch. Launch code is in fused.cu.
+//
+// Why one launch: at frame sizes (640x480 to 4K) the two-kernel path (the core's histogram, then an apply
+// kernel that derives the table) pays two launches, the gap between them and a second read of the image;
+// each of those costs about as much as the memory traffic itself. Here every block
+//   1. reads its segments of the image (the first kFusedKept per thread stay in registers), counts them in
+//      shared memory and adds its counts to one global histogram;
+//   2. waits at a grid-wide barrier (the launch is cooperative, so every block is resident);
+//   3. reads the finished histogram, derives the C tables (or the threshold) itself — the same block
+//      functions the two-kernel path uses, so the result is the same byte for byte;
+//   4. applies them to the segments it kept, then to any further segments (read again, last read first,
+//      so that large images hit what is still in L2), and writes the output.
+// The global counts and the ticket are zero on entry and the last block to read them zeroes them again,
+// so no separate clearing launch is needed. Images are cut into the segments of kernels.cuh's
+// for_each_segment (16-byte aligned source vectors per row plus a head and a tail), so every pitch, ROI
+// offset and alignment is exact; in-place calls are safe (every read of a kept segment precedes its write).
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "level_kernels.cuh"
+
+namespace imghist::detail::kernels {
+
+enum class FusedKind : int { Equalize, Stretch, Match, Otsu, Triangle };
+
+constexpr int kFusedThreads = 256;  // one thread per 8-bit level: the table builders are written for it
+constexpr int kFusedKept = 2;       // segments per thread held in registers across the barrier
+
+template <class TgtCount>
+struct FusedArgs {
+    Span2D s;
+    unsigned int segments;   ///< s.rows * s.segs_per_row
+    unsigned int* counts;    ///< C x 256 counters, zero on entry and again on exit
+    unsigned int* ticket;    ///< zero on entry and again on exit
+    int copies_log2;         ///< privatized copies of the shared counters, log2
+    double q_lo, q_hi;       ///< Stretch
+    const TgtCount* target;  ///< Match: target counts of channel c at target + c * target_stride
+    int target_stride;
+    int maxval, op;          ///< Otsu, Triangle: the threshold operation
+    int* level;              ///< Otsu, Triangle: receives the threshold (device memory), or null
+    int* level_host;         ///< Otsu, Triangle: the same, in page-locked host memory, or null
+};
+
+/// Segment `idx` of a Span2D, in for_each_segment's cut: segment 0 of a row is its unaligned head, segment
+/// k >= 1 the (at most) 16 bytes from head + 16 (k - 1), aligned in the source.
+struct SegmentRef {
+    const std::uint8_t* src;
+    std::uint8_t* dst;
+    std::size_t offset;  ///< first byte within the row
+    unsigned n;          ///< bytes, 0..16
+};
+
+__device__ __forceinline__ SegmentRef segment_at(const Span2D& s, unsigned int idx) {
+    unsigned int y = 0, k = idx;
+    if (s.rows != 1) {
+        const auto per_row = static_cast<unsigned int>(s.segs_per_row);
+        y = idx / per_row;
+        k = idx - y * per_row;
+    }
+    SegmentRef r;
+    r.src = s.src + static_cast<std::size_t>(y) * s.src_pitch;
+    r.dst = s.dst + static_cast<std::size_t>(y) * s.dst_pitch;
+    std::size_t head = (16u - (reinterpret_cast<std::uintptr_t>(r.src) & 15u)) & 15u;
+    if (head > s.row_bytes) head = s.row_bytes;
+    if (k == 0) {
+        r.offset = 0;
+        r.n = static_cast<unsigned>(head);
+    } else {
+        r.offset = head + static_cast<std::size_t>(k - 1) * 16;
+        r.n = r.offset < s.row_bytes ? static_cast<unsigned>(min(static_cast<std::size_t>(16), s.row_bytes - r.offset)) : 0u;
+    }
+    return r;
+}
+
+__device__ __forceinline__ std::uint32_t byte_of(const uint4& q, int b) {
+    const std::uint32_t w = b < 4 ? q.x : (b < 8 ? q.y : (b < 12 ? q.z : q.w));
+    return (w >> ((b & 3) * 8)) & 0xFFu;
+}
+
+__device__ __forceinline__ uint4 load_segment(const SegmentRef& r) {
+    if (r.n == 16) return __ldcs(reinterpret_cast<const uint4*>(r.src + r.offset));  // aligned: see segment_at
+    std::uint32_t w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int b = 0; b < 16; ++b)
+        if (b < static_cast<int>(r.n)) w[b >> 2] |= static_cast<std::uint32_t>(r.src[r.offset + b]) << ((b & 3) * 8);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// One increment per byte of the segment into this lane's copy of the channel's 256 counters.
+template <int C>
+__device__ __forceinline__ void count_segment(const uint4& q, const SegmentRef& r, std::uint32_t* mine, int copies_log2) {
+    unsigned c = C == 1 ? 0u : static_cast<unsigned>(r.offset % C);
+#pragma unroll
+    for (int b = 0; b < 16; ++b) {
+        if (b < static_cast<int>(r.n)) atomicAdd(mine + ((c * 256u + byte_of(q, b)) << copies_log2), 1u);
+        if (C > 1) c = c + 1 == C ? 0u : c + 1;
+    }
+}
+
+template <class Op>
+__device__ __forceinline__ void store_segment(const SegmentRef& r, const uint4& q, const Op& op) {
+    if (r.n == 16) {
+        const uint4 out = op.vec(q, r.offset);
+        std::uint8_t* d = r.dst + r.offset;
+        if ((reinterpret_cast<std::uintptr_t>(d) & 15u) == 0) {
+            __stcs(reinterpret_cast<uint4*>(d), out);
+        } else {
+#pragma unroll
+            for (int b = 0; b < 16; ++b) d[b] = static_cast<std::uint8_t>(byte_of(out, b));
+        }
+        return;
+    }
+#pragma unroll
+    for (int b = 0; b < 16; ++b)
+        if (b < static_cast<int>(r.n))
+            r.dst[r.offset + b] = op.byte(static_cast<std::uint8_t>(byte_of(q, b)), r.offset + b);
+}
+
+/// Dynamic shared memory of the kernel: the privatized counters, later reused for the spread tables.
+__host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int copies_log2) {
+    const std::size_t counters = (static_cast<std::size_t>(channels) * 256u * 4u) << copies_log2;
+    const std::size_t tables = static_cast<std::size_t>(channels) * 64u * 32u * 4u;
+    return counters > tables ? counters : tables;
+}
+
+template <int C, FusedKind K, class TgtCount>
+__global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ FusedArgs<TgtCount> a) {
+    extern __shared__ std::uint32_t work[];  // the counters, then the tables as LutOp reads them
+    __shared__ unsigned int counts[C * 256];
+    __shared__ std::uint8_t lut[C * 256];
+    __shared__ bool last;
+    const unsigned tid = threadIdx.x;
+    const unsigned copies = 1u << a.copies_log2;
+    const unsigned words = (C * 256u) << a.copies_log2;
+    for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
+    __syncthreads();
+
+    // 1. Read and count. Lane l increments copy l mod copies of each counter.
+    const unsigned nthreads = gridDim.x * blockDim.x;
+    const unsigned g = blockIdx.x * blockDim.x + tid;
+    std::uint32_t* mine = work + (tid & 31u & (copies - 1u));
+    uint4 kept[kFusedKept];
+#pragma unroll
+    for (int j = 0; j < kFusedKept; ++j) {
+        const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
+        if (idx < a.segments) {
+            const SegmentRef r = segment_at(a.s, idx);
+            kept[j] = load_segment(r);
+            count_segment<C>(kept[j], r, mine, a.copies_log2);
+        }
+    }
+    for (unsigned idx = g + kFusedKept * nthreads; idx < a.segments; idx += nthreads) {
+        const SegmentRef r = segment_at(a.s, idx);
+        count_segment<C>(load_segment(r), r, mine, a.copies_log2);
+    }
+    __syncthreads();
+    // Thread i sums the copies of counter i, rotated by i so that the threads of a warp hit different banks.
+    for (unsigned i = tid; i < C * 256u; i += blockDim.x) {
+        const std::uint32_t* base = work + (i << a.copies_log2);
+        unsigned sum = 0;
+        for (unsigned k = 0; k < copies; ++k) sum += base[(k + i) & (copies - 1u)];
+        if (sum != 0) atomicAdd(a.counts + i, sum);
+    }
+
+    // 2. Every block's counts are in.
+    cooperative_groups::this_grid().sync();
+
+    // 3. The histogram, then the counters cleared for the next launch by the last block to read them.
+    for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = __ldcg(a.counts + i);
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last) {
+        for (unsigned i = tid; i < C * 256u; i += blockDim.x) a.counts[i] = 0u;
+        if (tid == 0) *a.ticket = 0u;
+    }
+
+    // 4. The tables (or the threshold), then the pass over the kept segments and any others.
+    auto apply = [&](const auto& op) {
+#pragma unroll
+        for (int j = 0; j < kFusedKept; ++j) {
+            const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
+            if (idx < a.segments) store_segment(segment_at(a.s, idx), kept[j], op);
+        }
+        if (g + kFusedKept * nthreads < a.segments) {
+            for (unsigned j = (a.segments - 1 - g) / nthreads; j >= static_cast<unsigned>(kFusedKept); --j) {
+                const SegmentRef r = segment_at(a.s, g + j * nthreads);
+                store_segment(r, load_segment(r), op);
+            }
+        }
+    };
+    if constexpr (K == FusedKind::Otsu || K == FusedKind::Triangle) {
+        const int t = K == FusedKind::Otsu ? otsu256_block(counts) : triangle_block(counts);
+        if (blockIdx.x == 0 && tid == 0) {
+            if (a.level) *a.level = t;
+            if (a.level_host) *a.level_host = t;
+        }
+        apply(threshold_u8_op(t, a.maxval, a.op));
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            std::uint8_t e;
+            if constexpr (K == FusedKind::Equalize) e = equalize_entry_block(counts + c * 256);
+            else if constexpr (K == FusedKind::Stretch) e = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
+            else e = match_entry_block(counts + c * 256, a.target + c * a.target_stride);
+            lut[c * 256 + tid] = e;
+        }
+        __syncthreads();
+        spread_tables<C>(lut, work);
+        apply(LutOp<C>{work, tid & 31u});
+    }
+}
+
+}  // namespace imghist::detail::kernels
