@@ -63,10 +63,10 @@ struct ResidentBlocks {
     void lower(int device, int blocks) { per_device[device].store(std::max(blocks, 0) + 1, std::memory_order_relaxed); }
 };
 
-template <int C, FusedKind K, class Tgt>
-bool launch(Workspace& ws, kernels::FusedArgs<Tgt>& a, Stream stream) {
+template <int C, FusedKind K, class Args>
+bool launch(Workspace& ws, Args& a, Stream stream) {
     static ResidentBlocks resident;  // one per kernel
-    auto* fn = kernels::fused_filter_kernel<C, K, Tgt>;
+    auto* fn = kernels::fused_filter_kernel<C, K, Args>;
     const std::size_t smem = kernels::fused_smem_bytes(C, a.copies_log2);
     const long long per_block = static_cast<long long>(kernels::kFusedThreads) * kernels::kFusedKept;
     const long long wanted = (static_cast<long long>(a.segments) + per_block - 1) / per_block;
@@ -89,12 +89,12 @@ bool launch(Workspace& ws, kernels::FusedArgs<Tgt>& a, Stream stream) {
     }
 }
 
-template <FusedKind K, class Tgt>
-bool launch_channels(Workspace& ws, int channels, kernels::FusedArgs<Tgt>& a, Stream stream) {
+template <FusedKind K, class Args>
+bool launch_channels(Workspace& ws, int channels, Args& a, Stream stream) {
     switch (channels) {
-        case 1: return launch<1, K, Tgt>(ws, a, stream);
-        case 3: return launch<3, K, Tgt>(ws, a, stream);
-        case 4: return launch<4, K, Tgt>(ws, a, stream);
+        case 1: return launch<1, K, Args>(ws, a, stream);
+        case 3: return launch<3, K, Args>(ws, a, stream);
+        case 4: return launch<4, K, Args>(ws, a, stream);
         default: return false;
     }
 }
@@ -117,12 +117,13 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     if (grown)
         cuda_check(cudaMemsetAsync(zeroed, 0, (4 * 256 + 1) * sizeof(unsigned int), cu(stream)), "filters: fused counters");
 
-    auto fill = [&](auto& a) {
+    auto fill = [&](kernels::FusedArgs& a) {
         a.s = s;
         a.segments = static_cast<unsigned int>(s.segs_per_row * static_cast<std::size_t>(s.rows));
         a.counts = zeroed;
         a.ticket = zeroed + 4 * 256;
         a.copies_log2 = cuda::tuning_for(ws.cc_major()).filters.fused_copies_log2;
+        a.target = static_cast<const unsigned int*>(r.target);
         a.q_lo = r.q_lo;
         a.q_hi = r.q_hi;
         a.target_stride = r.target_stride;
@@ -132,14 +133,15 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
         a.level_host = r.level_host;
     };
     if (r.filter == FusedFilter::MatchHistogram) {
-        kernels::FusedArgs<unsigned long long> a{};
+        kernels::FusedArgsHostTarget a{};
         fill(a);
-        a.target = static_cast<const unsigned long long*>(r.target);
+        const auto* host = static_cast<const std::uint64_t*>(r.target);
+        for (int c = 0; c < src.channels; ++c)
+            for (int v = 0; v < 256; ++v) a.host_target[c][v] = host[c * r.target_stride + v];
         return launch_channels<FusedKind::Match>(ws, src.channels, a, stream);
     }
-    kernels::FusedArgs<unsigned int> a{};
+    kernels::FusedArgs a{};
     fill(a);
-    a.target = static_cast<const unsigned int*>(r.target);
     switch (r.filter) {
         case FusedFilter::Equalize: return launch_channels<FusedKind::Equalize>(ws, src.channels, a, stream);
         case FusedFilter::Stretch: return launch_channels<FusedKind::Stretch>(ws, src.channels, a, stream);

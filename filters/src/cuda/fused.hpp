@@ -12,8 +12,8 @@ enum class FusedFilter { Equalize, Stretch, MatchImage, MatchHistogram, Otsu, Tr
 struct FusedRequest {
     FusedFilter filter = FusedFilter::Equalize;
     double q_lo = 0.0, q_hi = 1.0;    ///< Stretch: the percentiles as fractions
-    /// MatchImage: the reference's counts (u32, device); MatchHistogram: the target's (u64, device). Channel c
-    /// at target + c * target_stride.
+    /// MatchImage: the reference's counts (u32, device memory); MatchHistogram: the target's (u64, host
+    /// memory, passed in the launch's parameters). Channel c at target + c * target_stride.
     const void* target = nullptr;
     int target_stride = 256;
     int maxval = 255, op = 0;         ///< Otsu, Triangle: the threshold operation (fmath::kBinary ...)

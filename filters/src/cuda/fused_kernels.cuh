@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "level_kernels.cuh"
 
@@ -31,7 +32,6 @@ enum class FusedKind : int { Equalize, Stretch, Match, Otsu, Triangle };
 constexpr int kFusedThreads = 256;  // one thread per 8-bit level: the table builders are written for it
 constexpr int kFusedKept = 2;       // segments per thread held in registers across the barrier
 
-template <class TgtCount>
 struct FusedArgs {
     Span2D s;
     unsigned int segments;   ///< s.rows * s.segs_per_row
@@ -39,11 +39,17 @@ struct FusedArgs {
     unsigned int* ticket;    ///< zero on entry and again on exit
     int copies_log2;         ///< privatized copies of the shared counters, log2
     double q_lo, q_hi;       ///< Stretch
-    const TgtCount* target;  ///< Match: target counts of channel c at target + c * target_stride
+    const unsigned int* target;  ///< Match to an image: its counts, channel c at target + c * target_stride
     int target_stride;
     int maxval, op;          ///< Otsu, Triangle: the threshold operation
     int* level;              ///< Otsu, Triangle: receives the threshold (device memory), or null
     int* level_host;         ///< Otsu, Triangle: the same, in page-locked host memory, or null
+};
+
+/// Matching to a histogram given on the host: its counts travel in the launch's parameters (8 KiB), so the
+/// call enqueues no copy — a copy from pageable memory would make the host wait for the stream.
+struct FusedArgsHostTarget : FusedArgs {
+    unsigned long long host_target[4][256];
 };
 
 /// Segment `idx` of a Span2D, in for_each_segment's cut: segment 0 of a row is its unaligned head, segment
@@ -128,8 +134,8 @@ __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int cop
     return counters > tables ? counters : tables;
 }
 
-template <int C, FusedKind K, class TgtCount>
-__global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ FusedArgs<TgtCount> a) {
+template <int C, FusedKind K, class Args>
+__global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ Args a) {
     extern __shared__ std::uint32_t work[];  // the counters, then the tables as LutOp reads them
     __shared__ unsigned int counts[C * 256];
     __shared__ std::uint8_t lut[C * 256];
@@ -139,6 +145,16 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     const unsigned words = (C * 256u) << a.copies_log2;
     for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
     __syncthreads();
+
+    // Matching's target counts do not depend on the image: loaded now, their latency hides behind the pass.
+    unsigned long long target_count[K == FusedKind::Match ? C : 1];
+    if constexpr (K == FusedKind::Match) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            if constexpr (std::is_same_v<Args, FusedArgsHostTarget>) target_count[c] = a.host_target[c][tid];
+            else target_count[c] = a.target[c * a.target_stride + tid];
+        }
+    }
 
     // 1. Read and count. Lane l increments copy l mod copies of each counter.
     const unsigned nthreads = gridDim.x * blockDim.x;
@@ -207,7 +223,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
             std::uint8_t e;
             if constexpr (K == FusedKind::Equalize) e = equalize_entry_block(counts + c * 256);
             else if constexpr (K == FusedKind::Stretch) e = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
-            else e = match_entry_block(counts + c * 256, a.target + c * a.target_stride);
+            else e = match_entry_block(counts + c * 256, target_count[c]);
             lut[c * 256 + tid] = e;
         }
         __syncthreads();

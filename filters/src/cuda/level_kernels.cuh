@@ -63,16 +63,16 @@ __device__ __forceinline__ std::uint8_t stretch_entry_block(const Count* __restr
     return static_cast<std::uint8_t>(static_cast<unsigned>(out));  // truncation, as NumPy's astype
 }
 
-/// Histogram matching (match_table): source counts against target counts (both 256 levels, non-empty).
-template <class SrcCount, class TgtCount>
-__device__ __forceinline__ std::uint8_t match_entry_block(const SrcCount* __restrict__ source,
-                                                          const TgtCount* __restrict__ target) {
+/// Histogram matching (match_table): source counts against target counts (both 256 levels, non-empty);
+/// `ht` is the target's count at level threadIdx.x (callers load it early: it does not depend on the image).
+template <class SrcCount>
+__device__ __forceinline__ std::uint8_t match_entry_block(const SrcCount* __restrict__ source, unsigned long long ht) {
     __shared__ unsigned long long scratch[33];
     __shared__ double xp[256];
     __shared__ int fp[256];
     const int v = threadIdx.x;
     static_assert(sizeof(SrcCount) == 4, "source counts are 32-bit (images of fewer than 2^32 pixels)");
-    const unsigned long long hs = source[v], ht = target[v];
+    const unsigned long long hs = source[v];
     // Two scans, not three: the source's cumulative count (< 2^32) and the number of target levels that hold
     // samples (<= 256, so 9 bits never carry into it) share one 64-bit scan.
     unsigned long long packed_total, m;
@@ -160,7 +160,7 @@ __global__ void level_apply_kernel(Span2D s, const __grid_constant__ LevelArgs<T
         } else if constexpr (Op == LevelOp::Stretch) {
             if (a.counts[c]) e = stretch_entry_block(a.counts[c], a.q_lo, a.q_hi);
         } else if constexpr (Op == LevelOp::Match) {
-            e = match_entry_block(a.counts[c], a.target[c]);
+            e = match_entry_block(a.counts[c], static_cast<unsigned long long>(a.target[c][threadIdx.x]));
         } else {
             e = label_entry(*a.result, a.classes);
         }
@@ -174,16 +174,21 @@ __global__ void level_apply_kernel(Span2D s, const __grid_constant__ LevelArgs<T
 //
 // scikit-image's answer without its exhaustive walk, and without any tolerance on the answer: the walk is
 // replaced by a bound that provably keeps every combination that could be the first maximum.
-//   1. The variance table H (float32, scikit-image's arithmetic, see multiotsu.cpp) over the trimmed
-//      histogram of L <= 256 levels, upper triangle in shared memory.
+//   1. The variance table over the trimmed histogram of L <= 256 levels, upper triangle in shared memory:
+//      scikit-image's H(i, j) = S^2 / P (float32, see multiotsu.cpp), except that the table holds
+//      Ha = RN(S^2) * rcp(P) with the hardware's approximate reciprocal (relative error <= 2^-23) instead of
+//      the IEEE division, which costs several times more: Ha is within (1 +- 2^-22) of H. The table only
+//      feeds the bound; every sum that decides anything (LB below, every complete candidate) is formed
+//      from exact H entries, computed from P and S as scikit-image does.
 //   2. best[r][s]: the largest float32 sum of the H terms of the classes covering [s, L-1] cut by r more
 //      thresholds (a dynamic program over the triangle), and one combination along its maxima; that
 //      combination's float32 sum in scikit-image's order is a real candidate's value, so a lower bound LB
 //      of the maximum F*.
 //   3. A combination's float32 sum F (m <= 4 additions of non-negative terms) is at most (1 + 2^-24)^4 times
-//      the exact sum of its terms; best[r][s] is at least (1 - 2^-24)^3 times the largest exact completion
-//      sum, and prefixes are summed in double precision. So UB = (prefix + best) * (1 + 1e-6) bounds F of
-//      every completion (multiotsu.cpp's Search states the same bound), and a prefix with UB < LB has no
+//      the exact sum of its H terms, each at most (1 + 2^-22) times its Ha; best[r][s] is at least
+//      (1 - 2^-24)^3 times the largest exact sum of Ha terms of a completion, and prefixes are summed in double
+//      precision. So UB = (prefix + best) * (1 + 2e-6) bounds F of every completion ((1 + 2^-24)^7 (1 + 2^-22)
+//      < 1 + 7e-7; multiotsu.cpp's Search, on exact H, uses 1e-6), and a prefix with UB < LB has no
 //      completion with F >= LB >= F*: dropping it cannot drop the first maximum. The survivors are expanded level by level (a frontier in shared memory) and every complete
 //      survivor's F is evaluated exactly as scikit-image does; the winner is the largest F, and among equal
 //      F the lexicographically smallest thresholds — scikit-image's strict '>' over its lexicographic walk.
@@ -193,13 +198,13 @@ __global__ void level_apply_kernel(Span2D s, const __grid_constant__ LevelArgs<T
 
 constexpr int kMultiOtsuThreads = 1024;
 constexpr int kMultiOtsuFrontier = 4096;  // prefixes per frontier buffer
-constexpr double kMultiOtsuMargin = 1e-6;
+constexpr double kMultiOtsuMargin = 2e-6;
 
 /// Dynamic shared memory of multiotsu_kernel, in bytes.
 __host__ __device__ constexpr std::size_t multiotsu_smem_bytes() {
     return sizeof(float) * (256 * 257 / 2)            // H, upper triangle
            + sizeof(float) * 4 * 257                   // best[r][s]
-           + sizeof(float) * 2 * 256                   // P, S
+           + sizeof(float) * 3 * 256                   // P, S, the probabilities
            + sizeof(std::uint32_t) * 2 * kMultiOtsuFrontier;
 }
 
@@ -217,8 +222,9 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     float* best = H + 256 * 257 / 2;  // best[r * 257 + s]
     float* P = best + 4 * 257;
     float* S = P + 256;
-    std::uint32_t* front[2] = {reinterpret_cast<std::uint32_t*>(S + 256),
-                               reinterpret_cast<std::uint32_t*>(S + 256) + kMultiOtsuFrontier};
+    float* prob = S + 256;
+    std::uint32_t* front[2] = {reinterpret_cast<std::uint32_t*>(prob + 256),
+                               reinterpret_cast<std::uint32_t*>(prob + 256) + kMultiOtsuFrontier};
     __shared__ int lo_s, hi_s, front_n[2], overflow;
     __shared__ unsigned long long sum_scratch[33];
     __shared__ float lb_s;
@@ -261,71 +267,78 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
     }
 
     // 1. Probabilities, cumulative moments (sequential, as scikit-image), the variance triangle.
-    if (t < L) P[t] = static_cast<float>(static_cast<double>(counts[lo + t]) / static_cast<double>(total));
+    if (t < L) prob[t] = static_cast<float>(static_cast<double>(counts[lo + t]) / static_cast<double>(total));
     __syncthreads();
-    if (t == 0) {
-        // Sequential, as scikit-image sums; operands are read in chunks ahead of the arithmetic so that no
-        // shared-memory round trip sits on the dependency chain (as in otsu256_kernel).
+    if (t < 2) {
+        // Two independent sequential sums, as scikit-image forms them: lane 0 the cumulative probability P,
+        // lane 1 the cumulative first moment S (whose first term is p[0], sic, not 0 * p[0]). The two lanes
+        // run the same instructions side by side. Operands are read in chunks ahead of the arithmetic so that
+        // no shared-memory round trip sits on the dependency chain.
         constexpr int kChunk = 16;
-        float p = 0.f, s = 0.f;
+        float* const out_sum = t == 0 ? P : S;
+        float acc = 0.f;
         for (int i0 = 0; i0 < L; i0 += kChunk) {
-            float pc[kChunk], sc[kChunk];
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) pc[k] = i0 + k < L ? P[i0 + k] : 0.f;
+            float c[kChunk];
 #pragma unroll
             for (int k = 0; k < kChunk; ++k) {
                 const int i = i0 + k;
-                if (i == 0) {
-                    p = pc[0];
-                    s = pc[0];  // (sic) scikit-image starts the first moment at p[0]
-                } else {
-                    s = s + static_cast<float>(i) * pc[k];
-                    p = p + pc[k];
-                }
-                pc[k] = p;
-                sc[k] = s;
+                const float p = i < L ? prob[i] : 0.f;
+                c[k] = t == 0 || i == 0 ? p : static_cast<float>(i) * p;
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                acc = i0 + k == 0 ? c[k] : acc + c[k];
+                c[k] = acc;
             }
 #pragma unroll
             for (int k = 0; k < kChunk; ++k)
-                if (i0 + k < L) {
-                    P[i0 + k] = pc[k];
-                    S[i0 + k] = sc[k];
-                }
+                if (i0 + k < L) out_sum[i0 + k] = c[k];
         }
     }
     __syncthreads();
     for (int i = warp; i < L; i += nwarps) {
         const float p0 = i == 0 ? 0.f : P[i - 1];
         const float s0 = i == 0 ? 0.f : S[i - 1];
-        float* row = H + tri_offset(i, L) - i;  // row[j] = H(i, j)
+        float* row = H + tri_offset(i, L) - i;  // row[j] = Ha(i, j)
         for (int j = i + lane; j < L; j += 32) {
             const float p = P[j] - p0;
             const float sv = S[j] - s0;
-            row[j] = (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) / p;
+            float r;
+            asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(p));
+            row[j] = (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) * r;
         }
     }
     __syncthreads();
-    auto Hat = [&](int i, int j) { return H[tri_offset(i, L) + (j - i)]; };
+    auto Hat = [&](int i, int j) { return H[tri_offset(i, L) + (j - i)]; };  // Ha(i, j)
+    auto Hx = [&](int i, int j) {  // scikit-image's H(i, j), exactly
+        const float p = P[j] - (i == 0 ? 0.f : P[i - 1]);
+        const float sv = S[j] - (i == 0 ? 0.f : S[i - 1]);
+        return (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) / p;
+    };
 
     // 2. The bound of every completion: best[r][s], r thresholds still to place (float32, as Search does).
     for (int s = t; s < L; s += blockDim.x) best[s] = Hat(s, L - 1);
     __syncthreads();
+    // Four threads per row s (1024 threads, 256 rows), each taking every fourth u: no long per-row
+    // reductions, and the rows of a warp run side by side.
+    static_assert(kMultiOtsuThreads == 4 * 256, "the dynamic program gives each row four threads");
     for (int r = 1; r < m; ++r) {
         const float* next = best + (r - 1) * 257;
-        for (int s = warp; s <= L - 1 - r; s += nwarps) {
-            const float* row = H + tri_offset(s, L) - s;  // row[u] = H(s, u)
-            float b = -1.f;
-            for (int u = s + lane; u <= L - 1 - r; u += 32) b = fmaxf(b, row[u] + next[u + 1]);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) b = fmaxf(b, __shfl_down_sync(0xFFFFFFFFu, b, o));
-            if (lane == 0) best[r * 257 + s] = b;
+        const int s = t >> 2, last = L - 1 - r;
+        float b = -1.f;
+        if (s <= last) {
+            const float* row = H + tri_offset(s, L) - s;  // row[u] = Ha(s, u)
+            for (int u = s + (t & 3); u <= last; u += 4) b = fmaxf(b, row[u] + next[u + 1]);
         }
+        b = fmaxf(b, __shfl_xor_sync(0xFFFFFFFFu, b, 1));
+        b = fmaxf(b, __shfl_xor_sync(0xFFFFFFFFu, b, 2));
+        if ((t & 3) == 0 && s <= last) best[r * 257 + s] = b;
         __syncthreads();
     }
     // LB: the float32 sum, in scikit-image's order, of the combination along the maxima (one warp).
     auto F = [&](const int* c) {
-        float sigma = Hat(0, c[0]) + Hat(c[m - 1] + 1, L - 1);
-        for (int i = 0; i + 1 < m; ++i) sigma += Hat(c[i] + 1, c[i + 1]);
+        float sigma = Hx(0, c[0]) + Hx(c[m - 1] + 1, L - 1);
+        for (int i = 0; i + 1 < m; ++i) sigma += Hx(c[i] + 1, c[i + 1]);
         return sigma;
     };
     if (warp == 0) {

@@ -222,15 +222,16 @@ void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histo
         launch_level_apply<kernels::LevelOp::Match>(*ws, src, dst, a, stream);
         return;
     }
-    // A host histogram: its 64-bit counts are copied as they are (a pageable copy returns once staged).
+    // A host histogram: one launch takes its counts in its parameters; otherwise its 64-bit counts are
+    // copied as they are (a pageable copy returns once staged).
+    FusedRequest r;
+    r.filter = FusedFilter::MatchHistogram;
+    r.target = target->counts.data();
+    r.target_stride = target->channels == 1 ? 0 : 256;
+    if (try_fused_filter_u8(*ws, src, dst, r, stream)) return;
     const std::size_t bytes = target->counts.size() * sizeof(std::uint64_t);
     auto* target_counts = ws->device_as<unsigned long long>(DeviceSlot::LevelTarget, bytes);
     LEVELS_CUDA(cudaMemcpyAsync(target_counts, target->counts.data(), bytes, cudaMemcpyHostToDevice, cu(stream)));
-    FusedRequest r;
-    r.filter = FusedFilter::MatchHistogram;
-    r.target = target_counts;
-    r.target_stride = target->channels == 1 ? 0 : 256;
-    if (try_fused_filter_u8(*ws, src, dst, r, stream)) return;
     const unsigned int* counts = counts_of(*ws, src, DeviceSlot::LevelSource);
     kernels::LevelArgs<unsigned long long> a{};
     for (int c = 0; c < src.channels; ++c) {
