@@ -23,6 +23,15 @@ Histogram level_histogram(const ImageView& src, const FilterOptions& options);
 /// Histogram of the luma of a 3- or 4-channel BGR(A) image (see stretch_contrast), one channel.
 Histogram luma_histogram(const ImageView& src, const FilterOptions& options);
 
+/// The target's points of histogram matching (np.interp's xp and fp): the cumulative quantile and the level
+/// at each level the target holds, in level order. Used by match_table and by the device's one-launch
+/// matching to a host histogram. Throws InvalidArgument for an empty target.
+struct MatchPoints {
+    std::vector<double> xp;
+    std::vector<int> fp;
+};
+MatchPoints match_points(const std::uint64_t* target_hist, int bins);
+
 // ---- CUDA backend (device views) ----------------------------------------------------------------------------
 /// Applies 65536-entry tables (one per channel) to a u16 device image, enqueued on `stream`.
 void cuda_apply_table16(const ImageView& src, const ImageView& dst, const LevelTable* tables, int device,
@@ -44,7 +53,7 @@ void cuda_stretch_u8(const ImageView& src, const ImageView& dst, double q_lo, do
 void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histogram* target, const ImageView& dst,
                    int device, Stream stream);
 /// Multi-Otsu of a 1-channel image: histogram, the search on the device, the label pass; waits for the
-/// stream. Returns true with `thresholds` set when the device found them; false when the host must run
+/// search (the label pass completes in stream order). Returns true with `thresholds` set when the device found them; false when the host must run
 /// multiotsu_thresholds on `hist` (256 counts, filled either way) and apply the labels itself (the device
 /// then wrote nothing to dst): too few distinct values (the host raises the error) or too many
 /// near-equal candidates for the device's search.

@@ -8,25 +8,36 @@
 
 namespace imghist {
 
-LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* target_hist, int bins) {
-    if (!source_hist || !target_hist || bins < 1) throw Error(ErrorCode::InvalidArgument, "match_table: no histogram");
-    // The target's points: (cumulative quantile, level) at each level it holds.
-    std::vector<double> xp, fp;
-    std::uint64_t m = 0, n = 0;
+namespace detail {
+
+MatchPoints match_points(const std::uint64_t* target_hist, int bins) {
+    std::uint64_t m = 0;
     for (int u = 0; u < bins; ++u) m += target_hist[u];
-    for (int v = 0; v < bins; ++v) n += source_hist[v];
     if (m == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the target histogram is empty");
-    if (n == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the source histogram is empty");
+    MatchPoints p;
     std::uint64_t cum = 0;
     for (int u = 0; u < bins; ++u) {
         if (target_hist[u] == 0) continue;
         cum += target_hist[u];
-        xp.push_back(static_cast<double>(cum) / static_cast<double>(m));
-        fp.push_back(static_cast<double>(u));
+        p.xp.push_back(static_cast<double>(cum) / static_cast<double>(m));
+        p.fp.push_back(u);
     }
+    return p;
+}
+
+}  // namespace detail
+
+LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* target_hist, int bins) {
+    if (!source_hist || !target_hist || bins < 1) throw Error(ErrorCode::InvalidArgument, "match_table: no histogram");
+    const detail::MatchPoints points = detail::match_points(target_hist, bins);
+    const std::vector<double>& xp = points.xp;
+    const std::vector<int>& fp = points.fp;
+    std::uint64_t n = 0;
+    for (int v = 0; v < bins; ++v) n += source_hist[v];
+    if (n == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the source histogram is empty");
     const std::size_t last = xp.size() - 1;
     LevelTable t(static_cast<std::size_t>(bins));
-    cum = 0;
+    std::uint64_t cum = 0;
     std::size_t j = 0;  // source quantiles only grow: the interval search resumes where it stopped
     for (int v = 0; v < bins; ++v) {
         cum += source_hist[v];
@@ -41,8 +52,8 @@ LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* ta
             if (xp[j] == x) {
                 r = fp[j];
             } else {
-                const double slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
-                r = slope * (x - xp[j]) + fp[j];
+                const double slope = static_cast<double>(fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
+                r = slope * (x - xp[j]) + static_cast<double>(fp[j]);
             }
         }
         t[static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(std::nearbyint(r));  // half to even

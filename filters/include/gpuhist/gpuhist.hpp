@@ -34,7 +34,8 @@
 //
 // The last three on 8U GpuMats stay on the device: histogram, then one kernel that derives the table from
 // the counts and applies it; stretchContrast and matchHistograms return without waiting, thresholdMultiOtsu
-// (whose threshold search runs on the device too) waits for its stream once, for the thresholds it returns.
+// (whose threshold search runs on the device too) waits once, for the thresholds it returns (the label pass
+// behind the search completes in stream order).
 // On 16U GpuMats they take the histogram to the host for the table / threshold computation: they wait for
 // their stream once (for that histogram), then enqueue the table pass and return.
 //
@@ -50,7 +51,8 @@
 // builds with CUDA) or a raw cudaStream_t. GpuMat overloads enqueue their work on that stream and return
 // at once: histogram, table and apply stay on the device, with no copy to the host and no
 // synchronisation (the exceptions return a computed value and wait for their stream only: threshold() with
-// THRESH_OTSU / THRESH_TRIANGLE — thresholdAsync() does not wait — and thresholdMultiOtsu(); and the 16U
+// THRESH_OTSU / THRESH_TRIANGLE — thresholdAsync() does not wait — and thresholdMultiOtsu() on 8U, which
+// waits for its threshold search only; and the 16U
 // level-table operations above). Without a
 // stream argument GpuMat work goes to the default stream. Host calls return when dst is written.
 //

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "../level_table.hpp"
 #include "fused.hpp"
 #include "fused_kernels.cuh"
 #include "imghist/internal/cuda_error.hpp"
@@ -136,8 +137,14 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
         kernels::FusedArgsHostTarget a{};
         fill(a);
         const auto* host = static_cast<const std::uint64_t*>(r.target);
-        for (int c = 0; c < src.channels; ++c)
-            for (int v = 0; v < 256; ++v) a.host_target[c][v] = host[c * r.target_stride + v];
+        for (int c = 0; c < src.channels; ++c) {
+            const MatchPoints p = match_points(host + c * r.target_stride, 256);
+            a.points[c] = static_cast<int>(p.xp.size());
+            for (std::size_t i = 0; i < p.xp.size(); ++i) {
+                a.xp[c][i] = p.xp[i];
+                a.fp[c][i] = static_cast<std::uint8_t>(p.fp[i]);
+            }
+        }
         return launch_channels<FusedKind::Match>(ws, src.channels, a, stream);
     }
     kernels::FusedArgs a{};

@@ -46,10 +46,13 @@ struct FusedArgs {
     int* level_host;         ///< Otsu, Triangle: the same, in page-locked host memory, or null
 };
 
-/// Matching to a histogram given on the host: its counts travel in the launch's parameters (8 KiB), so the
-/// call enqueues no copy — a copy from pageable memory would make the host wait for the stream.
+/// Matching to a histogram given on the host: its points (match_points, computed once on the host) travel in
+/// the launch's parameters (9 KiB), so the call enqueues no copy — a copy from pageable memory would make
+/// the host wait for the stream — and no block derives them again.
 struct FusedArgsHostTarget : FusedArgs {
-    unsigned long long host_target[4][256];
+    double xp[4][256];
+    std::uint8_t fp[4][256];
+    int points[4];
 };
 
 /// Segment `idx` of a Span2D, in for_each_segment's cut: segment 0 of a row is its unaligned head, segment
@@ -146,13 +149,20 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
     __syncthreads();
 
-    // Matching's target counts do not depend on the image: loaded now, their latency hides behind the pass.
+    // Matching's target does not depend on the image: loaded now, its latency hides behind the pass.
+    constexpr bool kHostTarget = std::is_same_v<Args, FusedArgsHostTarget>;
     unsigned long long target_count[K == FusedKind::Match ? C : 1];
+    double point_x[K == FusedKind::Match && kHostTarget ? C : 1];
+    int point_level[K == FusedKind::Match && kHostTarget ? C : 1];
     if constexpr (K == FusedKind::Match) {
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            if constexpr (std::is_same_v<Args, FusedArgsHostTarget>) target_count[c] = a.host_target[c][tid];
-            else target_count[c] = a.target[c * a.target_stride + tid];
+            if constexpr (kHostTarget) {
+                point_x[c] = a.xp[c][tid];
+                point_level[c] = a.fp[c][tid];
+            } else {
+                target_count[c] = a.target[c * a.target_stride + tid];
+            }
         }
     }
 
@@ -223,6 +233,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
             std::uint8_t e;
             if constexpr (K == FusedKind::Equalize) e = equalize_entry_block(counts + c * 256);
             else if constexpr (K == FusedKind::Stretch) e = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
+            else if constexpr (kHostTarget) e = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
             else e = match_entry_block(counts + c * 256, target_count[c]);
             lut[c * 256 + tid] = e;
         }

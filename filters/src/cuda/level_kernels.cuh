@@ -63,6 +63,24 @@ __device__ __forceinline__ std::uint8_t stretch_entry_block(const Count* __restr
     return static_cast<std::uint8_t>(static_cast<unsigned>(out));  // truncation, as NumPy's astype
 }
 
+/// np.interp(x, xp, fp) over the target's points of histogram matching (xp strictly increasing), as
+/// match_table computes it.
+__device__ __forceinline__ double match_interp(double x, const double* xp, const int* fp, int points) {
+    const int last = points - 1;
+    if (x <= xp[0]) return fp[0];
+    if (x >= xp[last]) return fp[last];
+    // The last point xp[j] <= x: binary search over [0, last).
+    int lo = 0, hi = last;  // xp[lo] <= x < xp[hi]
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (xp[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    if (xp[lo] == x) return fp[lo];
+    const double slope = static_cast<double>(fp[lo + 1] - fp[lo]) / (xp[lo + 1] - xp[lo]);
+    return slope * (x - xp[lo]) + static_cast<double>(fp[lo]);
+}
+
 /// Histogram matching (match_table): source counts against target counts (both 256 levels, non-empty);
 /// `ht` is the target's count at level threadIdx.x (callers load it early: it does not depend on the image).
 template <class SrcCount>
@@ -86,28 +104,28 @@ __device__ __forceinline__ std::uint8_t match_entry_block(const SrcCount* __rest
         fp[slot] = v;
     }
     __syncthreads();
-    const int last = static_cast<int>(points) - 1;
-    const double x = static_cast<double>(cum_s) / static_cast<double>(n);
-    double r;
-    if (x <= xp[0]) {
-        r = fp[0];
-    } else if (x >= xp[last]) {
-        r = fp[last];
-    } else {
-        // The last point xp[j] <= x (xp is strictly increasing): binary search over [0, last).
-        int lo = 0, hi = last;  // xp[lo] <= x < xp[hi]
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) >> 1;
-            if (xp[mid] <= x) lo = mid;
-            else hi = mid;
-        }
-        if (xp[lo] == x) {
-            r = fp[lo];
-        } else {
-            const double slope = static_cast<double>(fp[lo + 1] - fp[lo]) / (xp[lo + 1] - xp[lo]);
-            r = slope * (x - xp[lo]) + static_cast<double>(fp[lo]);
-        }
+    const double r = match_interp(static_cast<double>(cum_s) / static_cast<double>(n), xp, fp, static_cast<int>(points));
+    __syncthreads();  // xp / fp are reused by the next call
+    return static_cast<std::uint8_t>(__double2int_rn(r));  // half to even, as std::nearbyint
+}
+
+/// Histogram matching with the target's points given (match_points, computed once on the host): point
+/// threadIdx.x is (xp_v, fp_v) when threadIdx.x < points. One block scan of the source.
+template <class SrcCount>
+__device__ __forceinline__ std::uint8_t match_entry_points(const SrcCount* __restrict__ source, double xp_v, int fp_v,
+                                                           int points) {
+    __shared__ unsigned long long scratch[33];
+    __shared__ double xp[256];
+    __shared__ int fp[256];
+    const int v = threadIdx.x;
+    if (v < points) {
+        xp[v] = xp_v;
+        fp[v] = fp_v;
     }
+    const unsigned long long hs = source[v];
+    unsigned long long n;
+    const unsigned long long cum_s = block_exclusive_scan(hs, scratch, n) + hs;  // synchronises: xp, fp visible
+    const double r = match_interp(static_cast<double>(cum_s) / static_cast<double>(n), xp, fp, points);
     __syncthreads();  // xp / fp are reused by the next call
     return static_cast<std::uint8_t>(__double2int_rn(r));  // half to even, as std::nearbyint
 }

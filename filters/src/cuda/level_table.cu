@@ -264,11 +264,15 @@ bool cuda_multiotsu_u8(const ImageView& src, const ImageView& dst, int classes, 
     kernels::multiotsu_kernel<unsigned int><<<1, kernels::kMultiOtsuThreads, smem, cu(stream)>>>(
         counts, classes, result, host_result, host_counts);
     LEVELS_LAUNCHED("multiotsu_kernel");
+    // The host needs the search's result, not the labels: it waits for an event behind the search while
+    // the label pass runs, and the labels complete in stream order like every other enqueued pass.
+    auto* searched = static_cast<cudaEvent_t>(ws->event(EventSlot::MultiOtsuSearch));
+    LEVELS_CUDA(cudaEventRecord(searched, cu(stream)));
     kernels::LevelArgs<unsigned int> a{};
     a.result = result;
     a.classes = classes;
     launch_level_apply<kernels::LevelOp::Labels>(*ws, src, dst, a, stream);
-    LEVELS_CUDA(cudaStreamSynchronize(cu(stream)));
+    LEVELS_CUDA(cudaEventSynchronize(searched));
     const kernels::MultiOtsuResult r = *host_result;
     for (int v = 0; v < 256; ++v) hist[v] = host_counts[v];
     if (r.status != kernels::kMultiOtsuDone) return false;

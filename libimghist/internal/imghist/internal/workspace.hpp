@@ -67,6 +67,7 @@ enum class PinnedSlot : int {
 /// Events of a workspace (cudaEvent_t, created on first use, timing disabled).
 enum class EventSlot : int {
     BatchDescs,  ///< core: recorded after the batch descriptors left PinnedSlot::BatchDescs
+    MultiOtsuSearch,  ///< filters: recorded after the multi-Otsu search wrote its result for the host
     Count
 };
 
