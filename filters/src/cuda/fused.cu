@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <type_traits>
 
 #include "../level_table.hpp"
 #include "fused.hpp"
@@ -134,18 +135,27 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
         a.level_host = r.level_host;
     };
     if (r.filter == FusedFilter::MatchHistogram) {
-        kernels::FusedArgsHostTarget a{};
-        fill(a);
-        const auto* host = static_cast<const std::uint64_t*>(r.target);
-        for (int c = 0; c < src.channels; ++c) {
-            const MatchPoints p = match_points(host + c * r.target_stride, 256);
-            a.points[c] = static_cast<int>(p.xp.size());
-            for (std::size_t i = 0; i < p.xp.size(); ++i) {
-                a.xp[c][i] = p.xp[i];
-                a.fp[c][i] = static_cast<std::uint8_t>(p.fp[i]);
+        auto go = [&](auto channels) {
+            constexpr int C = decltype(channels)::value;
+            kernels::FusedArgsHostTarget<C> a{};
+            fill(a);
+            const auto* host = static_cast<const std::uint64_t*>(r.target);
+            for (int c = 0; c < C; ++c) {
+                const MatchPoints p = match_points(host + c * r.target_stride, 256);
+                a.points[c] = static_cast<int>(p.xp.size());
+                for (std::size_t i = 0; i < p.xp.size(); ++i) {
+                    a.xp[c][i] = p.xp[i];
+                    a.fp[c][i] = static_cast<std::uint8_t>(p.fp[i]);
+                }
             }
+            return launch<C, FusedKind::Match>(ws, a, stream);
+        };
+        switch (src.channels) {
+            case 1: return go(std::integral_constant<int, 1>{});
+            case 3: return go(std::integral_constant<int, 3>{});
+            case 4: return go(std::integral_constant<int, 4>{});
+            default: return false;
         }
-        return launch_channels<FusedKind::Match>(ws, src.channels, a, stream);
     }
     kernels::FusedArgs a{};
     fill(a);

@@ -47,13 +47,19 @@ struct FusedArgs {
 };
 
 /// Matching to a histogram given on the host: its points (match_points, computed once on the host) travel in
-/// the launch's parameters (9 KiB), so the call enqueues no copy — a copy from pageable memory would make
-/// the host wait for the stream — and no block derives them again.
+/// the launch's parameters (2.3 KiB per channel; a launch's cost grows with its parameters, hence one size
+/// per channel count), so the call enqueues no copy and no block derives them again.
+template <int C>
 struct FusedArgsHostTarget : FusedArgs {
-    double xp[4][256];
-    std::uint8_t fp[4][256];
-    int points[4];
+    double xp[C][256];
+    std::uint8_t fp[C][256];
+    int points[C];
 };
+
+template <class Args>
+struct is_host_target : std::false_type {};
+template <int C>
+struct is_host_target<FusedArgsHostTarget<C>> : std::true_type {};
 
 /// Segment `idx` of a Span2D, in for_each_segment's cut: segment 0 of a row is its unaligned head, segment
 /// k >= 1 the (at most) 16 bytes from head + 16 (k - 1), aligned in the source.
@@ -150,7 +156,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     __syncthreads();
 
     // Matching's target does not depend on the image: loaded now, its latency hides behind the pass.
-    constexpr bool kHostTarget = std::is_same_v<Args, FusedArgsHostTarget>;
+    constexpr bool kHostTarget = is_host_target<Args>::value;
     unsigned long long target_count[K == FusedKind::Match ? C : 1];
     double point_x[K == FusedKind::Match && kHostTarget ? C : 1];
     int point_level[K == FusedKind::Match && kHostTarget ? C : 1];
