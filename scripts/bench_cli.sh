@@ -142,6 +142,26 @@ time_cmd() {
   printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]}'
 }
 size_of() { du -sb "$1" 2>/dev/null | cut -f1; }
+# time_alternating OUT_A OUT_B -- CMD_A... -- CMD_B...: RUNS runs of each, A and B taking turns, so that
+# drifts of the machine (clock, page cache, other load) fall on both alike; prints "median_A median_B".
+time_alternating() {
+  local out_a=$1 out_b=$2; shift 3
+  local -a cmd_a=() cmd_b=() ta=() tb=()
+  while [[ $1 != -- ]]; do cmd_a+=("$1"); shift; done
+  shift
+  cmd_b=("$@")
+  for ((r = 0; r < RUNS; r++)); do
+    local t0 t1
+    rm -rf "$out_a"; t0=$(date +%s.%N); "${cmd_a[@]}" >/dev/null 2>&1 || { echo "FAILED FAILED"; return; }; t1=$(date +%s.%N)
+    ta+=("$(calc "$t1 - $t0")")
+    rm -rf "$out_b"; t0=$(date +%s.%N); "${cmd_b[@]}" >/dev/null 2>&1 || { echo "FAILED FAILED"; return; }; t1=$(date +%s.%N)
+    tb+=("$(calc "$t1 - $t0")")
+  done
+  local ma mb
+  ma=$(printf '%s\n' "${ta[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}')
+  mb=$(printf '%s\n' "${tb[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}')
+  echo "$ma $mb"
+}
 
 declare -a rows=()
 peer_best=""
@@ -230,8 +250,9 @@ fi
 table "Contrast-stretch one 7680x4320 gray PNG"
 
 # 4. contrast stretch of the JPEG folder (luma percentiles, one table for R, G, B), quality 90
-eq_dir=$(time_cmd out/ih-eq "$IMGHIST" equalize jpegs out/ih-eq --quality 90 --device "$DEVICE" -q)
-t=$(time_cmd out/ih-st "$IMGHIST" stretch jpegs out/ih-st --quality 90 --device "$DEVICE" -q)
+# Alternating runs: the two differ by less than the machine's drift over a sequence of runs.
+read -r t eq_dir < <(time_alternating out/ih-st out/ih-eq -- "$IMGHIST" stretch jpegs out/ih-st --quality 90 --device "$DEVICE" -q \
+                       -- "$IMGHIST" equalize jpegs out/ih-eq --quality 90 --device "$DEVICE" -q)
 record "imghist stretch (folder)" "$t" "$(size_of out/ih-st)" 1
 record "imghist equalize (folder, same input)" "$eq_dir" "$(size_of out/ih-eq)" 0
 if [[ $have_im == 1 ]] && command -v mogrify >/dev/null; then

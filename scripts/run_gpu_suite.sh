@@ -7,6 +7,8 @@
 #
 #   gpu        nvidia-smi -L (and clocks, driver)                                      15 s
 #   tests      every test executable, all cases (Catch2 summary per executable)       SUITE_T_TESTS=75
+#   paths      test_filters' [cuda] cases with the one-launch filters off, then on for   SUITE_T_PATHS=120
+#              every size (IMGHIST_FUSED_MAX_BYTES=0 / 1e9): both device paths see every case
 #   memcheck   compute-sanitizer --tool memcheck  on the [cuda] cases                  SUITE_T_MEMCHECK=100
 #   racecheck  compute-sanitizer --tool racecheck on the [cuda] cases                  SUITE_T_RACECHECK=100
 #   synccheck  compute-sanitizer --tool synccheck on the [cuda] cases                  SUITE_T_SYNCCHECK=100
@@ -14,7 +16,7 @@
 #   bench      imghist-bench, full table  -> OUT_DIR/bench.json, bench.txt             SUITE_T_BENCH=180
 #   sweep      imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json       SUITE_T_SWEEP=50
 #
-# Environment: SUITE_STEPS (default "gpu tests memcheck racecheck synccheck initcheck bench sweep"), SUITE_T_<STEP> (seconds),
+# Environment: SUITE_STEPS (default "gpu tests paths memcheck racecheck synccheck initcheck bench sweep"), SUITE_T_<STEP> (seconds),
 # BENCH_ARGS (extra arguments for the table, e.g. "--quick"), SWEEP_ARGS (replace the sweep's selection),
 # SANITIZER (path to compute-sanitizer), SANITIZE_FILTER (Catch2 test spec for the sanitizer steps, default
 # "[cuda]", e.g. "[cuda]~[slow]"), IMGHIST_TEST_SHAPES_ONLY (default 1 in the sanitizer steps: the filters
@@ -73,7 +75,7 @@ if [[ -z "${SANITIZER:-}" ]]; then
 fi
 export SANITIZER
 
-STEPS=${SUITE_STEPS:-gpu tests memcheck racecheck synccheck initcheck bench sweep}
+STEPS=${SUITE_STEPS:-gpu tests paths memcheck racecheck synccheck initcheck bench sweep}
 declare -a RESULTS=()
 overall=0
 suite_start=$(date +%s)
@@ -118,6 +120,13 @@ for step in $STEPS; do
             ;;
         tests)
             run_step tests "$(step_limit "${SUITE_T_TESTS:-75}")" bash "$BUNDLE/run_tests.sh"
+            ;;
+        paths)
+            # The default size limit of the one-launch filters (tuning.hpp) leaves each test case on one of
+            # the two device paths; these runs put every case on each.
+            run_step paths "$(step_limit "${SUITE_T_PATHS:-120}")" bash -c \
+                'IMGHIST_FUSED_MAX_BYTES=0 "$1" "[cuda]" && IMGHIST_FUSED_MAX_BYTES=1000000000 "$1" "[cuda]"' _ \
+                "$BUNDLE/tests/test_filters"
             ;;
         memcheck|racecheck|synccheck|initcheck)
             if [[ -z "$SANITIZER" ]]; then

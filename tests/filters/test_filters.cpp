@@ -210,9 +210,10 @@ IMGHIST_BACKEND_CASE("Otsu threshold on 8-bit images matches cv::threshold over 
     }
 }
 
-// Frames of 1080p and 4096x2304, continuous and as ROIs: on the device these take the one-launch filters
-// (fused_kernels.cuh), at 4096x2304 past the segments each thread keeps in registers, so its second pass
-// re-reads; scripts/run_gpu_suite.sh also runs every case with the one-launch path off.
+// Frames of 1080p and 4096x2304, continuous and as ROIs. On the device, 1080p gray takes the one-launch
+// filters (fused_kernels.cuh) and larger frames the two-kernel path by default; scripts/run_gpu_suite.sh
+// also runs every case with the one-launch path off and with it on for every size, where 4096x2304 goes
+// past the segments each thread keeps in registers, so its second pass re-reads.
 IMGHIST_BACKEND_CASE("equalizeHist and Otsu / Triangle thresholds on frames up to 4096x2304 match OpenCV", "[filters][equalize][threshold][frames]") {
     std::uint64_t seed = 700;
     const std::vector<Size2> frames = shapes_only() ? std::vector<Size2>{{4096, 2304}} : std::vector<Size2>{{1920, 1080}, {4096, 2304}};

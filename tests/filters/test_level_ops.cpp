@@ -382,9 +382,9 @@ IMGHIST_BACKEND_CASE("matchHistograms matches the np.interp rule: sizes x ROI of
                     }
 }
 
-// Frames of 1080p and 4096x2304, continuous and as ROIs, gray and colour: on the device these take the
-// one-launch filters (fused_kernels.cuh), at 4096x2304 past the segments each thread keeps in registers;
-// scripts/run_gpu_suite.sh also runs every case with the one-launch path off.
+// Frames of 1080p and 4096x2304, continuous and as ROIs, gray and colour. On the device, 1080p gray takes
+// the one-launch filters (fused_kernels.cuh) and larger frames the two-kernel path by default;
+// scripts/run_gpu_suite.sh also runs every case with the one-launch path off and with it on for every size.
 IMGHIST_BACKEND_CASE("stretchContrast and matchHistograms on frames up to 4096x2304 follow their rules", "[filters][stretch][match][frames]") {
     std::uint64_t seed = 1700;
     const std::vector<Size2> frames = shapes_only() ? std::vector<Size2>{{4096, 2304}} : std::vector<Size2>{{1920, 1080}, {4096, 2304}};

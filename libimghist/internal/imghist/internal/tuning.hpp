@@ -84,12 +84,13 @@ struct FilterTuning {
     /// The one-launch filters (fused_kernels.cuh: histogram -> table -> apply in one cooperative launch)
     /// take 8-bit device images up to this many bytes; larger ones take the two-kernel path, whose tuned
     /// histogram kernel reads large images faster than the fused kernel's simple counting. Measured on H100
-    /// (filters_bench, ratio to a device copy, one-launch vs two kernels): 1080p equalize 0.59-0.63 vs
-    /// 0.43-0.48, stretch 0.58-0.61 vs 0.41-0.47, matching 0.48-0.51 vs 0.33-0.38; 4K (8.3 MB) equalize
-    /// 0.64 vs 0.61-0.64, stretch 0.54 vs 0.57-0.60, matching 0.53-0.55 vs 0.51; 64 MiB equalize 0.49 vs
-    /// 0.57-0.60. The environment variable IMGHIST_FUSED_MAX_BYTES overrides it (benchmarks compare both
-    /// paths with it; 0 turns the one-launch path off).
-    std::size_t fused_max_bytes = std::size_t(8) << 20;
+    /// (filters_bench, ratio to a device copy, one launch vs two kernels): 1080p gray equalize 0.62-0.66 vs
+    /// 0.43-0.48, stretch 0.61-0.66 vs 0.41-0.47, matching 0.51 vs 0.33-0.38; 4K gray (8.3 MB) about even
+    /// (equalize 0.62-0.69 vs 0.61-0.64, stretch 0.54-0.69 vs 0.57-0.60), and equalizeHist(GpuMat) + wait at
+    /// 4K 33.6-35.2 us vs 30.6 us; 64 MiB equalize 0.49 vs 0.57-0.60. Hence 4 MiB: 640x480 in every
+    /// channel count and 1080p gray take one launch. The environment variable IMGHIST_FUSED_MAX_BYTES
+    /// overrides it (benchmarks compare both paths with it; 0 turns the one-launch path off).
+    std::size_t fused_max_bytes = std::size_t(4) << 20;
     /// Privatized copies of the fused kernel's shared counters, log2: 8 copies of C x 256 counters fill the
     /// C x 8 KiB of shared memory its tables need afterwards, so the counters cost no extra room.
     int fused_copies_log2 = 3;
