@@ -15,6 +15,8 @@ MatchPoints match_points(const std::uint64_t* target_hist, int bins) {
     for (int u = 0; u < bins; ++u) m += target_hist[u];
     if (m == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the target histogram is empty");
     MatchPoints p;
+    p.xp.reserve(static_cast<std::size_t>(bins));  // one allocation each: the device path calls this per launch
+    p.fp.reserve(static_cast<std::size_t>(bins));
     std::uint64_t cum = 0;
     for (int u = 0; u < bins; ++u) {
         if (target_hist[u] == 0) continue;
