@@ -40,8 +40,9 @@ void cuda_apply_table16(const ImageView& src, const ImageView& dst, const LevelT
 void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, Stream stream);
 
 
-// 8-bit device images, whole operation on the device: the histogram, then one apply kernel whose blocks
-// derive the tables from the counts themselves (no host round trip; asynchronous on `stream`).
+// 8-bit device images, whole operation on the device (no host round trip; asynchronous on `stream`): one
+// cooperative launch for images up to FilterTuning::fused_max_bytes (cuda/fused.hpp; not multi-Otsu), else
+// the histogram, then one apply kernel whose blocks derive the tables from the counts themselves.
 /// True when src takes these paths: a device view of u8 samples with fewer than 2^32 pixels (32-bit counts).
 bool cuda_level_path_u8(const ImageView& src);
 /// stretch_table for every channel (luma: one table from the luma histogram for B, G, R; alpha copied);

@@ -32,10 +32,11 @@
 //   matchHistograms     | 8U, 16U             | 1, 3, 4  | yes    | yes
 //   thresholdMultiOtsu  | 8U, 16U (span<=4096)| 1        | yes    | yes
 //
-// The last three on 8U GpuMats stay on the device: histogram, then one kernel that derives the table from
-// the counts and applies it; stretchContrast and matchHistograms return without waiting, thresholdMultiOtsu
-// (whose threshold search runs on the device too) waits once, for the thresholds it returns (the label pass
-// behind the search completes in stream order).
+// The last three on 8U GpuMats stay on the device: histogram, table and pass in one launch (images up to
+// 4 MiB; equalizeHist and threshold's Otsu / Triangle too), else the histogram, then one kernel that
+// derives the table from the counts and applies it; stretchContrast and matchHistograms return without
+// waiting, thresholdMultiOtsu (whose threshold search runs on the device too) waits once, for the
+// thresholds it returns (the label pass behind the search completes in stream order).
 // On 16U GpuMats they take the histogram to the host for the table / threshold computation: they wait for
 // their stream once (for that histogram), then enqueue the table pass and return.
 //

@@ -157,12 +157,14 @@ private:
 // compute a table or thresholds from it, then run one table pass over the image. Host views: the histogram
 // is taken on the chosen backend, the table computed on the host, and the table pass runs on the backend.
 // Luma histograms of host views are always taken on the CPU.
-// Device views of u8 samples (fewer than 2^32 pixels): everything stays on the device — the histogram
-// kernel, then one apply kernel whose blocks derive the tables from the counts — and stretch_contrast,
+// Device views of u8 samples (fewer than 2^32 pixels): everything stays on the device — one launch that
+// counts, derives the tables and applies them (images up to 4 MiB), or the histogram kernel, then one
+// apply kernel whose blocks derive the tables from the counts — and stretch_contrast,
 // match_histograms (device reference) and match_histogram return without waiting. threshold_multiotsu
 // runs the threshold search on the device too and waits once, for the search that yields the thresholds
-// it returns (the label pass behind it completes in stream order). Device views of u16 samples: the histogram is copied to the host (one wait on the stream), the
-// table computed there and the table pass enqueued without waiting.
+// it returns (the label pass behind it completes in stream order). Device views of u16 samples: the
+// histogram is copied to the host (one wait on the stream), the table computed there and the table pass
+// enqueued without waiting.
 
 /// A table over every level of a sample type: 256 entries (u8) or 65536 (u16); entry v is the output level
 /// for the input level v.

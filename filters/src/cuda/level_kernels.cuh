@@ -3,10 +3,11 @@
 // is in level_table.cu; the rules these kernels reproduce are stated in filters.hpp (stretch_table,
 // match_table, multiotsu_thresholds) and implemented for the host in stretch.cpp, match.cpp, multiotsu.cpp.
 //
-// Shape of every call: histogram kernel -> one apply kernel whose blocks each derive the 256-entry tables
-// from the counts (a few block scans over 1 KiB that L2 serves) before the table pass — one kernel
-// boundary and no host round trip, as equalize_apply_kernel does for equalization. Every kernel here is a
-// template, so this header may be included by several translation units.
+// Shape of a call on images above FilterTuning::fused_max_bytes (smaller ones take the one launch of
+// fused_kernels.cuh, which uses the same block functions): histogram kernel -> one apply kernel whose blocks
+// each derive the 256-entry tables from the counts (a few block scans over 1 KiB that L2 serves) before the
+// table pass — one kernel boundary and no host round trip, as equalize_apply_kernel does for equalization.
+// Every kernel here is a template, so this header may be included by several translation units.
 #pragma once
 
 #include <cuda_runtime.h>
