@@ -65,6 +65,16 @@ inline const std::vector<Size2>& size_classes() {
     static const std::vector<Size2> s{{1, 1}, {7, 3}, {257, 1}, {1, 131}, {64, 64}, {333, 127}, {640, 480}};
     return s;
 }
+/// Frames for the frame-size cases: 1080p and 4096x2304. On the device, 1080p gray takes the one-launch
+/// filters (fused_kernels.cuh) and larger frames the two-kernel path by default; scripts/run_gpu_suite.sh
+/// also runs every case with the one-launch path off and with it on for every size, where 4096x2304 goes
+/// past the segments each thread keeps in registers, so its second pass re-reads. The CPU backend has no
+/// path that starts above 1080p, so it takes 1080p only; IMGHIST_TEST_SHAPES_ONLY keeps 4096x2304 only.
+inline std::vector<Size2> frame_sizes(Backend backend) {
+    if (backend == Backend::Cpu) return {{1920, 1080}};
+    if (shapes_only()) return {{4096, 2304}};
+    return {{1920, 1080}, {4096, 2304}};
+}
 /// ROI x-offsets in elements: -1 means a fresh continuous image; others cut a ROI from a wider parent.
 inline const std::vector<int>& roi_offsets() {
     static const std::vector<int> o{-1, 0, 1, 3, 13};

@@ -210,17 +210,10 @@ IMGHIST_BACKEND_CASE("Otsu threshold on 8-bit images matches cv::threshold over 
     }
 }
 
-// Frames of 1080p and 4096x2304, continuous and as ROIs. On the device, 1080p gray takes the one-launch
-// filters (fused_kernels.cuh) and larger frames the two-kernel path by default; scripts/run_gpu_suite.sh
-// also runs every case with the one-launch path off and with it on for every size, where 4096x2304 goes
-// past the segments each thread keeps in registers, so its second pass re-reads.
+// Frames (frame_sizes: which device path each takes), continuous and as ROIs.
 IMGHIST_BACKEND_CASE("equalizeHist and Otsu / Triangle thresholds on frames up to 4096x2304 match OpenCV", "[filters][equalize][threshold][frames]") {
     std::uint64_t seed = 700;
-    // The CPU backend has no path that starts above 1080p; 4096x2304 is there for the device's two paths.
-    const std::vector<Size2> frames = shapes_only() || backend == Backend::Cpu
-                                          ? std::vector<Size2>{backend == Backend::Cpu ? Size2{1920, 1080} : Size2{4096, 2304}}
-                                          : std::vector<Size2>{{1920, 1080}, {4096, 2304}};
-    for (const Size2& s : frames)
+    for (const Size2& s : frame_sizes(backend))
         for (int xo : {-1, 7})
             for (int cn : {1, 3}) {
                 const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
