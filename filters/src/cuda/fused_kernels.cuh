@@ -155,17 +155,20 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
     __syncthreads();
 
-    // Matching's target does not depend on the image: loaded now, its latency hides behind the pass.
+    // Matching's target does not depend on the image: loaded now, its latency hides behind the pass. Points
+    // given in the parameters go to shared memory here: each lane reads a different parameter word, which
+    // the constant cache serves one word at a time, so these reads must not wait until after the barrier.
     constexpr bool kHostTarget = is_host_target<Args>::value;
+    constexpr int kPointChannels = K == FusedKind::Match && kHostTarget ? C : 1;
     unsigned long long target_count[K == FusedKind::Match ? C : 1];
-    double point_x[K == FusedKind::Match && kHostTarget ? C : 1];
-    int point_level[K == FusedKind::Match && kHostTarget ? C : 1];
+    __shared__ double point_x[kPointChannels][kHostTarget ? 256 : 1];
+    __shared__ int point_level[kPointChannels][kHostTarget ? 256 : 1];
     if constexpr (K == FusedKind::Match) {
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             if constexpr (kHostTarget) {
-                point_x[c] = a.xp[c][tid];
-                point_level[c] = a.fp[c][tid];
+                point_x[c][tid] = a.xp[c][tid];
+                point_level[c][tid] = a.fp[c][tid];
             } else {
                 target_count[c] = a.target[c * a.target_stride + tid];
             }

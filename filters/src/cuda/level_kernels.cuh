@@ -110,24 +110,16 @@ __device__ __forceinline__ std::uint8_t match_entry_block(const SrcCount* __rest
     return static_cast<std::uint8_t>(__double2int_rn(r));  // half to even, as std::nearbyint
 }
 
-/// Histogram matching with the target's points given (match_points, computed once on the host): point
-/// threadIdx.x is (xp_v, fp_v) when threadIdx.x < points. One block scan of the source.
+/// Histogram matching with the target's points given (match_points, computed once on the host), already in
+/// shared memory (xp, fp: `points` entries, visible to the block). One block scan of the source.
 template <class SrcCount>
-__device__ __forceinline__ std::uint8_t match_entry_points(const SrcCount* __restrict__ source, double xp_v, int fp_v,
-                                                           int points) {
+__device__ __forceinline__ std::uint8_t match_entry_points(const SrcCount* __restrict__ source, const double* xp,
+                                                           const int* fp, int points) {
     __shared__ unsigned long long scratch[33];
-    __shared__ double xp[256];
-    __shared__ int fp[256];
-    const int v = threadIdx.x;
-    if (v < points) {
-        xp[v] = xp_v;
-        fp[v] = fp_v;
-    }
-    const unsigned long long hs = source[v];
+    const unsigned long long hs = source[threadIdx.x];
     unsigned long long n;
-    const unsigned long long cum_s = block_exclusive_scan(hs, scratch, n) + hs;  // synchronises: xp, fp visible
+    const unsigned long long cum_s = block_exclusive_scan(hs, scratch, n) + hs;
     const double r = match_interp(static_cast<double>(cum_s) / static_cast<double>(n), xp, fp, points);
-    __syncthreads();  // xp / fp are reused by the next call
     return static_cast<std::uint8_t>(__double2int_rn(r));  // half to even, as std::nearbyint
 }
 
