@@ -125,7 +125,6 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
         a.counts = zeroed;
         a.ticket = zeroed + 4 * 256;
         a.copies_log2 = cuda::tuning_for(ws.cc_major()).filters.fused_copies_log2;
-        a.target = static_cast<const unsigned int*>(r.target);
         a.q_lo = r.q_lo;
         a.q_hi = r.q_hi;
         a.target_stride = r.target_stride;
@@ -140,8 +139,10 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
             kernels::FusedArgsHostTarget<C> a{};
             fill(a);
             const auto* host = static_cast<const std::uint64_t*>(r.target);
+            MatchPoints p;
             for (int c = 0; c < C; ++c) {
-                const MatchPoints p = match_points(host + c * r.target_stride, 256);
+                // One target histogram for every channel (stride 0): its points are found once.
+                if (c == 0 || r.target_stride != 0) p = match_points(host + c * r.target_stride, 256);
                 a.points[c] = static_cast<int>(p.xp.size());
                 for (std::size_t i = 0; i < p.xp.size(); ++i) {
                     a.xp[c][i] = p.xp[i];
@@ -159,6 +160,7 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     }
     kernels::FusedArgs a{};
     fill(a);
+    a.target = static_cast<const unsigned int*>(r.target);  // MatchImage: the reference's device counts
     switch (r.filter) {
         case FusedFilter::Equalize: return launch_channels<FusedKind::Equalize>(ws, src.channels, a, stream);
         case FusedFilter::Stretch: return launch_channels<FusedKind::Stretch>(ws, src.channels, a, stream);

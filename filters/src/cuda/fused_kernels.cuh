@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     // the constant cache serves one word at a time, so these reads must not wait until after the barrier.
     constexpr bool kHostTarget = is_host_target<Args>::value;
     constexpr int kPointChannels = K == FusedKind::Match && kHostTarget ? C : 1;
-    unsigned long long target_count[K == FusedKind::Match ? C : 1];
+    unsigned long long target_count[K == FusedKind::Match && !kHostTarget ? C : 1];
     __shared__ double point_x[kPointChannels][kHostTarget ? 256 : 1];
     __shared__ int point_level[kPointChannels][kHostTarget ? 256 : 1];
     if constexpr (K == FusedKind::Match) {
