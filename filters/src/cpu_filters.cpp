@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "lut8.hpp"
 
 namespace imghist::detail {
 namespace {
@@ -40,18 +41,9 @@ void for_each_run(const ImageView& src, const ImageView& dst, int threads, Fn fn
 }  // namespace
 
 void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int threads) {
-    const int C = src.channels;
-    if (C == 1) {
-        const Lut8& lut = luts[0];
-        for_each_run(src, dst, threads, [&](const std::uint8_t* s, std::uint8_t* d, std::size_t n) {
-            for (std::size_t i = 0; i < n; ++i) d[i] = lut[s[i]];
-        });
-        return;
-    }
     // Runs always start at a pixel boundary (rows, or pieces cut at multiples of the pixel size).
     for_each_run(src, dst, threads, [&](const std::uint8_t* s, std::uint8_t* d, std::size_t n) {
-        for (std::size_t i = 0; i < n; i += C)
-            for (int c = 0; c < C; ++c) d[i + c] = luts[c][s[i + c]];
+        lut8_run(s, d, n, luts, src.channels);
     });
 }
 
@@ -60,7 +52,7 @@ void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdPa
         case SampleType::U8: {
             const Lut8 lut = threshold_lut(p);
             for_each_run(src, dst, threads, [&](const std::uint8_t* s, std::uint8_t* d, std::size_t n) {
-                for (std::size_t i = 0; i < n; ++i) d[i] = lut[s[i]];
+                lut8_run(s, d, n, &lut, 1);  // every channel alike
             });
             return;
         }

@@ -433,6 +433,57 @@ IMGHIST_BACKEND_CASE("matching to a given histogram equals matching to an image 
     FILTERS_REQUIRE_IDENTICAL(out, ref_match(src, target));
 }
 
+namespace {
+/// imghist::Histogram of 256 levels per channel from plain-loop counts.
+imghist::Histogram histogram_of(const std::vector<std::map<int, std::uint64_t>>& counts) {
+    imghist::Histogram h = imghist::Histogram::zeros(imghist::BinSpec::u8(), static_cast<int>(counts.size()));
+    for (std::size_t c = 0; c < counts.size(); ++c)
+        for (const auto& [level, n] : counts[c]) h.channel(static_cast<int>(c))[level] = n;
+    return h;
+}
+}  // namespace
+
+IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channels, repeated and changing targets", "[filters][match]") {
+    // On the device, one launch takes the target's points in its parameters and keeps them in the stream's
+    // workspace; the next call with the same target (same counts, same channel layout) reads them from there.
+    // The sequence below makes every transition: new, repeated, other counts, back, one histogram for every
+    // channel with the same first channel (a different layout), repeated, and back to per-channel.
+    std::uint64_t seed = 1900;
+    std::vector<Size2> sizes = size_classes();
+    sizes.push_back({1920, 1080});
+    for (const Size2& s : sizes)
+        for (int cn : {1, 3, 4})
+            for (int xo : {-1, 7}) {
+                if (s.w * s.h > 640 * 480 && (cn == 4 || xo != 7)) continue;  // frames: gray and colour ROIs
+                const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
+                const auto a = counts_of(make_image(97, 61, CV_8UC(cn), Dist::Gauss32, seed++, 1));
+                const auto b = counts_of(make_image(50, 41, CV_8UC(cn), Dist::Uniform, seed++, 1));
+                const std::vector<std::map<int, std::uint64_t>> a0{a[0]};
+                const std::vector<const std::vector<std::map<int, std::uint64_t>>*> order{&a, &a, &b, &a, &a0, &a0, &a};
+                std::map<const void*, cv::Mat> expected;
+                for (const auto* t : order)
+                    if (!expected.count(t)) expected[t] = ref_match(src, *t);
+                imghist::FilterOptions fo;
+                fo.backend = backend;
+                DeviceMat in;
+                if (backend == Backend::Cuda) in = DeviceMat(src);
+                for (std::size_t k = 0; k < order.size(); ++k) {
+                    INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn << " call " << k);
+                    const imghist::Histogram target = histogram_of(*order[k]);
+                    if (backend == Backend::Cuda) {
+                        DeviceMat out(src.rows, src.cols, src.type(), static_cast<int>(k % 4));
+                        imghist::match_histogram(imghist::view_of(in.mat), imghist::view_of(out.mat), target, fo);
+                        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+                        FILTERS_REQUIRE_IDENTICAL(download(out.mat), expected[order[k]]);
+                    } else {
+                        cv::Mat out(src.size(), src.type());
+                        imghist::match_histogram(imghist::view_of(src), imghist::view_of(out), target, fo);
+                        FILTERS_REQUIRE_IDENTICAL(out, expected[order[k]]);
+                    }
+                }
+            }
+}
+
 IMGHIST_BACKEND_CASE("thresholdMultiOtsu: skimage's thresholds and the scaled np.digitize labels, u8 and u16", "[filters][multiotsu]") {
     std::uint64_t seed = 2100;
     for (const Size2& s : size_classes())

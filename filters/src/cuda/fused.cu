@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "../level_table.hpp"
 #include "fused.hpp"
@@ -21,6 +23,14 @@ using kernels::FusedKind;
 cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
 
 constexpr int kMaxDevices = 64;
+
+/// The host tag of DeviceSlot::MatchPoints (followed by the target's counts as given): which points the
+/// cache holds.
+struct MatchTag {
+    int channels;   ///< of the image the points were laid out for
+    int stride;     ///< the target's channel stride (0: one histogram for every channel)
+    int points[4];  ///< points per channel
+};
 
 /// FilterTuning::fused_max_bytes, or IMGHIST_FUSED_MAX_BYTES when set (read once).
 std::size_t fused_max_bytes(const Workspace& ws) {
@@ -136,20 +146,48 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     if (r.filter == FusedFilter::MatchHistogram) {
         auto go = [&](auto channels) {
             constexpr int C = decltype(channels)::value;
+            const auto* host = static_cast<const std::uint64_t*>(r.target);
+            const std::size_t target_bytes = (r.target_stride == 0 ? 1 : C) * 256 * sizeof(std::uint64_t);
+            // A new buffer comes with an empty tag: nothing cached.
+            auto* saved = ws.device_as<unsigned char>(DeviceSlot::MatchPoints, 4 * 256 * (sizeof(double) + 1));
+            auto* saved_xp = reinterpret_cast<double*>(saved);
+            auto* saved_fp = saved + 4 * 256 * sizeof(double);
+            std::vector<unsigned char>& tag = ws.host_tag(DeviceSlot::MatchPoints);
+            MatchTag head{C, r.target_stride, {}};
+            if (tag.size() == sizeof(MatchTag) + target_bytes) {
+                // The points of this target are in the cache when the channel layout and the counts are the same.
+                MatchTag cached;
+                std::memcpy(&cached, tag.data(), sizeof(MatchTag));
+                if (cached.channels == head.channels && cached.stride == head.stride &&
+                    std::memcmp(tag.data() + sizeof(MatchTag), host, target_bytes) == 0) {
+                    kernels::FusedArgsCachedTarget a{};
+                    fill(a);
+                    a.xp = saved_xp;
+                    a.fp = saved_fp;
+                    std::memcpy(a.points, cached.points, sizeof(a.points));
+                    return launch<C, FusedKind::Match>(ws, a, stream);
+                }
+            }
             kernels::FusedArgsHostTarget<C> a{};
             fill(a);
-            const auto* host = static_cast<const std::uint64_t*>(r.target);
+            a.save_xp = saved_xp;
+            a.save_fp = saved_fp;
             MatchPoints p;
             for (int c = 0; c < C; ++c) {
                 // One target histogram for every channel (stride 0): its points are found once.
                 if (c == 0 || r.target_stride != 0) p = match_points(host + c * r.target_stride, 256);
-                a.points[c] = static_cast<int>(p.xp.size());
+                a.points[c] = head.points[c] = static_cast<int>(p.xp.size());
                 for (std::size_t i = 0; i < p.xp.size(); ++i) {
                     a.xp[c][i] = p.xp[i];
                     a.fp[c][i] = static_cast<std::uint8_t>(p.fp[i]);
                 }
             }
-            return launch<C, FusedKind::Match>(ws, a, stream);
+            tag.clear();  // the launch below overwrites the cache
+            if (!launch<C, FusedKind::Match>(ws, a, stream)) return false;
+            tag.resize(sizeof(MatchTag) + target_bytes);
+            std::memcpy(tag.data(), &head, sizeof(MatchTag));
+            std::memcpy(tag.data() + sizeof(MatchTag), host, target_bytes);
+            return true;
         };
         switch (src.channels) {
             case 1: return go(std::integral_constant<int, 1>{});

@@ -13,7 +13,8 @@ struct FusedRequest {
     FusedFilter filter = FusedFilter::Equalize;
     double q_lo = 0.0, q_hi = 1.0;    ///< Stretch: the percentiles as fractions
     /// MatchImage: the reference's counts (u32, device memory); MatchHistogram: the target's (u64, host
-    /// memory, passed in the launch's parameters). Channel c at target + c * target_stride.
+    /// memory): its points are passed in the launch's parameters, or, when the previous such launch on this
+    /// workspace had the same target, read from the workspace's cache. Channel c at target + c * target_stride.
     const void* target = nullptr;
     int target_stride = 256;
     int maxval = 255, op = 0;         ///< Otsu, Triangle: the threshold operation (fmath::kBinary ...)

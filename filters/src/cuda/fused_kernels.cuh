@@ -48,12 +48,24 @@ struct FusedArgs {
 
 /// Matching to a histogram given on the host: its points (match_points, computed once on the host) travel in
 /// the launch's parameters (2.3 KiB per channel; a launch's cost grows with its parameters, hence one size
-/// per channel count), so the call enqueues no copy and no block derives them again.
+/// per channel count), so the call enqueues no copy and no block derives them again. Block 0 also saves them
+/// (all 256 entries of each channel) to `save_xp` / `save_fp`, the workspace's cache: a later call with the
+/// same target on the same stream takes FusedArgsCachedTarget instead.
 template <int C>
 struct FusedArgsHostTarget : FusedArgs {
     double xp[C][256];
     std::uint8_t fp[C][256];
     int points[C];
+    double* save_xp;         ///< C x 256
+    std::uint8_t* save_fp;   ///< C x 256
+};
+
+/// Matching to a host histogram whose points an earlier launch on this stream saved (see above): they are
+/// read from device memory, coalesced, while the image is counted; only their counts travel as parameters.
+struct FusedArgsCachedTarget : FusedArgs {
+    const double* xp;        ///< C x 256
+    const std::uint8_t* fp;  ///< C x 256
+    int points[4];
 };
 
 template <class Args>
@@ -158,17 +170,30 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     // Matching's target does not depend on the image: loaded now, its latency hides behind the pass. Points
     // given in the parameters go to shared memory here: each lane reads a different parameter word, which
     // the constant cache serves one word at a time, so these reads must not wait until after the barrier.
+    // Cached points are loaded into registers now and stored to shared memory after the pass.
     constexpr bool kHostTarget = is_host_target<Args>::value;
-    constexpr int kPointChannels = K == FusedKind::Match && kHostTarget ? C : 1;
-    unsigned long long target_count[K == FusedKind::Match && !kHostTarget ? C : 1];
-    __shared__ double point_x[kPointChannels][kHostTarget ? 256 : 1];
-    __shared__ int point_level[kPointChannels][kHostTarget ? 256 : 1];
+    constexpr bool kCachedTarget = std::is_same_v<Args, FusedArgsCachedTarget>;
+    constexpr bool kPoints = K == FusedKind::Match && (kHostTarget || kCachedTarget);
+    unsigned long long target_count[K == FusedKind::Match && !kPoints ? C : 1];
+    __shared__ double point_x[kPoints ? C : 1][kPoints ? 256 : 1];
+    __shared__ int point_level[kPoints ? C : 1][kPoints ? 256 : 1];
+    double cached_x[kCachedTarget ? C : 1];
+    int cached_level[kCachedTarget ? C : 1];
     if constexpr (K == FusedKind::Match) {
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             if constexpr (kHostTarget) {
-                point_x[c][tid] = a.xp[c][tid];
-                point_level[c][tid] = a.fp[c][tid];
+                const double x = a.xp[c][tid];
+                const std::uint8_t f = a.fp[c][tid];
+                point_x[c][tid] = x;
+                point_level[c][tid] = f;
+                if (blockIdx.x == 0) {
+                    a.save_xp[c * 256 + tid] = x;
+                    a.save_fp[c * 256 + tid] = f;
+                }
+            } else if constexpr (kCachedTarget) {
+                cached_x[c] = __ldg(a.xp + c * 256 + tid);
+                cached_level[c] = __ldg(a.fp + c * 256 + tid);
             } else {
                 target_count[c] = a.target[c * a.target_stride + tid];
             }
@@ -192,6 +217,13 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     for (unsigned idx = g + kFusedKept * nthreads; idx < a.segments; idx += nthreads) {
         const SegmentRef r = segment_at(a.s, idx);
         count_segment<C>(load_segment(r), r, mine, a.copies_log2);
+    }
+    if constexpr (kCachedTarget) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            point_x[c][tid] = cached_x[c];
+            point_level[c][tid] = cached_level[c];
+        }
     }
     __syncthreads();
     // Thread i sums the copies of counter i, rotated by i so that the threads of a warp hit different banks.
@@ -242,7 +274,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
             std::uint8_t e;
             if constexpr (K == FusedKind::Equalize) e = equalize_entry_block(counts + c * 256);
             else if constexpr (K == FusedKind::Stretch) e = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
-            else if constexpr (kHostTarget) e = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
+            else if constexpr (kPoints) e = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
             else e = match_entry_block(counts + c * 256, target_count[c]);
             lut[c * 256 + tid] = e;
         }

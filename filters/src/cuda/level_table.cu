@@ -222,8 +222,8 @@ void cuda_match_u8(const ImageView& src, const ImageView* reference, const Histo
         launch_level_apply<kernels::LevelOp::Match>(*ws, src, dst, a, stream);
         return;
     }
-    // A host histogram: one launch takes its counts in its parameters; otherwise its 64-bit counts are
-    // copied as they are (a pageable copy returns once staged).
+    // A host histogram: one launch takes its points in its parameters (or from the workspace's cache, when the
+    // target repeats); otherwise its 64-bit counts are copied as they are (a pageable copy returns once staged).
     FusedRequest r;
     r.filter = FusedFilter::MatchHistogram;
     r.target = target->counts.data();

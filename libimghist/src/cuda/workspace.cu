@@ -43,6 +43,7 @@ void* Workspace::device_buffer(DeviceSlot slot, std::size_t bytes, bool* grown) 
     if (grow) {
         // The old buffer may still be read by work queued on this stream: replace it after that work.
         if (b.data() != nullptr) IMGHIST_CUDA(cudaStreamSynchronize(cu(stream_)));
+        tags_[static_cast<int>(slot)].clear();
         b.reserve(std::max<std::size_t>(bytes, 1));
     }
     if (grown) *grown = grow;

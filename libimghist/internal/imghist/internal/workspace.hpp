@@ -50,6 +50,8 @@ enum class DeviceSlot : int {
     LevelTarget,   ///< filters: the matching target's counts (u32 from a reference image, u64 from the host)
     MultiOtsuResult,  ///< filters: the device multi-Otsu search's result
     FusedCounts,   ///< filters: the one-launch filters' counters and ticket (zero between launches)
+    MatchPoints,   ///< filters: the points of the last host target histogram one-launch matching used (cache,
+                   ///< described by its host_tag)
     StageSrc,      ///< staging: device copy of a host source image (bounded, see above)
     StageDst,      ///< staging: device result to be copied back to a host image (bounded)
     Count
@@ -92,6 +94,11 @@ public:
         return static_cast<T*>(device_buffer(slot, bytes, grown));
     }
     std::size_t device_size(DeviceSlot slot) const noexcept { return dev_[static_cast<int>(slot)].size(); }
+    /// For a slot used as a cache: what its device contents were derived from, in bytes its user defines.
+    /// Emptied whenever the slot's buffer is replaced, so an empty tag means nothing is cached. The contents
+    /// a tag describes may still be being written by work queued on the stream; later work on the stream
+    /// reads them in order.
+    std::vector<unsigned char>& host_tag(DeviceSlot slot) noexcept { return tags_[static_cast<int>(slot)]; }
     /// The slot's pinned buffer with at least `bytes` bytes. The caller orders reuse (events of its own).
     void* pinned_buffer(PinnedSlot slot, std::size_t bytes);
     /// The slot's event (a cudaEvent_t); *fresh (when given) tells whether it was created now (never recorded).
@@ -113,6 +120,7 @@ private:
     bool own_stream_ = false;
     int sm_count_ = 1, cc_major_ = 0;
     DeviceBuffer dev_[static_cast<int>(DeviceSlot::Count)];
+    std::vector<unsigned char> tags_[static_cast<int>(DeviceSlot::Count)];
     PinnedBuffer pinned_[static_cast<int>(PinnedSlot::Count)];
     void* events_[static_cast<int>(EventSlot::Count)] = {};
     std::vector<StageSlot> stage_;

@@ -1,0 +1,26 @@
+// imghist filters — 8-bit tables applied to runs of interleaved samples on the CPU: the inner loop of every
+// 8-bit point filter of the CPU backend (equalization, thresholds, stretch, matching, apply_lut).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "imghist/filters.hpp"
+
+namespace imghist::detail {
+
+/// dst[i] = luts[i % channels][src[i]] for i < n: a run that starts at a pixel boundary, channels 1..4.
+/// src may equal dst (in place); the two must not overlap otherwise. Takes the fastest implementation the
+/// CPU runs (checked once).
+void lut8_run(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels) noexcept;
+
+// The implementations lut8_run chooses from (separately for the tests, which compare them).
+/// Any CPU: byte lookups, eight per step, from a copy of the table the stores cannot alias.
+void lut8_run_portable(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts,
+                       int channels) noexcept;
+/// Whether this build has the AVX-512 VBMI implementation and this CPU (and its OS) runs it.
+bool lut8_vbmi_supported() noexcept;
+/// AVX-512 VBMI: each table in four registers, 64 lookups per two byte-permutes; only if supported.
+void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels) noexcept;
+
+}  // namespace imghist::detail
