@@ -44,13 +44,26 @@ TEST_CASE("backend choice: settles on the faster backend after measuring both", 
     ch.record(c, Backend::Cuda, 2e-4);
     CHECK(ch.choose(c) == Backend::Cpu);
     ch.record(c, Backend::Cpu, 4e-4);
-    // CUDA's best (2e-4) beats the CPU's (4e-4): the expensive first call does not count against it.
-    CHECK(drive(ch, c, 100, 4e-4, 2e-4) == 100);
+    // CUDA's best (2e-4) beats the CPU's (4e-4): the expensive first call does not count against it. Calls
+    // 4-103: all on CUDA but the rechecks at 8, 16, 32 and 64.
+    CHECK(drive(ch, c, 100, 4e-4, 2e-4) == 96);
 
-    // The CPU faster: every call but the periodic recheck runs on the CPU.
+    // The CPU faster: every call but the rechecks runs on the CPU (calls 8, 16, 32, 64, 127 and 255).
     BackendChooser ch2;
     const int cuda_calls = drive(ch2, c, 4 + 2 * BackendChooser::kRecheckEvery, 1e-4, 3e-4);
-    CHECK(cuda_calls == BackendChooser::kSamples + 2);
+    CHECK(cuda_calls == BackendChooser::kSamples + 6);
+}
+
+TEST_CASE("backend choice: settling timings that paid one-time costs are re-judged early", "[core][backend]") {
+    // Both CPU settling calls were cold (3 ms); warm, the CPU takes 1 ms and CUDA 2 ms. The early recheck
+    // at call 8 measures the warm CPU, and from then on the CPU runs.
+    BackendChooser ch;
+    const HostCallClass c = frame(3840 * 2160);
+    drive(ch, c, 4, 3e-3, 2e-3);
+    CHECK(drive(ch, c, 4, 1e-3, 2e-3) == 4);  // calls 4-7: CUDA, the settled winner
+    CHECK(ch.choose(c) == Backend::Cpu);     // call 8: the recheck
+    ch.record(c, Backend::Cpu, 1e-3);
+    CHECK(drive(ch, c, 7, 1e-3, 2e-3) == 0);  // calls 9-15: the CPU
 }
 
 TEST_CASE("backend choice: a recheck re-judges a backend whose speed changed", "[core][backend]") {

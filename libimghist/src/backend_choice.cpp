@@ -41,7 +41,7 @@ Backend BackendChooser::choose(const HostCallClass& c) {
     if (e.t[kCuda].count < kSamples || e.t[kCpu].count < kSamples)
         return e.t[kCuda].count <= e.t[kCpu].count ? Backend::Cuda : Backend::Cpu;
     const int winner = e.t[kCuda].best() <= e.t[kCpu].best() ? kCuda : kCpu;
-    const int pick = (call % kRecheckEvery == kRecheckEvery - 1) ? 1 - winner : winner;
+    const int pick = is_recheck(call) ? 1 - winner : winner;
     return pick == kCuda ? Backend::Cuda : Backend::Cpu;
 }
 
