@@ -282,5 +282,23 @@ IMGHIST_HD int clahe_blend(int l11, int l12, int l21, int l22, const ClaheAxis& 
     return clamp_int(round_even(res), 0, max_value);
 }
 
+/// np.interp(x, xp, fp) over histogram matching's target points (xp strictly increasing, points >= 1), as
+/// scikit-image's match_histograms calls it: the last point xp[j] <= x by binary search, then NumPy's slope
+/// form. The host's match_table and the device's table kernels both use this one function.
+IMGHIST_HD double match_interp(double x, const double* xp, const int* fp, int points) {
+    const int last = points - 1;
+    if (x <= xp[0]) return fp[0];
+    if (x >= xp[last]) return fp[last];
+    int lo = 0, hi = last;  // xp[lo] <= x < xp[hi]
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (xp[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    if (xp[lo] == x) return fp[lo];
+    const double slope = static_cast<double>(fp[lo + 1] - fp[lo]) / (xp[lo + 1] - xp[lo]);
+    return slope * (x - xp[lo]) + static_cast<double>(fp[lo]);
+}
+
 }  // namespace fmath
 }  // namespace imghist

@@ -1,5 +1,5 @@
 // imghist filters — histogram matching: scikit-image's match_histograms as a table per channel, with
-// np.interp's arithmetic (the rule is stated in filters.hpp).
+// np.interp's arithmetic (fmath::match_interp; the rule is stated in filters.hpp).
 #include <cmath>
 #include <string>
 
@@ -37,27 +37,12 @@ LevelTable match_table(const std::uint64_t* source_hist, const std::uint64_t* ta
     std::uint64_t n = 0;
     for (int v = 0; v < bins; ++v) n += source_hist[v];
     if (n == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the source histogram is empty");
-    const std::size_t last = xp.size() - 1;
+    const int count = static_cast<int>(xp.size());
     LevelTable t(static_cast<std::size_t>(bins));
     std::uint64_t cum = 0;
-    std::size_t j = 0;  // source quantiles only grow: the interval search resumes where it stopped
     for (int v = 0; v < bins; ++v) {
         cum += source_hist[v];
-        const double x = static_cast<double>(cum) / static_cast<double>(n);
-        double r;
-        if (x <= xp[0]) {
-            r = fp[0];
-        } else if (x >= xp[last]) {
-            r = fp[last];
-        } else {
-            while (xp[j + 1] <= x) ++j;  // xp[j] <= x < xp[j + 1]
-            if (xp[j] == x) {
-                r = fp[j];
-            } else {
-                const double slope = static_cast<double>(fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
-                r = slope * (x - xp[j]) + static_cast<double>(fp[j]);
-            }
-        }
+        const double r = fmath::match_interp(static_cast<double>(cum) / static_cast<double>(n), xp.data(), fp.data(), count);
         t[static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(std::nearbyint(r));  // half to even
     }
     return t;

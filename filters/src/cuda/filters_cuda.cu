@@ -41,8 +41,6 @@ int* device_threshold(Workspace& ws) { return reinterpret_cast<int*>(tables(ws) 
 /// The workspace of the current device and `stream` (callers hold a DeviceScope).
 WorkspaceLease workspace(Stream stream) { return acquire_workspace(-1, stream); }
 
-cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
-
 /// Grid for a rows x items loop of kThreads-thread blocks: the tuning table's blocks per SM in total.
 dim3 grid_for(const Workspace& ws, std::size_t items_per_row, int rows) {
     const long long target = static_cast<long long>(ws.sm_count()) * tuning(ws).blocks_per_sm;

@@ -20,8 +20,6 @@ namespace {
 
 using kernels::FusedKind;
 
-cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
-
 constexpr int kMaxDevices = 64;
 
 /// The host tag of DeviceSlot::MatchPoints (followed by the target's counts as given): which points the

@@ -64,23 +64,7 @@ __device__ __forceinline__ std::uint8_t stretch_entry_block(const Count* __restr
     return static_cast<std::uint8_t>(static_cast<unsigned>(out));  // truncation, as NumPy's astype
 }
 
-/// np.interp(x, xp, fp) over the target's points of histogram matching (xp strictly increasing), as
-/// match_table computes it.
-__device__ __forceinline__ double match_interp(double x, const double* xp, const int* fp, int points) {
-    const int last = points - 1;
-    if (x <= xp[0]) return fp[0];
-    if (x >= xp[last]) return fp[last];
-    // The last point xp[j] <= x: binary search over [0, last).
-    int lo = 0, hi = last;  // xp[lo] <= x < xp[hi]
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (xp[mid] <= x) lo = mid;
-        else hi = mid;
-    }
-    if (xp[lo] == x) return fp[lo];
-    const double slope = static_cast<double>(fp[lo + 1] - fp[lo]) / (xp[lo + 1] - xp[lo]);
-    return slope * (x - xp[lo]) + static_cast<double>(fp[lo]);
-}
+using fmath::match_interp;  // np.interp over the target's points (filter_math.hpp)
 
 /// Histogram matching (match_table): source counts against target counts (both 256 levels, non-empty);
 /// `ht` is the target's count at level threadIdx.x (callers load it early: it does not depend on the image).

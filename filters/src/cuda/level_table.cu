@@ -34,8 +34,6 @@ constexpr int kThreads = cuda::FilterTuning::threads;
 // slots. Work on one stream is ordered, so a later call may overwrite what an earlier one's kernels have
 // finished reading.
 
-cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
-
 template <int C>
 __global__ void table16_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
                                std::size_t dpitch, int width, int height, const std::uint16_t* __restrict__ tables) {

@@ -81,7 +81,7 @@ void bind_merge_workspace(Workspace& ws, dc::Params& p, std::size_t counters) {
     p.ws_counts = ws.device_buffer(DeviceSlot::HistCounters, cap * sizeof(unsigned long long), &g1);
     p.ws_oor = ws.device_as<unsigned long long>(DeviceSlot::HistOor, 4 * sizeof(unsigned long long), &g2);
     p.ticket = ws.device_as<unsigned int>(DeviceSlot::HistTicket, 4 * sizeof(unsigned int), &g3);
-    const cudaStream_t s = reinterpret_cast<cudaStream_t>(ws.stream());
+    const cudaStream_t s = detail::cu(ws.stream());
     if (g1) IMGHIST_CUDA(cudaMemsetAsync(p.ws_counts, 0, ws.device_size(DeviceSlot::HistCounters), s));
     if (g2) IMGHIST_CUDA(cudaMemsetAsync(p.ws_oor, 0, ws.device_size(DeviceSlot::HistOor), s));
     if (g3) IMGHIST_CUDA(cudaMemsetAsync(p.ticket, 0, ws.device_size(DeviceSlot::HistTicket), s));

@@ -73,7 +73,7 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
     cuda_histogram(*ws, dimg, spec, out, opt);
-    IMGHIST_CUDA(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(ws->stream())));
+    IMGHIST_CUDA(cudaStreamSynchronize(cu(ws->stream())));
     end_blocking_call(*ws);
     for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
     for (int c = 0; c < image.channels; ++c) oor[c] += host[n + c];
@@ -119,7 +119,7 @@ void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<
     }
     cuda_histogram_batch(*ws, dimgs.data(), count, spec, outs.data(), false, masks.empty() ? nullptr : dmasks.data());
     auto* host = static_cast<unsigned long long*>(ws->pinned_buffer(PinnedSlot::BatchResult, result_bytes));
-    const auto s = reinterpret_cast<cudaStream_t>(ws->stream());
+    const auto s = cu(ws->stream());
     IMGHIST_CUDA(cudaMemcpyAsync(host, dres, sizeof(unsigned long long) * per * count, cudaMemcpyDeviceToHost, s));
     IMGHIST_CUDA(cudaStreamSynchronize(s));
     end_blocking_call(*ws);

@@ -15,7 +15,6 @@ namespace imghist::detail {
 
 namespace {
 
-cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
 cudaEvent_t ev(void* e) { return static_cast<cudaEvent_t>(e); }
 
 const cuda::StagingTuning& staging_tuning(const Workspace& ws) { return cuda::tuning_for(ws.cc_major()).staging; }

@@ -12,10 +12,6 @@
 
 namespace imghist::detail {
 
-namespace {
-cudaStream_t cu(Stream s) { return reinterpret_cast<cudaStream_t>(s); }
-}  // namespace
-
 Workspace::Workspace(int device, Stream stream, bool own_stream) : device_(device), stream_(stream), own_stream_(own_stream) {
     IMGHIST_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
     IMGHIST_CUDA(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, device));

@@ -1,5 +1,6 @@
-// Internal: the one translation from cudaError_t to imghist::Error (IMGHIST_CUDA), and a device guard; used
-// by the core and the filters alike (header-only: each library links the CUDA runtime itself).
+// Internal: the CUDA runtime glue of the core and the filters alike — the one translation from cudaError_t to
+// imghist::Error (IMGHIST_CUDA), a device guard, and the public Stream handle as a cudaStream_t (header-only:
+// each library links the CUDA runtime itself).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "imghist/error.hpp"
+#include "imghist/histogram.hpp"  // Stream
 
 namespace imghist::detail {
 
@@ -27,6 +29,9 @@ inline void cuda_check(cudaError_t e, const char* what) {
 }
 
 #define IMGHIST_CUDA(expr) ::imghist::detail::cuda_check((expr), #expr)
+
+/// The public API's Stream (histogram.hpp: CUstream_st*, so that its headers need no CUDA) as the runtime's type.
+inline cudaStream_t cu(Stream s) noexcept { return reinterpret_cast<cudaStream_t>(s); }
 
 /// Makes `device` current for the scope (-1: leave the current one) and restores the previous one.
 class DeviceGuard {
