@@ -244,8 +244,8 @@ IMGHIST_API void match_histograms(const ImageView& src, const ImageView& referen
 
 /// Histogram matching against given target histograms: `target` holds 256 (u8) or 65536 (u16) bins and
 /// either one channel (used for every channel of src) or src.channels channels. u8 device views: the
-/// target's interpolation points are kept on the device per stream, so repeated calls with the same target
-/// (normalising a batch to one reference) send nothing but the image.
+/// target's interpolation points are kept on the device per stream, so a call with the same target as the
+/// previous one on its stream (normalising a batch to one reference) launches without them.
 IMGHIST_API void match_histogram(const ImageView& src, const ImageView& dst, const Histogram& target,
                      const FilterOptions& options = {});
 
