@@ -55,8 +55,22 @@ IMGHIST_VBMI inline __m512i look(const Table512& t, __m512i x) {
     return _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), low, high);  // the top bit picks the half
 }
 
+/// Byte j of a 64-byte block that starts at byte i of a run belongs to channel (i + j) % channels; blocks of a
+/// 3-channel run start at three phases. kChannelMasks[channels - 1][p][c]: the bytes of channel c in a block
+/// of phase p (computed at compile time: the pass runs once per row of a non-contiguous image).
+struct ChannelMasks {
+    std::uint64_t m[4][4][4] = {};
+    constexpr ChannelMasks() {
+        for (unsigned C = 1; C <= 4; ++C)
+            for (unsigned p = 0; p < C; ++p)
+                for (unsigned j = 0; j < 64; ++j) m[C - 1][p][(p + j) % C] |= std::uint64_t{1} << j;
+    }
+};
+constexpr ChannelMasks kChannelMaskTable{};
+constexpr const auto& kChannelMasks = kChannelMaskTable.m;
+
 /// 64 interleaved samples: channel c's table where `mask[c]` has the byte's bit.
-IMGHIST_VBMI inline __m512i look_channels(const Table512* t, const __mmask64* mask, unsigned channels, __m512i x) {
+IMGHIST_VBMI inline __m512i look_channels(const Table512* t, const std::uint64_t* mask, unsigned channels, __m512i x) {
     __m512i r = look(t[0], x);
     for (unsigned c = 1; c < channels; ++c) r = _mm512_mask_blend_epi8(mask[c], r, look(t[c], x));
     return r;
@@ -76,12 +90,8 @@ IMGHIST_VBMI void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std:
     Table512 t[4];
     for (int c = 0; c < channels; ++c)
         for (int k = 0; k < 4; ++k) t[c].q[k] = _mm512_loadu_si512(luts[c].data() + 64 * k);
-    // Byte j of a 64-byte block that starts at byte i belongs to channel (i + j) % channels; blocks of a
-    // 3-channel run start at three phases. mask[p][c]: the bytes of channel c in a block of phase p.
     const auto C = static_cast<unsigned>(channels);
-    __mmask64 mask[4][4] = {};
-    for (unsigned p = 0; p < C; ++p)
-        for (unsigned j = 0; j < 64; ++j) mask[p][(p + j) % C] |= __mmask64{1} << j;
+    const auto& mask = kChannelMasks[C - 1];
     unsigned phase = 0;
     std::size_t i = 0;
     if (C == 1) {  // the common case, without the channel blends

@@ -15,7 +15,7 @@ namespace imghist::detail {
 void lut8_run(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels) noexcept;
 
 // The implementations lut8_run chooses from (separately for the tests, which compare them).
-/// Any CPU: byte lookups, eight per step, from a copy of the table the stores cannot alias.
+/// Any CPU: byte lookups from copies of the tables the stores cannot alias (one channel: eight per step).
 void lut8_run_portable(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts,
                        int channels) noexcept;
 /// Whether this build has the AVX-512 VBMI implementation and this CPU (and its OS) runs it.

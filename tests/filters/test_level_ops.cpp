@@ -3,12 +3,16 @@
 // for np.percentile, a linear scan for np.interp, skimage's exhaustive multi-Otsu search written out. Both
 // backends, cv::Mat and GpuMat paths, every size class, ROI offsets, distributions, u8 and u16.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <numeric>
 
 #include "filters_support.hpp"
 #include "imghist/filters.hpp"
+#include "imghist/internal/tuning.hpp"     // white-box: the one-launch size limit
+#include "imghist/internal/workspace.hpp"  // white-box: matching's cache of target points
 
 using namespace filters_test;
 
@@ -446,11 +450,15 @@ imghist::Histogram histogram_of(const std::vector<std::map<int, std::uint64_t>>&
 IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channels, repeated and changing targets", "[filters][match]") {
     // On the device, one launch takes the target's points in its parameters and keeps them in the stream's
     // workspace; the next call with the same target (same counts, same channel layout) reads them from there.
-    // The sequence below makes every transition: new, repeated, other counts, back, one histogram for every
-    // channel with the same first channel (a different layout), repeated, and back to per-channel.
+    // The sequence makes every transition: new, repeated, other counts, back, one histogram for every channel
+    // with the same first channel (another layout), repeated, back; and it starts and ends with a gray target
+    // shared by all images, so consecutive images of other channel counts meet the same counts in another
+    // layout.
     std::uint64_t seed = 1900;
     std::vector<Size2> sizes = size_classes();
     sizes.push_back({1920, 1080});
+    const std::vector<std::map<int, std::uint64_t>> gray = counts_of(make_image(77, 53, CV_8UC1, Dist::Gauss4, seed++, 1));
+    const char* fused_env = std::getenv("IMGHIST_FUSED_MAX_BYTES");
     for (const Size2& s : sizes)
         for (int cn : {1, 3, 4})
             for (int xo : {-1, 7}) {
@@ -459,7 +467,8 @@ IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channel
                 const auto a = counts_of(make_image(97, 61, CV_8UC(cn), Dist::Gauss32, seed++, 1));
                 const auto b = counts_of(make_image(50, 41, CV_8UC(cn), Dist::Uniform, seed++, 1));
                 const std::vector<std::map<int, std::uint64_t>> a0{a[0]};
-                const std::vector<const std::vector<std::map<int, std::uint64_t>>*> order{&a, &a, &b, &a, &a0, &a0, &a};
+                const std::vector<const std::vector<std::map<int, std::uint64_t>>*> order{&gray, &a, &a, &b, &a,
+                                                                                          &a0, &a0, &a, &gray};
                 std::map<const void*, cv::Mat> expected;
                 for (const auto* t : order)
                     if (!expected.count(t)) expected[t] = ref_match(src, *t);
@@ -467,6 +476,12 @@ IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channel
                 fo.backend = backend;
                 DeviceMat in;
                 if (backend == Backend::Cuda) in = DeviceMat(src);
+                // White-box: images the one-launch path takes leave their target's counts in the tag of the
+                // default stream's cache (the counts follow the tag's header), so the next call can hit it.
+                const std::size_t bytes = static_cast<std::size_t>(s.w) * s.h * cn;
+                const bool one_launch =
+                    backend == Backend::Cuda && fused_env == nullptr &&
+                    bytes <= imghist::detail::cuda::tuning_for(9).filters.fused_max_bytes;
                 for (std::size_t k = 0; k < order.size(); ++k) {
                     INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn << " call " << k);
                     const imghist::Histogram target = histogram_of(*order[k]);
@@ -475,6 +490,17 @@ IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channel
                         imghist::match_histogram(imghist::view_of(in.mat), imghist::view_of(out.mat), target, fo);
                         REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
                         FILTERS_REQUIRE_IDENTICAL(download(out.mat), expected[order[k]]);
+#if IMGHIST_TEST_WITH_CUDA
+                        if (one_launch) {
+                            const std::size_t n = target.counts.size() * sizeof(std::uint64_t);
+                            auto ws = imghist::detail::acquire_workspace(-1, nullptr);
+                            const std::vector<unsigned char>& tag = ws->host_tag(imghist::detail::DeviceSlot::MatchPoints);
+                            REQUIRE(tag.size() > n);
+                            REQUIRE(std::memcmp(tag.data() + tag.size() - n, target.counts.data(), n) == 0);
+                        }
+#else
+                        (void)one_launch;
+#endif
                     } else {
                         cv::Mat out(src.size(), src.type());
                         imghist::match_histogram(imghist::view_of(src), imghist::view_of(out), target, fo);
@@ -482,6 +508,60 @@ IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channel
                     }
                 }
             }
+}
+
+TEST_CASE("match_histogram captured into a CUDA graph leaves the stream's cache of target points alone", "[filters][match][cuda]") {
+    if (!imghist_test::cuda_or_skip()) return;
+#if IMGHIST_TEST_WITH_CUDA
+    // A captured call runs when the graph is launched, perhaps many times: the points it carries must not be
+    // taken for what the cache holds when the call returns. Calls outside the graph between its launches use
+    // and refresh the cache; the graph's launches must still give their own target's answer.
+    const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Photo, 31);
+    // The cache belongs to the one-launch path (the two-kernel path copies the target from pageable memory,
+    // which a capture does not take).
+    const char* fused_env = std::getenv("IMGHIST_FUSED_MAX_BYTES");
+    if (fused_env && std::atoll(fused_env) < static_cast<long long>(src.total())) {
+        std::printf("%s: the one-launch path is off (IMGHIST_FUSED_MAX_BYTES), case skipped\n", imghist_test::kSkipMarker);
+        return;
+    }
+    const auto t1 = counts_of(make_image(97, 61, CV_8UC1, Dist::Gauss32, 32, 1));
+    const auto t2 = counts_of(make_image(50, 41, CV_8UC1, Dist::Uniform, 33, 1));
+    const cv::Mat e1 = ref_match(src, t1), e2 = ref_match(src, t2);
+    cudaStream_t s = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    imghist::FilterOptions fo;
+    fo.backend = Backend::Cuda;
+    fo.stream = reinterpret_cast<imghist::Stream>(s);
+    DeviceMat in(src), out(src.rows, src.cols, src.type(), 0), graph_out(src.rows, src.cols, src.type(), 3);
+    auto run = [&](const std::vector<std::map<int, std::uint64_t>>& t, DeviceMat& o) {
+        imghist::match_histogram(imghist::view_of(in.mat), imghist::view_of(o.mat), histogram_of(t), fo);
+    };
+    auto check = [&](DeviceMat& o, const cv::Mat& e) {
+        REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+        FILTERS_REQUIRE_IDENTICAL(download(o.mat), e);
+    };
+    run(t1, out);  // the stream's workspace now exists and caches t1
+    check(out, e1);
+    cudaGraph_t graph = nullptr;
+    REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    run(t2, graph_out);
+    REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    run(t2, out);  // the graph has not run: nothing of t2 is on the device yet
+    check(out, e2);
+    REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+    check(graph_out, e2);
+    run(t1, out);
+    check(out, e1);
+    REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+    check(graph_out, e2);
+    run(t1, out);  // the cache's t1 after the graph's launch
+    check(out, e1);
+    REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
+    REQUIRE(cudaGraphDestroy(graph) == cudaSuccess);
+    REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
+#endif
 }
 
 IMGHIST_BACKEND_CASE("thresholdMultiOtsu: skimage's thresholds and the scaled np.digitize labels, u8 and u16", "[filters][multiotsu]") {

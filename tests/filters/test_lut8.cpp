@@ -1,6 +1,7 @@
 // The CPU's 8-bit table pass (filters/src/lut8.cpp, compiled into this test): both implementations against
 // a plain loop, over every run length to 300 (the vector implementation's whole blocks, masked tails and
-// channel phases), 1-4 channels, start addresses 0-63 bytes past a 64-byte boundary, in place and not.
+// channel phases), 1-4 channels, sources 0, 1, 13 and 63 bytes past a 64-byte boundary (destinations at other
+// offsets), in place and not.
 #include <cstdint>
 #include <cstdio>
 #include <random>

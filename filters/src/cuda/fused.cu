@@ -152,7 +152,12 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
             auto* saved_fp = saved + 4 * 256 * sizeof(double);
             std::vector<unsigned char>& tag = ws.host_tag(DeviceSlot::MatchPoints);
             MatchTag head{C, r.target_stride, {}};
-            if (tag.size() == sizeof(MatchTag) + target_bytes) {
+            // A stream being captured into a graph runs its work later, maybe more than once, so the tag
+            // (what the buffer holds when the call returns) could not describe it: no cache there.
+            cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+            cuda_check(cudaStreamIsCapturing(cu(stream), &capture), "filters: stream capture status");
+            const bool cache = capture == cudaStreamCaptureStatusNone;
+            if (cache && tag.size() == sizeof(MatchTag) + target_bytes) {
                 // The points of this target are in the cache when the channel layout and the counts are the same.
                 MatchTag cached;
                 std::memcpy(&cached, tag.data(), sizeof(MatchTag));
@@ -168,8 +173,8 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
             }
             kernels::FusedArgsHostTarget<C> a{};
             fill(a);
-            a.save_xp = saved_xp;
-            a.save_fp = saved_fp;
+            a.save_xp = cache ? saved_xp : nullptr;
+            a.save_fp = cache ? saved_fp : nullptr;
             MatchPoints p;
             for (int c = 0; c < C; ++c) {
                 // One target histogram for every channel (stride 0): its points are found once.
@@ -180,6 +185,7 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
                     a.fp[c][i] = static_cast<std::uint8_t>(p.fp[i]);
                 }
             }
+            if (!cache) return launch<C, FusedKind::Match>(ws, a, stream);
             tag.clear();  // the launch below overwrites the cache
             if (!launch<C, FusedKind::Match>(ws, a, stream)) return false;
             tag.resize(sizeof(MatchTag) + target_bytes);

@@ -49,8 +49,8 @@ struct FusedArgs {
 /// Matching to a histogram given on the host: its points (match_points, computed once on the host) travel in
 /// the launch's parameters (2.3 KiB per channel; a launch's cost grows with its parameters, hence one size
 /// per channel count), so the call enqueues no copy and no block derives them again. Block 0 also saves them
-/// (all 256 entries of each channel) to `save_xp` / `save_fp`, the workspace's cache: a later call with the
-/// same target on the same stream takes FusedArgsCachedTarget instead.
+/// (all 256 entries of each channel) to `save_xp` / `save_fp` (null: not saved), the workspace's cache: a
+/// later call with the same target on the same stream takes FusedArgsCachedTarget instead.
 template <int C>
 struct FusedArgsHostTarget : FusedArgs {
     double xp[C][256];
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
                 const std::uint8_t f = a.fp[c][tid];
                 point_x[c][tid] = x;
                 point_level[c][tid] = f;
-                if (blockIdx.x == 0) {
+                if (blockIdx.x == 0 && a.save_xp) {
                     a.save_xp[c * 256 + tid] = x;
                     a.save_fp[c * 256 + tid] = f;
                 }
