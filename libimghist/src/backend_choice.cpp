@@ -17,10 +17,16 @@ int size_class(std::size_t bytes) {
 }
 }  // namespace
 
-double BackendChooser::Timings::best() const {
-    double b = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < std::min(count, kRecent); ++i) b = std::min(b, recent[i]);
-    return b;
+double BackendChooser::Timings::typical() const {
+    const int n = std::min(count, kRecent);
+    if (n == 0) return std::numeric_limits<double>::infinity();
+    double sorted[kRecent];
+    for (int i = 0; i < n; ++i) {  // insertion sort of at most kRecent values
+        int j = i;
+        for (; j > 0 && sorted[j - 1] > recent[i]; --j) sorted[j] = sorted[j - 1];
+        sorted[j] = recent[i];
+    }
+    return sorted[(n - 1) / 2];
 }
 
 std::uint32_t BackendChooser::key_of(const HostCallClass& c) {
@@ -37,10 +43,10 @@ Backend BackendChooser::choose(const HostCallClass& c) {
         e.cpu_threads = c.cpu_threads;
     }
     const std::uint64_t call = e.calls++;
-    // Settling: alternate, CUDA first, until both have kSamples timings.
+    // Settling: alternate, CUDA first, until both have kSamples kept timings.
     if (e.t[kCuda].count < kSamples || e.t[kCpu].count < kSamples)
-        return e.t[kCuda].count <= e.t[kCpu].count ? Backend::Cuda : Backend::Cpu;
-    const int winner = e.t[kCuda].best() <= e.t[kCpu].best() ? kCuda : kCpu;
+        return e.t[kCuda].seen <= e.t[kCpu].seen ? Backend::Cuda : Backend::Cpu;
+    const int winner = e.t[kCuda].typical() <= e.t[kCpu].typical() ? kCuda : kCpu;
     const int pick = is_recheck(call) ? 1 - winner : winner;
     return pick == kCuda ? Backend::Cuda : Backend::Cpu;
 }
@@ -50,6 +56,7 @@ void BackendChooser::record(const HostCallClass& c, Backend used, double seconds
     Entry& e = entries_[key_of(c)];
     if (e.cpu_threads != c.cpu_threads) return;  // the class restarted meanwhile
     Timings& t = e.t[slot(used)];
+    if (t.seen++ == 0) return;  // the backend's first call in the class: one-time costs, not kept
     t.recent[t.count % kRecent] = seconds;
     ++t.count;
 }

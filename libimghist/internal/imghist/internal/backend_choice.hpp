@@ -8,12 +8,15 @@
 //
 // Rule: every call of an operation on a host image falls into a class (operation, sample type, channels,
 // size rounded to a power of two, pinned or not). A class's first calls alternate between CUDA and the CPU
-// until each backend has `kSamples` timings; afterwards the backend with the lower recent best time runs.
-// The other backend runs once more at calls 8, 16, 32 and 64 of the class and then every `kRecheckEvery`-th
-// call, so a host whose load changes is re-judged, and so are settling timings that paid one-time costs (a
-// first CUDA call's context, the CPU pool's first wake-up, a new destination's first touch): measured on
-// an H100 host, 4K equalizations settled on CUDA (889 us) while the warm CPU took 689 us. Changing the CPU thread count
-// restarts the class. The table is bounded by the number of classes (a few thousand entries at most).
+// until each backend has `kSamples` timings, not counting its first call in the class, which pays one-time
+// costs (a first CUDA call's context, the CPU pool's first wake-up, a new destination's first touch).
+// Afterwards the backend with the lower typical time runs: the lower median of its last `kRecent` timings,
+// so one lucky (or unlucky) call does not decide. The other backend runs once more at calls 8, 16, 32 and 64
+// of the class and then every `kRecheckEvery`-th call, so a host whose load changes is re-judged. Measured on
+// H100 hosts, whose CPU times vary several-fold from one machine start to the next: with the recent best
+// and rechecks every 128th call only, 4K equalizations settled on CUDA (889 us) while the warm CPU took
+// 689 us. Changing the CPU thread count restarts the class. The table is bounded by the number of classes
+// (a few thousand entries at most).
 #pragma once
 
 #include <chrono>
@@ -43,8 +46,8 @@ struct HostCallClass {
 
 class IMGHIST_INTERNAL BackendChooser {
 public:
-    static constexpr int kSamples = 2;         ///< timings per backend before the choice settles
-    static constexpr int kRecent = 4;          ///< the best of this many recent timings judges a backend
+    static constexpr int kSamples = 2;         ///< timings per backend before the choice settles (after its first)
+    static constexpr int kRecent = 4;          ///< the lower median of this many recent timings judges a backend
     static constexpr int kRecheckEvery = 128;  ///< one run of the other backend per this many calls
     /// Whether call `call` (0-based, in its class) runs the other backend: 8, 16, 32, 64, then every
     /// kRecheckEvery-th.
@@ -62,8 +65,9 @@ public:
 private:
     struct Timings {
         double recent[kRecent];
-        int count = 0;  ///< timings recorded (not capped)
-        double best() const;
+        int seen = 0;   ///< calls recorded, the first (not kept) included
+        int count = 0;  ///< timings kept (not capped)
+        double typical() const;  ///< the lower median of the kept recent timings
     };
     struct Entry {
         Timings t[2];  ///< [0] CPU, [1] CUDA
