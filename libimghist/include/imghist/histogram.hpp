@@ -68,8 +68,8 @@ IMGHIST_API int max_bins(SampleType type) noexcept;
 /// Auto: device images run on CUDA; host images run on the CPU without a device, and with one on whichever
 /// backend this process has measured faster for calls like this one (same operation, sample type, channels,
 /// size within a factor of two, pinned or pageable memory, CPU thread setting): the first calls of each kind
-/// try both, and calls 8, 16, 32 and 64 and every 128th call re-check the other. Both backends give
-/// identical results.
+/// try both (three each), the lower median of each one's recent timings decides, and calls 8, 16, 32 and 64
+/// and every 128th call re-check the other. Both backends give identical results.
 enum class Backend : std::uint8_t { Auto, Cpu, Cuda };
 /// "auto", "cpu", "cuda".
 IMGHIST_API const char* to_string(Backend b) noexcept;
