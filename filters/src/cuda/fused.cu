@@ -63,6 +63,9 @@ struct ResidentBlocks {
         if (device < 0 || device >= kMaxDevices) return 0;
         int n = per_device[device].load(std::memory_order_relaxed);
         if (n == 0) {
+            // Matching 4 channels to a host histogram keeps 17 KiB of points and tables in static shared
+            // memory beside 32 KiB of counters: more than the default limit leaves.
+            allow_dynamic_smem(reinterpret_cast<const void*>(fn), smem, device);
             cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, kernels::kFusedThreads, smem),
                        "filters: fused kernel occupancy");
             n = std::max(n, 0) + 1;
@@ -78,17 +81,6 @@ bool launch(Workspace& ws, Args& a, Stream stream) {
     static ResidentBlocks resident;  // one per kernel
     auto* fn = kernels::fused_filter_kernel<C, K, Args>;
     const std::size_t smem = kernels::fused_smem_bytes(C, a.copies_log2);
-    // The dynamic shared memory a kernel may take is 48 KiB less its static shared memory unless raised, once
-    // per kernel and device: matching 4 channels to a host histogram keeps 17 KiB of points and tables
-    // statically beside 32 KiB of counters.
-    static std::atomic<unsigned long long> raised{0};
-    const unsigned long long bit = 1ull << (ws.device() & 63);
-    if (!(raised.load(std::memory_order_relaxed) & bit)) {
-        cuda_check(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)),
-                   "filters: fused kernel shared memory");
-        raised.fetch_or(bit);
-    }
     const long long per_block = static_cast<long long>(kernels::kFusedThreads) * kernels::kFusedKept;
     const long long wanted = (static_cast<long long>(a.segments) + per_block - 1) / per_block;
     void* params[] = {&a};

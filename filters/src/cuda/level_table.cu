@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -249,14 +248,7 @@ bool cuda_multiotsu_u8(const ImageView& src, const ImageView& dst, int classes, 
     const std::size_t host_bytes = sizeof(kernels::MultiOtsuResult) + 256 * sizeof(unsigned int);
     auto* host = static_cast<std::uint8_t*>(ws->pinned_buffer(PinnedSlot::MultiOtsu, host_bytes));
     constexpr std::size_t smem = kernels::multiotsu_smem_bytes();
-    // The search kernel's shared-memory limit is raised once per device (a property of the function).
-    static std::atomic<unsigned long long> raised{0};
-    const unsigned long long bit = 1ull << (ws->device() & 63);
-    if (!(raised.load() & bit)) {
-        LEVELS_CUDA(cudaFuncSetAttribute(kernels::multiotsu_kernel<unsigned int>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-        raised.fetch_or(bit);
-    }
+    allow_dynamic_smem(reinterpret_cast<const void*>(kernels::multiotsu_kernel<unsigned int>), smem, ws->device());
     auto* host_result = reinterpret_cast<kernels::MultiOtsuResult*>(host);
     auto* host_counts = reinterpret_cast<unsigned int*>(host + sizeof(kernels::MultiOtsuResult));
     kernels::multiotsu_kernel<unsigned int><<<1, kernels::kMultiOtsuThreads, smem, cu(stream)>>>(

@@ -119,17 +119,11 @@ const char* mode_name(KMode m) {
 int prepare_kernel(int device, KernelFn fn, int threads, std::size_t smem) {
     static std::mutex m;
     static std::map<std::tuple<int, const void*, int, std::size_t>, int> occ_cache;
-    static std::map<std::pair<int, const void*>, std::size_t> smem_set;
     std::lock_guard<std::mutex> lock(m);
     auto key = std::make_tuple(device, reinterpret_cast<const void*>(fn), threads, smem);
     auto it = occ_cache.find(key);
     if (it != occ_cache.end()) return it->second;
-    auto& current = smem_set[{device, reinterpret_cast<const void*>(fn)}];
-    if (smem > HistogramLimits::default_smem && smem > current) {
-        IMGHIST_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
-        current = smem;
-    }
+    if (smem > HistogramLimits::default_smem) allow_dynamic_smem(reinterpret_cast<const void*>(fn), smem, device);
     int blocks = 0;
     IMGHIST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, smem));
     occ_cache.emplace(key, blocks);

@@ -1,11 +1,15 @@
 // Internal: the CUDA runtime glue of the core and the filters alike — the one translation from cudaError_t to
-// imghist::Error (IMGHIST_CUDA), a device guard, and the public Stream handle as a cudaStream_t (header-only:
-// each library links the CUDA runtime itself).
+// imghist::Error (IMGHIST_CUDA), a device guard, the public Stream handle as a cudaStream_t, and the dynamic
+// shared-memory limit of kernels (header-only: each library links the CUDA runtime itself).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "imghist/error.hpp"
 #include "imghist/histogram.hpp"  // Stream
@@ -32,6 +36,19 @@ inline void cuda_check(cudaError_t e, const char* what) {
 
 /// The public API's Stream (histogram.hpp: CUstream_st*, so that its headers need no CUDA) as the runtime's type.
 inline cudaStream_t cu(Stream s) noexcept { return reinterpret_cast<cudaStream_t>(s); }
+
+/// Lets kernel `fn` take `bytes` of dynamic shared memory on `device` (the current one). Without this a
+/// kernel may take 48 KiB less its static shared memory; the limit is a property of the function per device,
+/// so it is raised once (and only upwards). Call it before asking for the kernel's occupancy.
+inline void allow_dynamic_smem(const void* fn, std::size_t bytes, int device) {
+    static std::mutex m;
+    static std::map<std::pair<int, const void*>, std::size_t> raised;
+    std::lock_guard<std::mutex> lock(m);
+    std::size_t& current = raised[{device, fn}];
+    if (bytes <= current) return;
+    IMGHIST_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    current = bytes;
+}
 
 /// Makes `device` current for the scope (-1: leave the current one) and restores the previous one.
 class DeviceGuard {
