@@ -102,14 +102,20 @@ bool launch(Workspace& ws, Args& a, Stream stream) {
     }
 }
 
-template <FusedKind K, class Args>
-bool launch_channels(Workspace& ws, int channels, Args& a, Stream stream) {
+/// f(std::integral_constant<int, C>) for C = channels (1, 3 or 4); false for other counts.
+template <class F>
+bool with_channels(int channels, F&& f) {
     switch (channels) {
-        case 1: return launch<1, K, Args>(ws, a, stream);
-        case 3: return launch<3, K, Args>(ws, a, stream);
-        case 4: return launch<4, K, Args>(ws, a, stream);
+        case 1: return f(std::integral_constant<int, 1>{});
+        case 3: return f(std::integral_constant<int, 3>{});
+        case 4: return f(std::integral_constant<int, 4>{});
         default: return false;
     }
+}
+
+template <FusedKind K, class Args>
+bool launch_channels(Workspace& ws, int channels, Args& a, Stream stream) {
+    return with_channels(channels, [&](auto c) { return launch<decltype(c)::value, K, Args>(ws, a, stream); });
 }
 
 }  // namespace
@@ -150,9 +156,7 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
             const auto* host = static_cast<const std::uint64_t*>(r.target);
             const std::size_t target_bytes = (r.target_stride == 0 ? 1 : C) * 256 * sizeof(std::uint64_t);
             // A new buffer comes with an empty tag: nothing cached.
-            auto* saved = ws.device_as<unsigned char>(DeviceSlot::MatchPoints, 4 * 256 * (sizeof(double) + 1));
-            auto* saved_xp = reinterpret_cast<double*>(saved);
-            auto* saved_fp = saved + 4 * 256 * sizeof(double);
+            auto* saved = ws.device_as<kernels::SavedMatchPoints>(DeviceSlot::MatchPoints, sizeof(kernels::SavedMatchPoints));
             std::vector<unsigned char>& tag = ws.host_tag(DeviceSlot::MatchPoints);
             MatchTag head{C, r.target_stride, {}};
             // A stream being captured into a graph runs its work later, maybe more than once, so the tag
@@ -168,16 +172,14 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
                     std::memcmp(tag.data() + sizeof(MatchTag), host, target_bytes) == 0) {
                     kernels::FusedArgsCachedTarget a{};
                     fill(a);
-                    a.xp = saved_xp;
-                    a.fp = saved_fp;
+                    a.saved = saved;
                     std::memcpy(a.points, cached.points, sizeof(a.points));
                     return launch<C, FusedKind::Match>(ws, a, stream);
                 }
             }
             kernels::FusedArgsHostTarget<C> a{};
             fill(a);
-            a.save_xp = cache ? saved_xp : nullptr;
-            a.save_fp = cache ? saved_fp : nullptr;
+            a.save = cache ? saved : nullptr;
             MatchPoints p;
             for (int c = 0; c < C; ++c) {
                 // One target histogram for every channel (stride 0): its points are found once.
@@ -196,12 +198,7 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
             std::memcpy(tag.data() + sizeof(MatchTag), host, target_bytes);
             return true;
         };
-        switch (src.channels) {
-            case 1: return go(std::integral_constant<int, 1>{});
-            case 3: return go(std::integral_constant<int, 3>{});
-            case 4: return go(std::integral_constant<int, 4>{});
-            default: return false;
-        }
+        return with_channels(src.channels, go);
     }
     kernels::FusedArgs a{};
     fill(a);

@@ -46,25 +46,29 @@ struct FusedArgs {
     int* level_host;         ///< Otsu, Triangle: the same, in page-locked host memory, or null
 };
 
+/// The workspace's cache of a host target's points (DeviceSlot::MatchPoints), up to four channels.
+struct SavedMatchPoints {
+    double xp[4][256];
+    std::uint8_t fp[4][256];
+};
+
 /// Matching to a histogram given on the host: its points (match_points, computed once on the host) travel in
 /// the launch's parameters (2.3 KiB per channel; a launch's cost grows with its parameters, hence one size
 /// per channel count), so the call enqueues no copy and no block derives them again. Block 0 also saves them
-/// (all 256 entries of each channel) to `save_xp` / `save_fp` (null: not saved), the workspace's cache: a
+/// (all 256 entries of each channel) to `save` (null: not saved), the workspace's cache: a
 /// later call with the same target on the same stream takes FusedArgsCachedTarget instead.
 template <int C>
 struct FusedArgsHostTarget : FusedArgs {
     double xp[C][256];
     std::uint8_t fp[C][256];
     int points[C];
-    double* save_xp;         ///< C x 256
-    std::uint8_t* save_fp;   ///< C x 256
+    SavedMatchPoints* save;
 };
 
 /// Matching to a host histogram whose points an earlier launch on this stream saved (see above): they are
 /// read from device memory, coalesced, while the image is counted; only their counts travel as parameters.
 struct FusedArgsCachedTarget : FusedArgs {
-    const double* xp;        ///< C x 256
-    const std::uint8_t* fp;  ///< C x 256
+    const SavedMatchPoints* saved;
     int points[4];
 };
 
@@ -187,13 +191,13 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
                 const std::uint8_t f = a.fp[c][tid];
                 point_x[c][tid] = x;
                 point_level[c][tid] = f;
-                if (blockIdx.x == 0 && a.save_xp) {
-                    a.save_xp[c * 256 + tid] = x;
-                    a.save_fp[c * 256 + tid] = f;
+                if (blockIdx.x == 0 && a.save) {
+                    a.save->xp[c][tid] = x;
+                    a.save->fp[c][tid] = f;
                 }
             } else if constexpr (kCachedTarget) {
-                cached_x[c] = __ldg(a.xp + c * 256 + tid);
-                cached_level[c] = __ldg(a.fp + c * 256 + tid);
+                cached_x[c] = __ldg(&a.saved->xp[c][tid]);
+                cached_level[c] = __ldg(&a.saved->fp[c][tid]);
             } else {
                 target_count[c] = a.target[c * a.target_stride + tid];
             }
