@@ -45,16 +45,29 @@ void on_backend(const ImageView& src, const FilterOptions& o, detail::HostWork w
     });
 }
 
-void require(bool ok, ErrorCode code, const std::string& msg) {
-    if (!ok) throw Error(code, msg);
+/// For filters whose table comes from the image's histogram: finish(histogram) on the CPU after counting on
+/// the CPU, or after counting on the device (the counting route of backend_choice.hpp, taken only by Auto
+/// calls on host images), or device() for the whole filter on the device.
+template <class Finish, class Device>
+void on_histogram_route(const ImageView& src, const BinSpec& spec, const FilterOptions& o, Finish&& finish,
+                        Device&& device) {
+    detail::run_on_chosen_route(o.backend, src, detail::HostWork::HistogramFilter, o.cpu_threads,
+                                [&](detail::HostRoute r) {
+                                    if (r == detail::HostRoute::Cuda) {
+                                        device();
+                                        return;
+                                    }
+                                    Options ho;
+                                    ho.backend = r == detail::HostRoute::Cpu ? Backend::Cpu : Backend::Cuda;
+                                    ho.cpu_threads = o.cpu_threads;
+                                    ho.device = o.device;
+                                    ho.stream = o.stream;
+                                    finish(calcHist(src, spec, ho));
+                                });
 }
 
-/// The histogram of a host image on the CPU backend, with the filter's thread count.
-Histogram cpu_hist(const ImageView& src, const BinSpec& spec, const FilterOptions& o) {
-    Options ho;
-    ho.backend = Backend::Cpu;
-    ho.cpu_threads = o.cpu_threads;
-    return calcHist(src, spec, ho);
+void require(bool ok, ErrorCode code, const std::string& msg) {
+    if (!ok) throw Error(code, msg);
 }
 
 /// Runs op(src, dst, device, stream) on device views directly, and on host views through the staging
@@ -99,10 +112,9 @@ void equalize_hist(const ImageView& src, const ImageView& dst, const FilterOptio
     require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist: 8-bit images only");
     require(src.channels == 1, ErrorCode::Unsupported,
             "equalize_hist: 1-channel images only (use equalize_hist_color for 3 or 4 channels)");
-    on_backend(
-        src, o, detail::HostWork::PointFilter,
-        [&] {
-            Histogram h = cpu_hist(src, BinSpec::u8(), o);
+    on_histogram_route(
+        src, BinSpec::u8(), o,
+        [&](const Histogram& h) {
             const Lut8 lut = equalize_table(h.channel(0));
             detail::cpu_apply_lut(src, dst, &lut, o.cpu_threads);
         },
@@ -114,23 +126,24 @@ void equalize_hist_color(const ImageView& src, const ImageView& dst, ColorEquali
     require(src.type == SampleType::U8, ErrorCode::Unsupported, "equalize_hist_color: 8-bit images only");
     require(src.channels == 3 || src.channels == 4, ErrorCode::Unsupported,
             "equalize_hist_color: 3- or 4-channel images only");
-    on_backend(
-        src, o, detail::HostWork::PointFilter,
-        [&] {
-            if (mode == ColorEqualize::Luma) {
-                detail::cpu_equalize_luma(src, dst, o.cpu_threads);
-                return;
-            }
-            Histogram h = cpu_hist(src, BinSpec::u8(), o);
+    auto device = [&] {
+        run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
+            detail::cuda_equalize_color(s, d, mode, device, st);
+        });
+    };
+    if (mode == ColorEqualize::Luma) {
+        on_backend(src, o, detail::HostWork::PointFilter, [&] { detail::cpu_equalize_luma(src, dst, o.cpu_threads); },
+                   device);
+        return;
+    }
+    on_histogram_route(
+        src, BinSpec::u8(), o,
+        [&](const Histogram& h) {
             Lut8 luts[4];
             for (int c = 0; c < src.channels; ++c) luts[c] = equalize_table(h.channel(c));
             detail::cpu_apply_lut(src, dst, luts, o.cpu_threads);
         },
-        [&] {
-            run_cuda(src, dst, o, [&](const ImageView& s, const ImageView& d, int device, Stream st) {
-                detail::cuda_equalize_color(s, d, mode, device, st);
-            });
-        });
+        device);
 }
 
 void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, const FilterOptions& o) {
@@ -162,22 +175,24 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
     detail::ThresholdParams p = detail::threshold_params(src.type, thresh, maxval, type);
 
     double result = p.used;
-    on_backend(
-        src, o, detail::HostWork::PointFilter,
-        [&] {
-            if (automatic != AutoThreshold::None) {
-                const BinSpec spec =
-                    src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
-                Histogram h = cpu_hist(src, spec, o);
-                const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
-                                                               : triangle_threshold(h.channel(0));
-                p = detail::threshold_params(src.type, t, maxval, type);
-                if (computed) *computed = t;
-            }
+    auto device = [&] { result = cuda_threshold_any(src, dst, p, automatic, o, computed); };
+    if (automatic == AutoThreshold::None) {
+        on_backend(
+            src, o, detail::HostWork::PointFilter, [&] { detail::cpu_threshold(src, dst, p, o.cpu_threads); }, device);
+        return result;
+    }
+    const BinSpec spec = src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
+    on_histogram_route(
+        src, spec, o,
+        [&](const Histogram& h) {
+            const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
+                                                           : triangle_threshold(h.channel(0));
+            p = detail::threshold_params(src.type, t, maxval, type);
+            if (computed) *computed = t;
             detail::cpu_threshold(src, dst, p, o.cpu_threads);
             result = p.used;
         },
-        [&] { result = cuda_threshold_any(src, dst, p, automatic, o, computed); });
+        device);
     return result;
 }
 

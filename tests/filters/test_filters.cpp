@@ -10,6 +10,7 @@
 
 #include "filters_support.hpp"
 #include "imghist/filters.hpp"
+#include "imghist/internal/backend_choice.hpp"  // the Auto chooser: a fresh start for the routes test
 #include "internal.hpp"  // set_parallel_for_observer: what reached the CPU backend
 
 using namespace filters_test;
@@ -301,6 +302,44 @@ IMGHIST_BACKEND_CASE("Triangle threshold matches cv::threshold", "[filters][thre
                  });
         REQUIRE(got == r);
     }
+}
+
+// ---- Auto on host images: every route ------------------------------------------------------------------------------
+
+TEST_CASE("Auto on host images: every route of the histogram filters gives OpenCV's result", "[filters][auto][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // A class new to the chooser visits its routes in order, kSamples + 1 calls each (backend_choice.hpp):
+    // for a histogram filter the device, counting on the device with the CPU's table pass, and the CPU. So
+    // the first calls of each operation and shape below run every route, and each must give OpenCV's answer.
+    imghist::detail::host_backend_chooser().reset();
+    const int calls = 3 * (imghist::detail::BackendChooser::kSamples + 1);
+    std::uint64_t seed = 4100;
+    for (const Size2& s : {Size2{640, 480}, Size2{333, 127}})
+        for (int xo : {-1, 7}) {
+            INFO(s.w << "x" << s.h << " offset " << xo);
+            const cv::Mat gray = make_image(s.w, s.h, CV_8UC1, Dist::Gauss32, seed++, xo);
+            const cv::Mat color = make_image(s.w, s.h, CV_8UC3, Dist::Uniform, seed++, xo);
+            const cv::Mat deep = make_image(s.w, s.h, CV_16UC1, Dist::Gauss32, seed++, xo);
+            cv::Mat eq, eq_color = opencv_equalize_per_channel(color), otsu, otsu16, tri;
+            cv::equalizeHist(gray, eq);
+            const double t_otsu = cv::threshold(gray, otsu, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
+            const double t_otsu16 = cv::threshold(deep, otsu16, 0, 65535, cv::THRESH_TOZERO | cv::THRESH_OTSU);
+            const double t_tri = cv::threshold(gray, tri, 0, 200, cv::THRESH_BINARY_INV | cv::THRESH_TRIANGLE);
+            for (int i = 0; i < calls; ++i) {
+                INFO("call " << i);
+                cv::Mat out;
+                gpuhist::equalizeHist(gray, out);
+                FILTERS_REQUIRE_IDENTICAL(out, eq);
+                gpuhist::equalizeHist(color, out, gpuhist::EQUALIZE_PER_CHANNEL);
+                FILTERS_REQUIRE_IDENTICAL(out, eq_color);
+                REQUIRE(gpuhist::threshold(gray, out, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU) == t_otsu);
+                FILTERS_REQUIRE_IDENTICAL(out, otsu);
+                REQUIRE(gpuhist::threshold(deep, out, 0, 65535, cv::THRESH_TOZERO | cv::THRESH_OTSU) == t_otsu16);
+                FILTERS_REQUIRE_IDENTICAL(out, otsu16);
+                REQUIRE(gpuhist::threshold(gray, out, 0, 200, cv::THRESH_BINARY_INV | cv::THRESH_TRIANGLE) == t_tri);
+                FILTERS_REQUIRE_IDENTICAL(out, tri);
+            }
+        }
 }
 
 // ---- the imghist:: tables on histograms, against OpenCV on images built from them -------------------------------

@@ -6,17 +6,28 @@
 // the CPU because the pageable upload and download cost more than the work; another host orders them
 // differently. Both backends give bit-identical answers, so the library may run either and keep the faster.
 //
+// Routes: a call runs on the CPU, or on the device (a host image goes up, the result comes back). Filters
+// whose table comes from the image's own histogram (equalization, Otsu and Triangle thresholds) have a third
+// route: the device counts (the image goes up, only the histogram comes back) and the CPU derives the table
+// and applies it. That halves the PCIe traffic of a large image and leaves the CPU the cheap part (a table
+// pass runs at memory speed, a byte histogram an order of magnitude slower): on an H100 host, an 8K
+// equalization took 2.1-2.2 ms on the device route and 2.3-2.4 ms on the CPU, of which 1.1 ms and 1.9 ms
+// were the histogram.
+//
 // Rule: every call of an operation on a host image falls into a class (operation, sample type, channels,
-// size rounded to a power of two, pinned or not). A class's first calls alternate between CUDA and the CPU
-// until each backend has `kSamples` timings, not counting its first call in the class, which pays one-time
-// costs (a first CUDA call's context, the CPU pool's first wake-up, a new destination's first touch).
-// Afterwards the backend with the lower typical time runs: the lower median of its last `kRecent` timings,
-// so one lucky (or unlucky) call does not decide. The other backend runs once more at calls 8, 16, 32 and 64
-// of the class and then every `kRecheckEvery`-th call, so a host whose load changes is re-judged. Measured on
-// H100 hosts, whose CPU times vary several-fold from one machine start to the next: with the recent best
-// and rechecks every 128th call only, 4K equalizations settled on CUDA (889 us) while the warm CPU took
-// 689 us. Changing the CPU thread count restarts the class. The table is bounded by the number of classes
-// (a few thousand entries at most).
+// size rounded to a power of two, pinned or not). Routes are measured in visits of consecutive calls, and
+// the first call of a visit is not kept: it pays the switch (the first CUDA call's context, the CPU pool's
+// workers waking after the device had the work, a destination's first touch). Measured on an H100 host: a
+// 1080p equalization on the CPU took 200-290 us call after call, but 480-990 us right after calls on the
+// other routes, which with calls alternating between routes made Auto settle on the device route (420 us).
+// A class's first calls visit its routes in order (CUDA, the counting route where the operation has one,
+// then the CPU), each until it has `kSamples` kept timings. Afterwards the route with the lower typical time
+// runs: the lower median of its last `kRecent` timings, so one lucky (or unlucky) call does not decide. From
+// calls 8, 16, 32 and 64 of the class and then every `kRecheckEvery`-th call, each other route is visited
+// again for two calls (one kept), so a host whose load changes is re-judged. Changing the CPU thread count
+// restarts the class. The table is bounded by the number of classes (a few thousand entries at most).
+// IMGHIST_AUTO_TRACE=1 in the environment writes every choice to stderr, with the class and each route's
+// typical time.
 #pragma once
 
 #include <chrono>
@@ -32,8 +43,17 @@
 namespace imghist::detail {
 
 /// What a call does with a host image: its cost on each backend differs (a histogram only reads the image;
-/// a point filter reads it and writes an image back; CLAHE does much more work per pixel on the CPU).
-enum class HostWork : std::uint8_t { Histogram, PointFilter, Clahe };
+/// a point filter reads it and writes an image back; a histogram filter counts the image first and then
+/// applies a table made from its histogram; CLAHE does much more work per pixel on the CPU).
+enum class HostWork : std::uint8_t { Histogram, PointFilter, HistogramFilter, Clahe };
+
+/// How a call on a host image runs (see above): on the CPU; on the device, the image up and the result
+/// back; or, for HostWork::HistogramFilter only, counted on the device and finished on the CPU.
+enum class HostRoute : std::uint8_t { Cpu, Cuda, CudaCount };
+
+/// The routes an Auto call of this kind of work may take: CUDA and the CPU, and for histogram filters the
+/// counting route between them (the order in which a class measures them).
+inline int route_count(HostWork work) noexcept { return work == HostWork::HistogramFilter ? 3 : 2; }
 
 struct HostCallClass {
     HostWork work = HostWork::Histogram;
@@ -46,35 +66,42 @@ struct HostCallClass {
 
 class IMGHIST_INTERNAL BackendChooser {
 public:
-    static constexpr int kSamples = 2;         ///< timings per backend before the choice settles (after its first)
-    static constexpr int kRecent = 4;          ///< the lower median of this many recent timings judges a backend
-    static constexpr int kRecheckEvery = 128;  ///< one run of the other backend per this many calls
-    /// Whether call `call` (0-based, in its class) runs the other backend: 8, 16, 32, 64, then every
-    /// kRecheckEvery-th.
+    static constexpr int kSamples = 2;         ///< kept timings per route before the choice settles
+    static constexpr int kRecent = 4;          ///< the lower median of this many recent timings judges a route
+    static constexpr int kRecheckEvery = 128;  ///< one recheck of the other routes per this many calls
+    static constexpr int kRecheckCalls = 2;    ///< calls of a recheck's visit to a route (the first not kept)
+    /// Whether call `call` (0-based, in its class) starts a recheck of the other routes: 8, 16, 32, 64, then
+    /// every kRecheckEvery-th.
     static constexpr bool is_recheck(std::uint64_t call) {
         return call == 8 || call == 16 || call == 32 || call == 64 || call % kRecheckEvery == kRecheckEvery - 1;
     }
 
-    /// The backend to run this call on (Cpu or Cuda).
-    Backend choose(const HostCallClass& c);
+    /// The route to run this call on (Cpu or Cuda; CudaCount too for HostWork::HistogramFilter).
+    HostRoute choose(const HostCallClass& c);
     /// The measured wall time of a call of class c that ran on `used`.
-    void record(const HostCallClass& c, Backend used, double seconds);
+    void record(const HostCallClass& c, HostRoute used, double seconds);
     /// Forgets every measurement.
     void reset();
 
 private:
     struct Timings {
         double recent[kRecent];
-        int seen = 0;   ///< calls recorded, the first (not kept) included
         int count = 0;  ///< timings kept (not capped)
         double typical() const;  ///< the lower median of the kept recent timings
     };
     struct Entry {
-        Timings t[2];  ///< [0] CPU, [1] CUDA
+        Timings t[3];  ///< indexed by HostRoute
         int cpu_threads = 0;
         std::uint64_t calls = 0;
+        int last_route = -1;  ///< the route of the last recorded call (-1: none yet): a switch is not kept
+        HostRoute recheck_queue[2 * kRecheckCalls] = {};  ///< a recheck's calls still to run, in order
+        int recheck_left = 0, recheck_next = 0;
     };
     static std::uint32_t key_of(const HostCallClass& c);
+    HostRoute choose_locked(const HostCallClass& c);
+    /// IMGHIST_AUTO_TRACE=1: every choice is written to stderr with the class and each route's typical time.
+    static bool trace_enabled();
+    void trace(const HostCallClass& c, HostRoute r);
 
     std::mutex mutex_;
     std::unordered_map<std::uint32_t, Entry> entries_;
@@ -86,13 +113,14 @@ IMGHIST_INTERNAL BackendChooser& host_backend_chooser();
 /// Whether `p` points into page-locked host memory (the CUDA backend asks the runtime; false without CUDA).
 IMGHIST_INTERNAL bool host_memory_is_pinned(const void* p) noexcept;
 
-/// Runs run(backend) on the backend for (requested, img); for an Auto request on a host image with a CUDA
-/// device present, on the backend the chooser picks, recording the call's wall time.
+/// Runs run(route) on the route for (requested, img, work): the requested backend's own route (Backend::Cpu:
+/// the CPU; Backend::Cuda or a device image: the device), and for an Auto request on a host image with a
+/// CUDA device present the route the chooser picks, recording the call's wall time.
 template <class Run>
-void run_on_chosen_backend(Backend requested, const ImageView& img, HostWork work, int cpu_threads, Run&& run) {
+void run_on_chosen_route(Backend requested, const ImageView& img, HostWork work, int cpu_threads, Run&& run) {
     const Backend resolved = resolve_backend(requested, img);
     if (requested != Backend::Auto || resolved != Backend::Cuda || img.location != Location::Host) {
-        run(resolved);
+        run(resolved == Backend::Cpu ? HostRoute::Cpu : HostRoute::Cuda);
         return;
     }
     HostCallClass c;
@@ -103,10 +131,17 @@ void run_on_chosen_backend(Backend requested, const ImageView& img, HostWork wor
     c.pinned = host_memory_is_pinned(img.data);
     c.cpu_threads = cpu_threads;
     BackendChooser& chooser = host_backend_chooser();
-    const Backend b = chooser.choose(c);
+    const HostRoute r = chooser.choose(c);
     const auto t0 = std::chrono::steady_clock::now();
-    run(b);
-    chooser.record(c, b, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    run(r);
+    chooser.record(c, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+/// run_on_chosen_route for work with the two routes of the two backends: run(Backend::Cpu or Backend::Cuda).
+template <class Run>
+void run_on_chosen_backend(Backend requested, const ImageView& img, HostWork work, int cpu_threads, Run&& run) {
+    run_on_chosen_route(requested, img, work, cpu_threads,
+                        [&](HostRoute r) { run(r == HostRoute::Cpu ? Backend::Cpu : Backend::Cuda); });
 }
 
 }  // namespace imghist::detail
