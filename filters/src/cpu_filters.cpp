@@ -40,10 +40,19 @@ void for_each_run(const ImageView& src, const ImageView& dst, int threads, Fn fn
 
 }  // namespace
 
+namespace {
+/// Large images are written with non-temporal stores (lut8.hpp).
+Lut8Store lut8_store_for(const ImageView& dst) {
+    const std::size_t bytes = dst.row_bytes() * static_cast<std::size_t>(dst.height);
+    return bytes >= lut8_streaming_min_bytes() ? Lut8Store::Streaming : Lut8Store::Cached;
+}
+}  // namespace
+
 void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int threads) {
     // Runs always start at a pixel boundary (rows, or pieces cut at multiples of the pixel size).
+    const Lut8Store store = lut8_store_for(dst);
     for_each_run(src, dst, threads, [&](const std::uint8_t* s, std::uint8_t* d, std::size_t n) {
-        lut8_run(s, d, n, luts, src.channels);
+        lut8_run(s, d, n, luts, src.channels, store);
     });
 }
 
@@ -51,8 +60,9 @@ void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdPa
     switch (src.type) {
         case SampleType::U8: {
             const Lut8 lut = threshold_lut(p);
+            const Lut8Store store = lut8_store_for(dst);
             for_each_run(src, dst, threads, [&](const std::uint8_t* s, std::uint8_t* d, std::size_t n) {
-                lut8_run(s, d, n, &lut, 1);  // every channel alike
+                lut8_run(s, d, n, &lut, 1, store);  // every channel alike
             });
             return;
         }

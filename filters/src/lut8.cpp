@@ -8,6 +8,9 @@
 // is built for the baseline x86-64 and still uses them where the CPU has them.
 #include "lut8.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -86,7 +89,7 @@ bool lut8_vbmi_supported() noexcept {
 }
 
 IMGHIST_VBMI void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts,
-                                int channels) noexcept {
+                                int channels, Lut8Store store) noexcept {
     Table512 t[4];
     for (int c = 0; c < channels; ++c)
         for (int k = 0; k < 4; ++k) t[c].q[k] = _mm512_loadu_si512(luts[c].data() + 64 * k);
@@ -94,7 +97,24 @@ IMGHIST_VBMI void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std:
     const auto& mask = kChannelMasks[C - 1];
     unsigned phase = 0;
     std::size_t i = 0;
-    if (C == 1) {  // the common case, without the channel blends
+    if (store == Lut8Store::Streaming) {
+        // Non-temporal stores need 64-byte aligned destinations: the bytes before the first boundary go through
+        // one masked store, then whole lines are streamed; the fence orders them before the caller's next stores
+        // (and the parallel-for's completion) like ordinary ones.
+        const std::size_t head = std::min<std::size_t>(n, (64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64);
+        if (head > 0) {
+            const __mmask64 m = ~__mmask64{0} >> (64 - head);
+            _mm512_mask_storeu_epi8(dst, m, look_channels(t, mask[0], C, _mm512_maskz_loadu_epi8(m, src)));
+            i = head;
+            phase = static_cast<unsigned>(head % C);
+        }
+        for (; i + 64 <= n; i += 64) {
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i),
+                                look_channels(t, mask[phase], C, _mm512_loadu_si512(src + i)));
+            phase = (phase + 64) % C;
+        }
+        _mm_sfence();
+    } else if (C == 1) {  // the common case, without the channel blends
         for (; i + 64 <= n; i += 64) _mm512_storeu_si512(dst + i, look(t[0], _mm512_loadu_si512(src + i)));
     } else {
         for (; i + 64 <= n; i += 64) {
@@ -111,14 +131,25 @@ IMGHIST_VBMI void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std:
 
 #else
 bool lut8_vbmi_supported() noexcept { return false; }
-void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels) noexcept {
+void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels,
+                   Lut8Store) noexcept {
     lut8_run_portable(src, dst, n, luts, channels);
 }
 #endif
 
-void lut8_run(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels) noexcept {
-    if (lut8_vbmi_supported()) lut8_run_vbmi(src, dst, n, luts, channels);
+void lut8_run(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts, int channels,
+              Lut8Store store) noexcept {
+    if (lut8_vbmi_supported()) lut8_run_vbmi(src, dst, n, luts, channels, store);
     else lut8_run_portable(src, dst, n, luts, channels);
+}
+
+std::size_t lut8_streaming_min_bytes() noexcept {
+    static const std::size_t bytes = [] {
+        const char* v = std::getenv("IMGHIST_LUT8_STREAM_MIN_BYTES");
+        if (v != nullptr && *v != '\0') return static_cast<std::size_t>(std::strtod(v, nullptr));
+        return std::size_t(16) << 20;
+    }();
+    return bytes;
 }
 
 }  // namespace imghist::detail

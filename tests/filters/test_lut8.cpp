@@ -1,7 +1,7 @@
-// The CPU's 8-bit table pass (filters/src/lut8.cpp, compiled into this test): both implementations against
-// a plain loop, over every run length to 300 (the vector implementation's whole blocks, masked tails and
-// channel phases), 1-4 channels, sources 0, 1, 13 and 63 bytes past a 64-byte boundary (destinations at other
-// offsets), in place and not.
+// The CPU's 8-bit table pass (filters/src/lut8.cpp, compiled into this test): both implementations, and the
+// vector one's streaming stores, against a plain loop, over every run length to 300 (the vector
+// implementation's whole blocks, masked heads and tails and channel phases), 1-4 channels, sources 0, 1, 13
+// and 63 bytes past a 64-byte boundary (destinations at other offsets), in place and not.
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -12,9 +12,11 @@
 
 namespace {
 
-using Impl = void (*)(const std::uint8_t*, std::uint8_t*, std::size_t, const imghist::Lut8*, int) noexcept;
+using imghist::detail::Lut8Store;
 
-void check_impl(Impl impl) {
+/// impl(src, dst, n, luts, channels): one implementation of the pass.
+template <class Impl>
+void check_impl(Impl&& impl) {
     std::mt19937 rng(77);
     imghist::Lut8 luts[4];
     for (auto& l : luts)
@@ -39,7 +41,9 @@ void check_impl(Impl impl) {
 }  // namespace
 
 TEST_CASE("CPU table pass, portable implementation, equals a plain loop", "[filters][lut8][cpu]") {
-    check_impl(imghist::detail::lut8_run_portable);
+    check_impl([](const std::uint8_t* s, std::uint8_t* d, std::size_t n, const imghist::Lut8* l, int c) {
+        imghist::detail::lut8_run_portable(s, d, n, l, c);
+    });
 }
 
 TEST_CASE("CPU table pass, AVX-512 VBMI implementation, equals a plain loop", "[filters][lut8][cpu]") {
@@ -48,9 +52,17 @@ TEST_CASE("CPU table pass, AVX-512 VBMI implementation, equals a plain loop", "[
                     imghist_test::kSkipMarker);
         return;
     }
-    check_impl(imghist::detail::lut8_run_vbmi);
+    check_impl([](const std::uint8_t* s, std::uint8_t* d, std::size_t n, const imghist::Lut8* l, int c) {
+        imghist::detail::lut8_run_vbmi(s, d, n, l, c, Lut8Store::Cached);
+    });
+    check_impl([](const std::uint8_t* s, std::uint8_t* d, std::size_t n, const imghist::Lut8* l, int c) {
+        imghist::detail::lut8_run_vbmi(s, d, n, l, c, Lut8Store::Streaming);
+    });
 }
 
 TEST_CASE("CPU table pass, the dispatching entry, equals a plain loop", "[filters][lut8][cpu]") {
-    check_impl(imghist::detail::lut8_run);
+    for (Lut8Store store : {Lut8Store::Cached, Lut8Store::Streaming})
+        check_impl([store](const std::uint8_t* s, std::uint8_t* d, std::size_t n, const imghist::Lut8* l, int c) {
+            imghist::detail::lut8_run(s, d, n, l, c, store);
+        });
 }
