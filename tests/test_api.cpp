@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "core_support.hpp"
+#include "imghist/internal/backend_choice.hpp"  // the counting route and the Auto chooser
 
 using namespace imghist_test;
 using imghist::ErrorCode;
@@ -124,6 +126,72 @@ TEST_CASE("CPU backend gives the same answer with any thread count", "[core][cpu
 }
 
 // ---- CUDA-only behaviour ---------------------------------------------------------------------------------------
+
+TEST_CASE("counting route: large pageable images counted by the device and CPU threads at once [cuda]",
+          "[core][auto][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // Above StagingTuning::split_min_bytes (4 MiB) a pageable image without a mask is counted by the device
+    // (rows [0, g), packed into the pinned chunks and copied piece by piece) and CPU threads (the other
+    // rows) in one job; g follows the measured balance from call to call, so repeated calls split at
+    // different rows. Every result must equal the plain loop: 8-bit gray (contiguous), 8-bit colour seen
+    // through an ROI at x-offset 7 (rows packed one by one), 16-bit with 1024 bins, float with values out of
+    // range, a 4K gray frame; thread budgets 3 (one packer), 5 and all.
+    struct Case {
+        TestImage img;
+        ImageView view;
+        BinSpec spec;
+    };
+    std::vector<Case> cases(5);
+    cases[0].img = TestImage(4096, 4096, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(cases[0].img, Dist::Uniform, 11, 255);
+    cases[0].view = cases[0].img.view;
+    cases[0].spec = BinSpec::u8();
+    cases[1].img = TestImage(2600, 2300, SampleType::U8, 3, 2600 * 3 + 64, 5);
+    fill_dist<std::uint8_t>(cases[1].img, Dist::Normal, 12, 255);
+    cases[1].view = cases[1].img.view.roi(7, 0, 2593, 2300);
+    cases[1].spec = BinSpec::u8();
+    cases[2].img = TestImage(3000, 3000, SampleType::U16, 1);
+    fill_dist<std::uint16_t>(cases[2].img, Dist::Poisson, 13, 65535);
+    cases[2].view = cases[2].img.view;
+    cases[2].spec = BinSpec::even(1024, 0, 65536);
+    cases[3].img = TestImage(2100, 2100, SampleType::F32, 1);
+    {
+        std::mt19937_64 rng(14);
+        cases[3].img.fill<float>([&](int, int, int) { return std::uniform_real_distribution<float>(-0.1f, 1.1f)(rng); });
+    }
+    cases[3].view = cases[3].img.view;
+    cases[3].spec = BinSpec::even(256, 0, 1);
+    cases[4].img = TestImage(3840, 2160, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(cases[4].img, Dist::Normal, 15, 255);
+    cases[4].view = cases[4].img.view;
+    cases[4].spec = BinSpec::u8();
+    for (const Case& k : cases) {
+        REQUIRE(k.view.row_bytes() * static_cast<std::size_t>(k.view.height) >= (std::size_t(4) << 20));
+        const Histogram ref = plain_reference(k.view, k.spec);
+        INFO(imghist::to_string(k.view.type) << " x" << k.view.channels << " " << k.view.width << "x" << k.view.height);
+        for (int threads : {3, 5, 0}) {
+            imghist::Options opt;
+            opt.cpu_threads = threads;
+            opt.backend = Backend::Cuda;  // the route's own entry, as the filters call it
+            for (int i = 0; i < 4; ++i) {
+                INFO(threads << " threads, call " << i);
+                Histogram h = Histogram::zeros(k.spec, k.view.channels);
+                imghist::detail::count_route_histogram(k.view, h, opt);
+                REQUIRE(h.counts == ref.counts);
+                REQUIRE(h.out_of_range == ref.out_of_range);
+            }
+        }
+        // Through Auto: a fresh class visits CUDA, the counting route and the CPU, three calls each.
+        imghist::detail::host_backend_chooser().reset();
+        for (int i = 0; i < 3 * (imghist::detail::BackendChooser::kSamples + 1); ++i) {
+            INFO("Auto call " << i);
+            const Histogram h = imghist::calcHist(k.view, k.spec);
+            REQUIRE(h.counts == ref.counts);
+            REQUIRE(h.out_of_range == ref.out_of_range);
+        }
+    }
+}
+
 
 TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]", "[core][async][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();

@@ -129,12 +129,13 @@ TEST_CASE("backend choice: classes are separate, and a new thread budget restart
     CHECK(ch.choose(big) == HostRoute::Cuda);
 }
 
-TEST_CASE("backend choice: a histogram filter measures a third route and rechecks the others in turn", "[core][backend]") {
+TEST_CASE("backend choice: a class with the counting route measures three and rechecks the others in turn", "[core][backend]") {
     // Equalizing an 8K frame on an H100 host: the device route (image up and back) 2.2 ms, the CPU 2.4 ms,
     // counting on the device and finishing on the CPU 1.5 ms.
     BackendChooser ch;
     HostCallClass c = frame(7680 * 4320);
     c.work = HostWork::HistogramFilter;
+    c.count_route = true;
     auto time_of = [](HostRoute r) { return r == HostRoute::Cpu ? 2.4e-3 : r == HostRoute::Cuda ? 2.2e-3 : 1.5e-3; };
     // Settling visits the three routes in order, CUDA first, each for 1 + kSamples calls.
     int call = 0;
@@ -170,9 +171,10 @@ TEST_CASE("backend choice: a histogram filter measures a third route and recheck
     }
     CHECK(on_cuda == 17);
 
-    // Work without a counting route never takes it (every call of the other tests checks that too).
+    // A class without the counting route never takes it (every call of the other tests checks that too).
     HostCallClass lut = c;
     lut.work = HostWork::PointFilter;
+    lut.count_route = false;
     for (int i = 0; i < 40; ++i) {
         const HostRoute r = ch.choose(lut);
         REQUIRE(r != HostRoute::CudaCount);

@@ -51,7 +51,7 @@ void on_backend(const ImageView& src, const FilterOptions& o, detail::HostWork w
 template <class Finish, class Device>
 void on_histogram_route(const ImageView& src, const BinSpec& spec, const FilterOptions& o, Finish&& finish,
                         Device&& device) {
-    detail::run_on_chosen_route(o.backend, src, detail::HostWork::HistogramFilter, o.cpu_threads,
+    detail::run_on_chosen_route(o.backend, src, detail::HostWork::HistogramFilter, o.cpu_threads, true,
                                 [&](detail::HostRoute r) {
                                     if (r == detail::HostRoute::Cuda) {
                                         device();
@@ -62,7 +62,13 @@ void on_histogram_route(const ImageView& src, const BinSpec& spec, const FilterO
                                     ho.cpu_threads = o.cpu_threads;
                                     ho.device = o.device;
                                     ho.stream = o.stream;
-                                    finish(calcHist(src, spec, ho));
+                                    if (r == detail::HostRoute::Cpu) {
+                                        finish(calcHist(src, spec, ho));
+                                        return;
+                                    }
+                                    Histogram h = Histogram::zeros(spec, src.channels);
+                                    detail::count_route_histogram(src, h, ho);
+                                    finish(h);
                                 });
 }
 

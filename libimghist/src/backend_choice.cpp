@@ -14,10 +14,10 @@ namespace {
 int slot(HostRoute r) { return static_cast<int>(r); }
 
 /// The routes of a class in the order it measures them while settling (ties go to the earlier one).
-int routes_of(HostWork work, HostRoute (&out)[3]) {
+int routes_of(const HostCallClass& c, HostRoute (&out)[3]) {
     int n = 0;
     out[n++] = HostRoute::Cuda;
-    if (route_count(work) == 3) out[n++] = HostRoute::CudaCount;
+    if (c.count_route) out[n++] = HostRoute::CudaCount;
     out[n++] = HostRoute::Cpu;
     return n;
 }
@@ -44,7 +44,7 @@ double BackendChooser::Timings::typical() const {
 std::uint32_t BackendChooser::key_of(const HostCallClass& c) {
     return static_cast<std::uint32_t>(c.work) | static_cast<std::uint32_t>(c.type) << 4 |
            static_cast<std::uint32_t>(c.channels & 7) << 8 | static_cast<std::uint32_t>(c.pinned) << 11 |
-           static_cast<std::uint32_t>(size_class(c.bytes)) << 12;
+           static_cast<std::uint32_t>(size_class(c.bytes)) << 12 | static_cast<std::uint32_t>(c.count_route) << 20;
 }
 
 HostRoute BackendChooser::choose(const HostCallClass& c) {
@@ -71,7 +71,7 @@ void BackendChooser::trace(const HostCallClass& c, HostRoute r) {
                        (c.pinned ? " pinned" : "") + " call " + std::to_string(e.calls - 1) + " -> " +
                        route_names[static_cast<int>(r)] + " (typical us:";
     HostRoute routes[3];
-    const int n = routes_of(c.work, routes);
+    const int n = routes_of(c, routes);
     for (int i = 0; i < n; ++i) {
         const double t = e.t[slot(routes[i])].typical();
         line += std::string(" ") + route_names[static_cast<int>(routes[i])] + " " +
@@ -89,7 +89,7 @@ HostRoute BackendChooser::choose_locked(const HostCallClass& c) {
     }
     const std::uint64_t call = e.calls++;
     HostRoute routes[3];
-    const int n = routes_of(c.work, routes);
+    const int n = routes_of(c, routes);
     // Settling: the route being visited goes on until it has kSamples kept timings, then the next route in
     // order that lacks them.
     const int last = e.last_route;

@@ -97,8 +97,21 @@ Backend resolve_backend(Backend requested, const ImageView& img) {
 
 }  // namespace detail
 
+namespace detail {
+void count_route_histogram(const ImageView& image, Histogram& hist, const Options& options) {
+    const ImageView* mask = options.mask ? &*options.mask : nullptr;
+    if (split_count_eligible(image, mask))
+        split_histogram_to_host(image, hist.spec, hist.counts.data(), hist.out_of_range.data(), options.device,
+                                options.stream, options.cpu_threads);
+    else
+        cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(), hist.out_of_range.data(), options.device,
+                               options.stream);
+    hist.backend = Backend::Cuda;  // the device took part (with CPU threads beside it on large images)
+}
+}  // namespace detail
+
 namespace {
-/// Adds the histogram of an already validated image into `hist` (whose shape matches), on the chosen backend
+/// Adds the histogram of an already validated image into `hist` (whose shape matches), on the chosen route
 /// (for Auto on a host image: the one measured faster for calls like this; backend_choice.hpp).
 void accumulate_validated(const ImageView& image, const detail::BinParams& bp, Histogram& hist, const Options& options) {
     const ImageView* mask = nullptr;
@@ -106,17 +119,23 @@ void accumulate_validated(const ImageView& image, const detail::BinParams& bp, H
         detail::validate_mask(*options.mask, image);
         mask = &*options.mask;
     }
-    detail::run_on_chosen_backend(options.backend, image, detail::HostWork::Histogram, options.cpu_threads,
-                                  [&](Backend b) {
-                                      if (b == Backend::Cpu)
-                                          detail::cpu_histogram(image, mask, bp, hist.counts.data(),
-                                                                hist.out_of_range.data(), options.cpu_threads);
-                                      else
-                                          detail::cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(),
-                                                                         hist.out_of_range.data(), options.device,
-                                                                         options.stream);
-                                      hist.backend = b;
-                                  });
+    // Large pageable images may be counted by the device and CPU threads at once: a third route to measure.
+    const bool count_route = options.backend == Backend::Auto && detail::split_count_eligible(image, mask);
+    detail::run_on_chosen_route(options.backend, image, detail::HostWork::Histogram, options.cpu_threads, count_route,
+                                [&](detail::HostRoute r) {
+                                    if (r == detail::HostRoute::Cpu) {
+                                        detail::cpu_histogram(image, mask, bp, hist.counts.data(),
+                                                              hist.out_of_range.data(), options.cpu_threads);
+                                        hist.backend = Backend::Cpu;
+                                    } else if (r == detail::HostRoute::CudaCount) {
+                                        detail::count_route_histogram(image, hist, options);
+                                    } else {
+                                        detail::cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(),
+                                                                       hist.out_of_range.data(), options.device,
+                                                                       options.stream);
+                                        hist.backend = Backend::Cuda;
+                                    }
+                                });
 }
 }  // namespace
 

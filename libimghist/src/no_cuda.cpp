@@ -25,6 +25,10 @@ int cuda_device_count() noexcept { return 0; }
 std::string cuda_device_name(int) { return ""; }
 namespace detail {
 bool host_memory_is_pinned(const void*) noexcept { return false; }
+bool split_count_eligible(const ImageView&, const ImageView*) { return false; }
+void split_histogram_to_host(const ImageView&, const BinSpec&, std::uint64_t*, std::uint64_t*, int, Stream, int) {
+    no_cuda("split_histogram_to_host");
+}
 }  // namespace detail
 
 // ---- owning buffers: never hold memory here ------------------------------------------------------------------

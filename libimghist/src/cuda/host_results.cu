@@ -5,14 +5,23 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
+#include "cpu/histogram_cpu.hpp"
 #include "dispatch.hpp"
 #include "imghist/histogram.hpp"
 #include "imghist/internal/cuda_error.hpp"
 #include "imghist/internal/device_histogram.hpp"
 #include "imghist/internal/staging.hpp"
+#include "imghist/internal/tuning.hpp"
 #include "imghist/internal/workspace.hpp"
 
 namespace imghist::detail {
@@ -45,7 +54,143 @@ void end_blocking_call(Workspace& ws) {
     ws.trim_staging();
 }
 
+/// The device's share of the rows of a split count, per kind of call (size class, sample type, channels,
+/// thread budget). After each call the rates the two sides reached (rows per second: the device's from the
+/// job's start to the end of its last copy, timed by events; the CPU threads' from the job's start to the
+/// last band's end) give the share at which both would finish together, and the stored share moves halfway
+/// to it, so one noisy call moves it a little. The first share comes from rates measured on an H100 host:
+/// the copy engine takes pageable 8-bit images at about 30 GB/s, a CPU thread counts about 1 GB/s, and
+/// three quarters of 16 threads count while a quarter packs: 30 / (30 + 12) = 0.7.
+class SplitShares {
+public:
+    using Key = std::tuple<int, int, int, int>;
+    double get(const Key& k) {
+        std::lock_guard<std::mutex> lock(m_);
+        const auto it = share_.find(k);
+        return it == share_.end() ? kFirst : it->second;
+    }
+    /// device_rows in device_s, cpu_rows in cpu_s: the call's two sides.
+    void update(const Key& k, double device_rows, double device_s, double cpu_rows, double cpu_s) {
+        if (!(device_s > 0) || !(cpu_s > 0) || device_rows <= 0 || cpu_rows <= 0) return;
+        const double device_rate = device_rows / device_s, cpu_rate = cpu_rows / cpu_s;
+        const double balanced = device_rate / (device_rate + cpu_rate);
+        std::lock_guard<std::mutex> lock(m_);
+        const auto it = share_.find(k);
+        const double old = it == share_.end() ? kFirst : it->second;
+        share_[k] = std::min(kMax, std::max(kMin, 0.5 * old + 0.5 * balanced));
+    }
+
+private:
+    static constexpr double kFirst = 0.7, kMin = 0.05, kMax = 0.97;
+    std::mutex m_;
+    std::map<Key, double> share_;
+};
+
+SplitShares& split_shares() {
+    static SplitShares shares;
+    return shares;
+}
+
+int size_class(std::size_t bytes) {
+    int c = 0;
+    while (c < 63 && (std::size_t(1) << (c + 1)) <= bytes) ++c;
+    return c;
+}
+
 }  // namespace
+
+bool split_count_eligible(const ImageView& image, const ImageView* mask) {
+    if (mask != nullptr || image.location != Location::Host || image.empty() || cuda_device_count() == 0) return false;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    int major = 0;
+    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    const auto& t = cuda::tuning_for(major).staging;
+    const std::size_t bytes = image.row_bytes() * static_cast<std::size_t>(image.height);
+    // The whole image must fit the pinned chunks, so that the device's share is never capped by them: a 16K
+    // frame (133 MB) split at the chunks' 64 MiB counted slower than the device alone (H100: 5.1-5.3 ms
+    // against 3.2-3.6 ms), and the rows past the chunks would wait for their copies to drain.
+    return bytes >= t.split_min_bytes && bytes <= static_cast<std::size_t>(t.slots) * t.chunk_bytes && !is_pinned(image);
+}
+
+void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::uint64_t* counts, std::uint64_t* oor,
+                             int device, Stream stream, int cpu_threads) {
+    const int threads =
+        cpu_threads > 0 ? cpu_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (threads < 3 || image.height < 4 || image.location != Location::Host) {
+        cuda_histogram_to_host(image, nullptr, spec, counts, oor, device, stream);
+        return;
+    }
+    device = resolve_device(device);
+    DeviceGuard guard(device);
+    WorkspaceLease ws = blocking_workspace(device, stream, false);
+    const int H = image.height, C = image.channels;
+    const int packers = std::max(1, threads / 4), bands = threads - packers;
+    const SplitShares::Key key{size_class(image.row_bytes() * static_cast<std::size_t>(H)), static_cast<int>(image.type),
+                               C, threads};
+    const double share = split_shares().get(key);
+    const int g = std::max(1, std::min({static_cast<int>(std::lround(H * share)), H - 1, staging_capacity_rows(*ws, image)}));
+    const std::size_t n = static_cast<std::size_t>(C) * spec.bins;
+
+    // The CPU's rows [g, H) in `bands` bands, each counted by one part of the shared job into its own counts.
+    const BinParams bp = make_bin_params(spec, image.type);
+    std::vector<std::uint64_t> local(static_cast<std::size_t>(bands) * (n + C), 0);
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
+    std::atomic<Clock::rep> cpu_end{t0.time_since_epoch().count()};
+    auto count_band = [&](int k) {
+        const int y0 = g + static_cast<int>(static_cast<long long>(H - g) * k / bands);
+        const int y1 = g + static_cast<int>(static_cast<long long>(H - g) * (k + 1) / bands);
+        if (y1 <= y0) return;
+        std::uint64_t* c = local.data() + static_cast<std::size_t>(k) * (n + C);
+        cpu_histogram(image.roi(0, y0, image.width, y1 - y0), nullptr, bp, c, c + n, 1);
+        const Clock::rep now = Clock::now().time_since_epoch().count();
+        for (Clock::rep seen = cpu_end.load(); now > seen && !cpu_end.compare_exchange_weak(seen, now);) {
+        }
+    };
+    auto* dev = ws->device_as<unsigned char>(DeviceSlot::StageSrc, packed_bytes(image.roi(0, 0, image.width, g)));
+    // The device side is timed by events from before the job to the end of its last copy (its own clock):
+    // the kernel is enqueued only after the job, so it would add the CPU side's time to the device's.
+    const cudaStream_t s = cu(ws->stream());
+    std::vector<cudaEvent_t> ev(static_cast<std::size_t>(packers) + 1, nullptr);
+    struct Events {
+        std::vector<cudaEvent_t>& e;
+        ~Events() {
+            for (cudaEvent_t x : e)
+                if (x) cudaEventDestroy(x);
+        }
+    } events{ev};
+    for (auto& e : ev) IMGHIST_CUDA(cudaEventCreate(&e));
+    IMGHIST_CUDA(cudaEventRecord(ev[0], s));
+    const ImageView dimg = stage_upload_beside(*ws, image, g, dev, packers, bands, count_band,
+                                               reinterpret_cast<void* const*>(ev.data() + 1));
+    auto* host = static_cast<unsigned long long*>(ws->pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n + 4)));
+    DeviceHistogramView out;
+    out.counts = host;
+    out.type = CountType::U64;
+    out.out_of_range = host + n;
+    cuda_histogram(*ws, dimg, spec, out);
+    IMGHIST_CUDA(cudaStreamSynchronize(s));
+    end_blocking_call(*ws);
+    float device_ms = 0.f;
+    for (std::size_t i = 1; i < ev.size(); ++i) {
+        float ms = 0.f;
+        IMGHIST_CUDA(cudaEventElapsedTime(&ms, ev[0], ev[i]));
+        device_ms = std::max(device_ms, ms);
+    }
+    const double cpu_s = std::chrono::duration<double>(Clock::duration(cpu_end.load()) - t0.time_since_epoch()).count();
+    split_shares().update(key, g, device_ms * 1e-3, H - g, cpu_s);
+    for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
+    for (int c = 0; c < C; ++c) oor[c] += host[n + c];
+    for (int k = 0; k < bands; ++k) {
+        const std::uint64_t* c = local.data() + static_cast<std::size_t>(k) * (n + C);
+        for (std::size_t i = 0; i < n; ++i) counts[i] += c[i];
+        for (int ch = 0; ch < C; ++ch) oor[ch] += c[n + ch];
+    }
+}
 
 void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const BinSpec& spec, std::uint64_t* counts,
                             std::uint64_t* oor, int device, Stream stream) {

@@ -3,8 +3,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "imghist/internal/cuda_error.hpp"
 #include "imghist/internal/parallel_for.hpp"
@@ -110,6 +112,78 @@ ImageView stage_upload(Workspace& ws, const ImageView& src, void* dst) {
         slot.in_flight = true;
     }
     return out;
+}
+
+int staging_capacity_rows(const Workspace& ws, const ImageView& host) {
+    const auto& t = staging_tuning(ws);
+    const std::size_t row = std::max<std::size_t>(host.row_bytes(), 1);
+    return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(t.slots) * (t.chunk_bytes / row),
+                                                  static_cast<std::size_t>(host.height)));
+}
+
+ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* dst, int packers, int others,
+                              const std::function<void(int)>& other, void* const* packed_events) {
+    const std::size_t row = host.row_bytes();
+    auto* dev = static_cast<std::uint8_t*>(dst);
+    const auto& t = staging_tuning(ws);
+    const int slot_rows = static_cast<int>(t.chunk_bytes / std::max<std::size_t>(row, 1));
+    if (gpu_rows > staging_capacity_rows(ws, host) || slot_rows < 1)
+        throw Error(ErrorCode::InvalidArgument, "stage_upload_beside: the rows do not fit the pinned chunks");
+    prepare_slots(ws, static_cast<std::size_t>(std::min(slot_rows, std::max(gpu_rows, 1))) * row);
+    auto& slots = ws.stage_slots();
+    for (auto& s : slots)
+        if (s.in_flight) {  // an earlier upload on this workspace may still read a chunk
+            IMGHIST_CUDA(cudaEventSynchronize(ev(s.done)));
+            s.in_flight = false;
+        }
+    // Pieces of about copy_piece bytes, none across two chunks: piece k covers rows [first[k], first[k + 1]).
+    const int piece_rows = static_cast<int>(std::max<std::size_t>(1, t.copy_piece / std::max<std::size_t>(row, 1)));
+    std::vector<int> first;
+    for (int r = 0; r < gpu_rows;) {
+        first.push_back(r);
+        const int slot_end = (r / slot_rows + 1) * slot_rows;
+        r = std::min({r + piece_rows, slot_end, gpu_rows});
+    }
+    const int pieces = static_cast<int>(first.size());
+    first.push_back(gpu_rows);
+    const cudaStream_t s = cu(ws.stream());
+    std::atomic<int> next{0};
+    auto pack = [&] {
+        for (int k = next++; k < pieces; k = next++) {
+            const int r0 = first[static_cast<std::size_t>(k)], r1 = first[static_cast<std::size_t>(k) + 1];
+            auto& slot = slots[static_cast<std::size_t>(r0 / slot_rows)];
+            std::uint8_t* pinned = slot.buffer.as<std::uint8_t>() + static_cast<std::size_t>(r0 % slot_rows) * row;
+            const auto* src = static_cast<const std::uint8_t*>(host.data);
+            if (host.contiguous()) {
+                std::memcpy(pinned, src + static_cast<std::size_t>(r0) * row, static_cast<std::size_t>(r1 - r0) * row);
+            } else {
+                for (int r = r0; r < r1; ++r)
+                    std::memcpy(pinned + static_cast<std::size_t>(r - r0) * row, src + static_cast<std::size_t>(r) * host.pitch, row);
+            }
+            // Enqueued from whichever thread packed the piece: copies of distinct rows, in any order.
+            IMGHIST_CUDA(cudaMemcpyAsync(dev + static_cast<std::size_t>(r0) * row, pinned,
+                                         static_cast<std::size_t>(r1 - r0) * row, cudaMemcpyHostToDevice, s));
+        }
+    };
+    packers = std::max(1, packers);
+    // One part per packer and per other task; a nested parallel_for inside `other` runs on its own worker.
+    parallel_for(packers + others, packers + others, [&](int b, int e) {
+        for (int i = b; i < e; ++i) {
+            if (i < packers) {
+                pack();
+                if (packed_events) IMGHIST_CUDA(cudaEventRecord(ev(packed_events[i]), s));
+            } else {
+                other(i - packers);
+            }
+        }
+    });
+    // The chunks are free again once the copies enqueued so far have run.
+    const int used = std::min(static_cast<int>(slots.size()), (gpu_rows + slot_rows - 1) / slot_rows);
+    for (int k = 0; k < used; ++k) {
+        IMGHIST_CUDA(cudaEventRecord(ev(slots[static_cast<std::size_t>(k)].done), s));
+        slots[static_cast<std::size_t>(k)].in_flight = true;
+    }
+    return ImageView::device(dev, host.width, gpu_rows, host.type, host.channels, row);
 }
 
 namespace {

@@ -12,7 +12,10 @@
 // and applies it. That halves the PCIe traffic of a large image and leaves the CPU the cheap part (a table
 // pass runs at memory speed, a byte histogram an order of magnitude slower): on an H100 host, an 8K
 // equalization took 2.1-2.2 ms on the device route and 2.3-2.4 ms on the CPU, of which 1.1 ms and 1.9 ms
-// were the histogram.
+// were the histogram. On the counting route a large pageable image (StagingTuning::split_min_bytes) is
+// counted by the device and CPU threads at once (split_histogram_to_host: a quarter of the threads pack rows
+// for the copy engine while the others count the rest); plain histograms of such images (calcHist) take
+// that route too, as a third beside the two.
 //
 // Rule: every call of an operation on a host image falls into a class (operation, sample type, channels,
 // size rounded to a power of two, pinned or not). Routes are measured in visits of consecutive calls, and
@@ -51,9 +54,6 @@ enum class HostWork : std::uint8_t { Histogram, PointFilter, HistogramFilter, Cl
 /// back; or, for HostWork::HistogramFilter only, counted on the device and finished on the CPU.
 enum class HostRoute : std::uint8_t { Cpu, Cuda, CudaCount };
 
-/// The routes an Auto call of this kind of work may take: CUDA and the CPU, and for histogram filters the
-/// counting route between them (the order in which a class measures them).
-inline int route_count(HostWork work) noexcept { return work == HostWork::HistogramFilter ? 3 : 2; }
 
 struct HostCallClass {
     HostWork work = HostWork::Histogram;
@@ -62,6 +62,7 @@ struct HostCallClass {
     std::size_t bytes = 0;  ///< bytes of the image (row bytes x height)
     bool pinned = false;    ///< page-locked host memory (faster uploads)
     int cpu_threads = 0;    ///< the CPU backend's thread setting for this call (0 = all)
+    bool count_route = false;  ///< HostRoute::CudaCount is offered (histogram filters; large plain histograms)
 };
 
 class IMGHIST_INTERNAL BackendChooser {
@@ -76,7 +77,7 @@ public:
         return call == 8 || call == 16 || call == 32 || call == 64 || call % kRecheckEvery == kRecheckEvery - 1;
     }
 
-    /// The route to run this call on (Cpu or Cuda; CudaCount too for HostWork::HistogramFilter).
+    /// The route to run this call on (Cpu or Cuda; CudaCount too where the class offers it).
     HostRoute choose(const HostCallClass& c);
     /// The measured wall time of a call of class c that ran on `used`.
     void record(const HostCallClass& c, HostRoute used, double seconds);
@@ -115,9 +116,11 @@ IMGHIST_INTERNAL bool host_memory_is_pinned(const void* p) noexcept;
 
 /// Runs run(route) on the route for (requested, img, work): the requested backend's own route (Backend::Cpu:
 /// the CPU; Backend::Cuda or a device image: the device), and for an Auto request on a host image with a
-/// CUDA device present the route the chooser picks, recording the call's wall time.
+/// CUDA device present the route the chooser picks among CUDA, the counting route (where `count_route`)
+/// and the CPU, recording the call's wall time.
 template <class Run>
-void run_on_chosen_route(Backend requested, const ImageView& img, HostWork work, int cpu_threads, Run&& run) {
+void run_on_chosen_route(Backend requested, const ImageView& img, HostWork work, int cpu_threads, bool count_route,
+                         Run&& run) {
     const Backend resolved = resolve_backend(requested, img);
     if (requested != Backend::Auto || resolved != Backend::Cuda || img.location != Location::Host) {
         run(resolved == Backend::Cpu ? HostRoute::Cpu : HostRoute::Cuda);
@@ -130,6 +133,7 @@ void run_on_chosen_route(Backend requested, const ImageView& img, HostWork work,
     c.bytes = img.row_bytes() * static_cast<std::size_t>(img.height);
     c.pinned = host_memory_is_pinned(img.data);
     c.cpu_threads = cpu_threads;
+    c.count_route = count_route;
     BackendChooser& chooser = host_backend_chooser();
     const HostRoute r = chooser.choose(c);
     const auto t0 = std::chrono::steady_clock::now();
@@ -137,10 +141,15 @@ void run_on_chosen_route(Backend requested, const ImageView& img, HostWork work,
     chooser.record(c, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
+/// The counting route's histogram of a validated host image, added into `hist` (whose shape matches): on the
+/// device, and for a large pageable image on the device and CPU threads at once (options.cpu_threads is
+/// the budget).
+IMGHIST_INTERNAL void count_route_histogram(const ImageView& image, Histogram& hist, const Options& options);
+
 /// run_on_chosen_route for work with the two routes of the two backends: run(Backend::Cpu or Backend::Cuda).
 template <class Run>
 void run_on_chosen_backend(Backend requested, const ImageView& img, HostWork work, int cpu_threads, Run&& run) {
-    run_on_chosen_route(requested, img, work, cpu_threads,
+    run_on_chosen_route(requested, img, work, cpu_threads, false,
                         [&](HostRoute r) { run(r == HostRoute::Cpu ? Backend::Cpu : Backend::Cuda); });
 }
 

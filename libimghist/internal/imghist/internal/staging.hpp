@@ -23,6 +23,20 @@ IMGHIST_INTERNAL bool is_pinned(const ImageView& v);
 /// page-locked one is copied asynchronously: the caller synchronises the stream before it changes the image.
 IMGHIST_INTERNAL ImageView stage_upload(Workspace& ws, const ImageView& host, void* dst);
 
+/// Rows of `host` the workspace's pinned chunks hold at once (what stage_upload_beside can take).
+IMGHIST_INTERNAL int staging_capacity_rows(const Workspace& ws, const ImageView& host);
+
+/// An upload that shares one parallel job of the CPU side with other work: `packers` of the job's parts pack
+/// rows [0, gpu_rows) of pageable `host` into the pinned chunks piece by piece, each piece's copy to `dst`
+/// (device memory, rows packed tightly) enqueued on the workspace's stream as soon as it is packed, while
+/// the job's other `others` parts run other(k) for k in [0, others). packed_events (optional): `packers`
+/// events (cudaEvent_t), packer i records event i after its last copy, so the latest of them marks the end
+/// of the copies. Returns the device view of those rows when the job has finished (their copies may still
+/// be in flight). gpu_rows <= staging_capacity_rows.
+IMGHIST_INTERNAL ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* dst,
+                                               int packers, int others, const std::function<void(int)>& other,
+                                               void* const* packed_events = nullptr);
+
 /// Host views on the CUDA backend: src is streamed to the device, `op` runs on device views (src, dst:
 /// packed copies of the same shapes) on the given stream, and the result is streamed back into dst.
 /// Returns when dst is written. src may be larger than dst (it then carries pixels the op reads beyond

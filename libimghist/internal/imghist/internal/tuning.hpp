@@ -117,6 +117,14 @@ struct StagingTuning {
     /// previous sources, which always made the one driver copy, 44.7-48.7 / 174-215 / 621-688 / 2509-2756
     /// us. The chunks, packed in parallel, win from 4K up; below, the single copy is the better of the two.
     std::size_t direct_upload_bytes = std::size_t(4) << 20;
+    /// Pageable images of at least this many bytes may be counted on the device and on CPU threads at once
+    /// (the counting route of Auto, backend_choice.hpp; split_histogram_to_host). Auto measures that route
+    /// beside the others, so this only bounds where it is tried: below it (1080p frames and smaller) the
+    /// whole count takes a few hundred microseconds, no more than waking the CPU threads and the copy engine
+    /// for both halves. At 8K (33 MB) on an H100 host the split counted in 0.8-1.1 ms against 1.1-1.4 ms for
+    /// the device alone and 1.7-1.9 ms for the CPU (docs/PERFORMANCE.md). Images larger than the pinned
+    /// chunks (slots x chunk_bytes) are not split (split_count_eligible).
+    std::size_t split_min_bytes = std::size_t(4) << 20;
 };
 
 /// What a workspace keeps between calls (workspace.hpp): the bound, per (device, stream) and per device.
