@@ -39,8 +39,10 @@
 //     and no stream or device is synchronised). Exception: threshold() with an automatic threshold and
 //     no `computed` output, which must wait for the value it returns (it waits on its stream only);
 //     likewise threshold_multiotsu, and the level-table operations on u16 images (see their section below).
-//   - Host views run on the backend chosen by FilterOptions::backend (Auto: the backend measured faster
-//     for calls like it, see Backend in histogram.hpp).
+//   - Host views run on the backend chosen by FilterOptions::backend (Auto: the way measured faster for
+//     calls like it, see Backend in histogram.hpp; for equalization and the Otsu and Triangle thresholds
+//     one way is to count on the device, with CPU threads counting part of a large image beside it, and
+//     to apply the table on the CPU).
 //     On CUDA the image is streamed through pinned staging buffers in chunks, so that host copies overlap
 //     the PCIe transfers (host images that are already page-locked are copied directly, without staging);
 //     the call returns when dst is written. On the CPU the work is split over threads.
