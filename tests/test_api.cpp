@@ -135,13 +135,14 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
     // rows) in one job; g follows the measured balance from call to call, so repeated calls split at
     // different rows. Every result must equal the plain loop: 8-bit gray (contiguous), 8-bit colour seen
     // through an ROI at x-offset 7 (rows packed one by one), 16-bit with 1024 bins, float with values out of
-    // range, a 4K gray frame; thread budgets 3 (one packer), 5 and all.
+    // range, a 4K and an 8K gray frame (the 8K frame's device rows fill more than one pinned chunk);
+    // thread budgets 3 (one packer), 5 and all.
     struct Case {
         TestImage img;
         ImageView view;
         BinSpec spec;
     };
-    std::vector<Case> cases(5);
+    std::vector<Case> cases(6);
     cases[0].img = TestImage(4096, 4096, SampleType::U8, 1);
     fill_dist<std::uint8_t>(cases[0].img, Dist::Uniform, 11, 255);
     cases[0].view = cases[0].img.view;
@@ -165,6 +166,10 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
     fill_dist<std::uint8_t>(cases[4].img, Dist::Normal, 15, 255);
     cases[4].view = cases[4].img.view;
     cases[4].spec = BinSpec::u8();
+    cases[5].img = TestImage(7680, 4320, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(cases[5].img, Dist::Exponential, 16, 255);
+    cases[5].view = cases[5].img.view;
+    cases[5].spec = BinSpec::u8();
     for (const Case& k : cases) {
         REQUIRE(k.view.row_bytes() * static_cast<std::size_t>(k.view.height) >= (std::size_t(4) << 20));
         const Histogram ref = plain_reference(k.view, k.spec);

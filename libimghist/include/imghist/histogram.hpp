@@ -69,7 +69,8 @@ IMGHIST_API int max_bins(SampleType type) noexcept;
 /// backend this process has measured faster for calls like this one (same operation, sample type, channels,
 /// size within a factor of two, pinned or pageable memory, CPU thread setting): the first calls of each kind
 /// try both (three consecutive calls each, the first not counted), the lower median of each one's recent
-/// timings decides, and from calls 8, 16, 32 and 64 and every 128th call two calls re-check the other. The
+/// timings decides, and from calls 8, 16, 32 and 64 (those after settling) and every 128th call two calls
+/// re-check the other. The
 /// filters whose table comes from the image's histogram (equalization, Otsu and Triangle thresholds)
 /// measure a third way beside the two: counting on the device and applying the table on the CPU. Every way
 /// gives identical results. IMGHIST_AUTO_TRACE=1 in the environment writes each choice to stderr.

@@ -120,13 +120,19 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
                              int device, Stream stream, int cpu_threads) {
     const int threads =
         cpu_threads > 0 ? cpu_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (threads < 3 || image.height < 4 || image.location != Location::Host) {
+    // cudaStreamPerThread names another stream on every thread: the copies the pool's threads enqueue would
+    // not be ordered before the kernel. Such callers get the device count alone.
+    if (threads < 3 || image.height < 4 || image.location != Location::Host || stream == reinterpret_cast<Stream>(cudaStreamPerThread)) {
         cuda_histogram_to_host(image, nullptr, spec, counts, oor, device, stream);
         return;
     }
     device = resolve_device(device);
     DeviceGuard guard(device);
     WorkspaceLease ws = blocking_workspace(device, stream, false);
+    if (staging_capacity_rows(*ws, image) < 1) {  // not even one row fits the chunks (another device's tuning)
+        cuda_histogram_to_host(image, nullptr, spec, counts, oor, device, stream);
+        return;
+    }
     const int H = image.height, C = image.channels;
     const int packers = std::max(1, threads / 4), bands = threads - packers;
     const SplitShares::Key key{size_class(image.row_bytes() * static_cast<std::size_t>(H)), static_cast<int>(image.type),

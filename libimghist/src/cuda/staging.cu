@@ -149,6 +149,9 @@ ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows
     const cudaStream_t s = cu(ws.stream());
     std::atomic<int> next{0};
     auto pack = [&] {
+        // Pool threads enqueue on the workspace's device (their own current device may be another one, whose
+        // context would otherwise be created).
+        IMGHIST_CUDA(cudaSetDevice(ws.device()));
         for (int k = next++; k < pieces; k = next++) {
             const int r0 = first[static_cast<std::size_t>(k)], r1 = first[static_cast<std::size_t>(k) + 1];
             auto& slot = slots[static_cast<std::size_t>(r0 / slot_rows)];
@@ -167,16 +170,23 @@ ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows
     };
     packers = std::max(1, packers);
     // One part per packer and per other task; a nested parallel_for inside `other` runs on its own worker.
-    parallel_for(packers + others, packers + others, [&](int b, int e) {
-        for (int i = b; i < e; ++i) {
-            if (i < packers) {
-                pack();
-                if (packed_events) IMGHIST_CUDA(cudaEventRecord(ev(packed_events[i]), s));
-            } else {
-                other(i - packers);
+    try {
+        parallel_for(packers + others, packers + others, [&](int b, int e) {
+            for (int i = b; i < e; ++i) {
+                if (i < packers) {
+                    pack();
+                    if (packed_events) IMGHIST_CUDA(cudaEventRecord(ev(packed_events[i]), s));
+                } else {
+                    other(i - packers);
+                }
             }
-        }
-    });
+        });
+    } catch (...) {
+        // Copies already enqueued may still read the chunks: let them finish before anything reuses them.
+        (void)cudaStreamSynchronize(s);
+        (void)cudaGetLastError();
+        throw;
+    }
     // The chunks are free again once the copies enqueued so far have run.
     const int used = std::min(static_cast<int>(slots.size()), (gpu_rows + slot_rows - 1) / slot_rows);
     for (int k = 0; k < used; ++k) {

@@ -26,8 +26,8 @@
 // A class's first calls visit its routes in order (CUDA, the counting route where the operation has one,
 // then the CPU), each until it has `kSamples` kept timings. Afterwards the route with the lower typical time
 // runs: the lower median of its last `kRecent` timings, so one lucky (or unlucky) call does not decide. From
-// calls 8, 16, 32 and 64 of the class and then every `kRecheckEvery`-th call, each other route is visited
-// again for two calls (one kept), so a host whose load changes is re-judged. Changing the CPU thread count
+// calls 8, 16, 32 and 64 of the class (those after settling: a class of three routes settles in calls 0-8)
+// and then every `kRecheckEvery`-th call, each other route is visited again for two calls (one kept), so a host whose load changes is re-judged. Changing the CPU thread count
 // restarts the class. The table is bounded by the number of classes (a few thousand entries at most).
 // IMGHIST_AUTO_TRACE=1 in the environment writes every choice to stderr, with the class and each route's
 // typical time.
