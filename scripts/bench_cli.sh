@@ -319,7 +319,7 @@ if section gpu; then
       grep -E "gpu: (device|lane|worker|run)" trace-$cmd-$dev.log | sed 's/^imghist: gpu: /  - /'
       awk '/gpu: decode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "total") { d += $(i + 1); nd++ } }
            /gpu: equalize [0-9]+:/ { e += $(NF - 1); ne++ }
-           /gpu: encode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "retrieved") { c += $(i + 1); nc++ } }
+           /gpu: encode [0-9]+ on/ { c += $(NF - 1); nc++ }
            END { printf "  - per batch: decode %.1f ms (%d batches)", nd ? d / nd : 0, nd;
                  if (ne) printf ", equalize %.1f ms", e / ne; if (nc) printf ", encode %.1f ms", c / nc; print "" }' trace-$cmd-$dev.log
     done

@@ -24,13 +24,13 @@ enum class GpuWorkload {
 /// nvJPEG present); SIZE_MAX where it does not pay. A GPU run costs a fixed S seconds (probe, CUDA context,
 /// nvJPEG handles and states, the end of the process) and then r_gpu images/s; the CPU codecs run at r1
 /// images/s per hardware thread, so the GPU pays from N = S / (1/(threads * r1) - 1/r_gpu) files on; the
-/// threshold is 1.25 N. Measured (docs/PERFORMANCE.md, "GPU JPEG pipeline"; 1000 and 4000 1920x1080 JPEGs,
-/// whole runs): S and r_gpu on an H100 host (the slower GPU rate of the two hosts measured: S from the
-/// 1000-file run less 1000 / r_gpu, r_gpu from the difference between the 4000- and 1000-file runs), r1 on a
-/// 32-core H200 host (the faster CPU per thread of the two: 33.5 and 31 images/s per thread, against 25-28
-/// on the H100 host), so that auto does not take the GPU where the CPU would still win: luma equalization
-/// S = 2.0 s, r_gpu = 1500, r1 = 34 (threshold 2134 files with 16 threads, 9903 with 32); hist S = 1.45 s,
-/// r_gpu = 3000, r1 = 31 (1078 with 16 threads, 2687 with 32).
+/// threshold is 1.25 N. Measured on an H100 host (docs/PERFORMANCE.md, "GPU JPEG pipeline"; 1000 and 4000
+/// 1920x1080 JPEGs, whole runs, the CPU path in the same run): S from the 1000-file run less 1000 / r_gpu,
+/// r_gpu from the difference between the 4000- and the 1000-file runs, r1 from the CPU path's 4000- and
+/// 1000-file runs (41-43 and 36-38 images/s per thread on that host, the fastest CPU per thread measured so
+/// far; a 32-core H200 host gave 33.5 and 31), so that auto does not take the GPU where the CPU would still
+/// win: luma equalization S = 1.42 s, r_gpu = 2420, r1 = 42 (threshold 1652 files with 16 threads, 5366
+/// with 32); hist S = 1.0 s, r_gpu = 2960, r1 = 37 (925 with 16 threads, 2467 with 32).
 std::size_t gpu_auto_min_jpegs(GpuWorkload work, int threads);
 
 /// The GPUs a run sends its JPEG files to, or none (then everything goes through the CPU codecs as before).
@@ -43,8 +43,9 @@ std::vector<Device> gpu_jpeg_devices(const Common& common, const std::vector<Dev
                                      std::size_t jpeg_inputs, GpuWorkload work, bool eligible,
                                      const std::string& not_eligible_why);
 /// Sets up a command's Stages for the GPU JPEG pipeline: batch size, workers (lanes) per GPU, the warm-up
-/// each worker does while the first files are read (the decoder's state for `warm_format`; with `encodes`,
-/// the encoder states beside it) and, under IMGHIST_GPU_TRACE, the workers' trace lines.
+/// each worker does while the first files are read (the start of the GPU's hardware decoder set-up for
+/// `warm_format`, on a thread of its own; with `encodes`, the lane's encoder states meanwhile) and, under
+/// IMGHIST_GPU_TRACE, the workers' trace lines.
 void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes);
 /// JPEG files among the inputs, by extension (the count --device auto weighs).
 std::size_t count_jpeg_names(const std::vector<Item>& items);

@@ -6,6 +6,10 @@
 //   device APIs, on the worker's stream) --> encode on the GPU (JPEG outputs) or copy back --> write (host
 //   threads)
 //
+// The hardware decoder's set-up takes most of a GPU's start-up (about 0.65 s on an H100 after the context;
+// bench/experiments/nvjpeg_startup.cpp), so it runs on a thread of its own while the lanes make their
+// encoder states; the first batch waits for it.
+//
 // The batching, queues, progress, summary and failure isolation are run_pipeline's (pipeline.hpp): this
 // file only provides the device work of one batch. nvJPEG and the CUDA driver are loaded at run time
 // (nvjpeg_api.hpp); without them, or without a GPU, gpu_jpeg_available() says why and the CPU codecs run.
@@ -44,8 +48,8 @@ bool gpu_jpeg_available(std::string* why = nullptr);
 /// IMGHIST_GPU_BATCH overrides it (1..1024).
 int gpu_jpeg_batch();
 
-/// Batches in flight per GPU (GPU worker threads, each with its own stream and nvJPEG states: one decodes
-/// while another encodes). IMGHIST_GPU_LANES overrides it (1..8).
+/// Batches in flight per GPU (GPU worker threads, each with its own streams and nvJPEG states: one decodes
+/// while another encodes); 1 by default. IMGHIST_GPU_LANES overrides it (1..8).
 int gpu_jpeg_lanes();
 
 /// The program's end (main): where a GPU lane was used in this process, flushes the output streams and
@@ -66,10 +70,11 @@ struct GpuDecoded {
     int plane_w[3] = {}, plane_h[3] = {};  ///< planar formats: each plane's size
 };
 
-/// One lane of a GPU: its stream, decoder and encoder states and decoded-image buffers. A GPU runs several
+/// One lane of a GPU: its streams, decoder and encoder states and decoded-image buffers. A GPU runs several
 /// lanes (one per GPU worker thread, see for_thread() and pipeline.cpp), so that one lane's encode overlaps the
 /// next batch's decode on another; the lanes of a GPU share its context and nvJPEG handles (created once per
-/// GPU and process: context, hardware-decoder handle at once, the others on first use).
+/// GPU and process: the context at once, the hardware decoder by start_hardware_decoder, the others on first
+/// use).
 class GpuJpegEngine {
 public:
     /// The calling thread's lane on CUDA device `ordinal` (created on first use). Throws Error(NoDevice) when
@@ -83,14 +88,15 @@ public:
 
     int device() const noexcept;
     nv::Stream stream() const noexcept;
-    /// True when the hardware decoder backend was created on this GPU.
-    bool hardware() const noexcept;
+    /// True when this GPU has the hardware decoder backend (waits for its set-up, starting it if need be).
+    bool hardware();
 
     enum class Outcome : std::uint8_t { Decoded, Failed, Declined };
-    /// Decodes items[i]->jpeg into slot i, using items[i]->jpeg_header (read here when the load stage did not). Failed: items[i]->error names the file and the problem (a corrupt
-    /// file fails alone: a batch that fails is decoded again image by image). Declined: nvJPEG cannot take
-    /// this file (unsupported sampling or coding); the caller decodes it on the CPU instead. The pixel limit
-    /// of `opt` is checked from the header before anything is allocated.
+    /// Decodes items[i]->jpeg into slot i, using items[i]->jpeg_header (read here when the load stage did not).
+    /// Failed: items[i]->error names the file and the problem (a corrupt file fails alone: a batch that fails
+    /// is decoded again image by image). Declined: nvJPEG cannot take this file (unsupported sampling or
+    /// coding); the caller decodes it on the CPU instead. The pixel limit of `opt` is checked from the header
+    /// before anything is allocated. Waits for the hardware decoder's set-up when it is still running.
     std::vector<Outcome> decode(const std::vector<Item*>& items, nv::OutputFormat format, const DecodeOptions& opt);
     const GpuDecoded& decoded(std::size_t slot) const;
     /// Device view of plane c of a planar slot, or of the interleaved image (c = 0, 3 channels).
@@ -100,17 +106,21 @@ public:
     /// encoder's defaults) into items[i]->encoded, at the quality the CPU encoder would take
     /// (jpeg_quality_for: --quality, else the input's estimate from items[i]->jpeg_header.meta, else 90);
     /// baseline coding only (progressive inputs are left to the CPU path, see take_for_gpu). The metadata is
-    /// added by the store stage (jpeg_with_metadata). A failure sets items[i]->error. Waits for the stream.
+    /// added by the store stage (jpeg_with_metadata). A failure sets items[i]->error. Waits for the lane's
+    /// stream first and returns when every bitstream is in its item.
     void encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, const EncodeOptions& opt);
 
-    /// Warm-up ahead of the first batch: initialises the hardware decoder's batched state for `batch` images
-    /// of `format` (nothing without a hardware decoder).
-    void prepare_decoder(int batch, nv::OutputFormat format);
-    /// Encoder states per lane: encode() works in rounds of this many images.
+    /// Starts this GPU's hardware decoder set-up on a thread of its own (once per GPU; later calls do
+    /// nothing): the handle and `lanes` batched states for `batch` images of `format`.
+    void start_hardware_decoder(int batch, nv::OutputFormat format, int lanes);
+    /// Encoder states per lane.
     static constexpr std::size_t kEncoderStates = 32;
-    /// Creates encoder states for `count` images ahead of the first encode; with `warm`, also makes each new
-    /// state's first (allocating) encode, on a blank 1920x1080 image (warm-up).
-    void prepare_encoders(std::size_t count, bool warm);
+    /// Host threads a batch's encode is split over, each with its own stream and kEncoderStates / threads
+    /// states (encoding in rounds of that many images): 4, or IMGHIST_GPU_ENCODE_THREADS (1, 2, 4 or 8).
+    static std::size_t encode_threads();
+    /// Creates the lane's encoder states ahead of the first encode; with `warm`, also makes each state's
+    /// first (allocating) encode, on a blank 1920x1080 image, on the encoding threads (warm-up).
+    void prepare_encoders(bool warm);
     /// Copies an interleaved slot to a host image of its size (RGB stays RGB). Waits for the stream.
     void download(std::size_t slot, void* host, std::size_t host_pitch);
     void synchronize();

@@ -339,7 +339,13 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     finish(it);
                     continue;
                 }
-                if (batched) it.deferred = !it.gpu;
+                if (batched && !it.gpu) {
+                    // Not for the batch stage: straight to the store threads, which process it on the CPU. (Through
+                    // the GPU workers' queue it would wait for their start-up.)
+                    it.deferred = true;
+                    to_store.push(i);
+                    continue;
+                }
                 to_process.push(i);
             }
             if (--loaders_left == 0) to_process.close();
