@@ -350,9 +350,10 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-Run run_cli(const fs::path& dir, const std::string& args) {
+/// `env`: assignments put before the program ("IMGHIST_GPU_BATCH=48 ").
+Run run_cli(const fs::path& dir, const std::string& args, const std::string& env = "") {
     const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-    const std::string cmd = "'" + cli_path() + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const std::string cmd = env + "'" + cli_path() + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
     const int st = std::system(cmd.c_str());
     Run r;
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -427,6 +428,63 @@ TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fai
         const cli::Image ref = cli::decode_jpeg(read_bytes(in / f["file"].get<std::string>()), "", cli::DecodeOptions{});
         CHECK(f["width"] == ref.width());
         CHECK(f["height"] == ref.height());
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+
+TEST_CASE("GPU JPEG: a folder decoded and encoded in parts gives every file its own picture", "[gpu_jpeg][cuda][cli]") {
+    // Luma equalization runs a batch in parts of 32 (one part encoding while the next decodes), pads a short
+    // hardware batch with copies of its first file, and spans several batches here (IMGHIST_GPU_BATCH=48:
+    // parts of 32 and 16). The encoders differ (nvJPEG and libjpeg-turbo round differently), so each GPU
+    // output is compared with the CPU path's output of the same file: it must be close to it, and closer
+    // than to any other file's (a file written with another file's picture, or a padding copy, fails).
+    if (!gpu_or_skip()) return;
+    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const fs::path dir = tmpl, in = dir / "in", gpu_out = dir / "gpu", cpu_out = dir / "cpu";
+    fs::create_directories(in);
+    const int n = 101;
+    for (int k = 0; k < n; ++k) {
+        char name[32];
+        std::snprintf(name, sizeof name, "f%03d.jpg", k);
+        write_bytes(in / name, encode(generated(96, 64, 1000u + static_cast<unsigned>(k)), 2, 2, 90));
+    }
+    const Run g = run_cli(dir, "equalize --quality 90 --device cuda '" + in.string() + "' '" + gpu_out.string() + "'",
+                          "IMGHIST_GPU_BATCH=48 ");
+    INFO(g.err);
+    REQUIRE(g.code == 0);
+    const Run c = run_cli(dir, "equalize --quality 90 --device cpu '" + in.string() + "' '" + cpu_out.string() + "'");
+    INFO(c.err);
+    REQUIRE(c.code == 0);
+    std::vector<std::vector<std::uint8_t>> gy(n), cy(n);
+    for (int k = 0; k < n; ++k) {
+        char name[32];
+        std::snprintf(name, sizeof name, "f%03d.jpg", k);
+        auto y_of = [&](const fs::path& p) {
+            const cli::JpegPlanes pl = cli::decode_jpeg_planes(read_bytes(p), p.string(), cli::DecodeOptions{});
+            REQUIRE(pl.width == 96);
+            REQUIRE(pl.height == 64);
+            std::vector<std::uint8_t> y;
+            for (int r = 0; r < 64; ++r)
+                y.insert(y.end(), pl.planes[0].data.begin() + static_cast<std::ptrdiff_t>(r) * pl.planes[0].stride,
+                         pl.planes[0].data.begin() + static_cast<std::ptrdiff_t>(r) * pl.planes[0].stride + 96);
+            return y;
+        };
+        gy[static_cast<std::size_t>(k)] = y_of(gpu_out / name);
+        cy[static_cast<std::size_t>(k)] = y_of(cpu_out / name);
+    }
+    auto mean_diff = [](const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+        double sum = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) sum += std::abs(int(a[i]) - int(b[i]));
+        return sum / static_cast<double>(a.size());
+    };
+    for (int k = 0; k < n; ++k) {
+        INFO("file " << k);
+        const double own = mean_diff(gy[static_cast<std::size_t>(k)], cy[static_cast<std::size_t>(k)]);
+        CHECK(own < 3.0);
+        for (int j = 0; j < n; ++j)
+            if (j != k) CHECK(mean_diff(gy[static_cast<std::size_t>(k)], cy[static_cast<std::size_t>(j)]) > own);
     }
     std::error_code ec;
     fs::remove_all(dir, ec);

@@ -213,15 +213,14 @@ struct GpuShared {
         hw_cv_.wait(l, [&] { return hw_status_ == Hw::Ready || hw_status_ == Hw::None; });
         return hw_;
     }
-    /// A batched state the set-up initialised, with the batch size and format it was initialised for;
+    /// A batched state the set-up initialised for `format`, with the batch size it was initialised for;
     /// false when none is left (the lane makes its own).
-    bool take_hardware_state(nv::JpegState& state, int& batch, nv::OutputFormat& format) {
+    bool take_hardware_state(nv::OutputFormat format, nv::JpegState& state, int& batch) {
         std::lock_guard<std::mutex> l(hw_m_);
-        if (hw_states_.empty()) return false;
+        if (hw_states_.empty() || hw_format_ != format) return false;
         state = hw_states_.back();
         hw_states_.pop_back();
         batch = hw_batch_;
-        format = hw_format_;
         return true;
     }
 
@@ -315,20 +314,25 @@ struct GpuJpegEngine::Impl {
     const nv::NvJpegApi* nj = nullptr;
     const nv::DriverApi* cu = nullptr;
     nv::Stream stream = nullptr;  // decoding, uploads and the device operations
-    // Decoder states of this lane: the hardware decoder's, the batched fallback's (GPU_HYBRID) and the one
-    // the image-by-image retry uses (default backend). Each batched state remembers the batch size and
-    // format it was initialised for: re-initialising costs allocations, so it happens only when those change
-    // (in a run: the last, shorter batch).
+    // Decoder states of this lane: the hardware decoder's (one per output format), the batched fallback's
+    // (GPU_HYBRID) and the one the image-by-image retry uses (default backend). Each batched state remembers
+    // the batch size and format it was initialised for: re-initialising costs allocations, so a hardware
+    // state decodes fewer images than its size by padding the batch (decode()), and is initialised again
+    // only for more.
     struct BatchState {
         nv::JpegState state = nullptr;
         nv::Handle handle = nullptr;
         int size = 0;
         nv::OutputFormat format = nv::kOutputUnchanged;
     };
-    BatchState hw, hybrid;
+    std::map<int, BatchState> hw;  // by output format
+    BatchState hybrid;
     nv::JpegState single_state = nullptr;
     std::vector<imghist::DeviceBuffer> buffers;
     std::vector<GpuDecoded> slots;
+    // Where the padding images of a short hardware batch go (never read).
+    std::vector<imghist::DeviceBuffer> pad_buffers;
+    std::vector<GpuDecoded> pad_slots;
     // Encoding: encode_threads() host threads, thread t with its own stream and the encoder states
     // [t * per_thread, (t + 1) * per_thread).
     std::vector<nv::Stream> enc_streams;
@@ -343,7 +347,8 @@ struct GpuJpegEngine::Impl {
         if (!nj) return;
         for (auto e : encoders) nj->EncoderStateDestroy(e);
         for (auto& p : params) nj->EncoderParamsDestroy(p.second);
-        if (hw.state) nj->JpegStateDestroy(hw.state);
+        for (auto& [format, b] : hw)
+            if (b.state) nj->JpegStateDestroy(b.state);
         if (hybrid.state) nj->JpegStateDestroy(hybrid.state);
         if (single_state) nj->JpegStateDestroy(single_state);
         buffers.clear();
@@ -356,13 +361,16 @@ struct GpuJpegEngine::Impl {
         return single_state;
     }
 
-    // Ready for a batch of `n` in `format`: the state exists and is initialised for exactly that. The hardware
-    // decoder's first state comes from the GPU's set-up (GpuShared::start_hardware), initialised already.
+    // Ready for a batch of `n` in `format`: the state exists and is initialised for exactly that, or, for the
+    // hardware decoder, for at least that (the caller pads the batch to b.size). The hardware decoder's first
+    // state comes from the GPU's set-up (GpuShared::start_hardware), initialised already.
     nv::Status prepare(BatchState& b, nv::Handle h, int n, nv::OutputFormat format, bool hardware) {
         if (!b.state) {
             b.handle = h;
             b.size = 0;
-            if (!(hardware && g->take_hardware_state(b.state, b.size, b.format))) {
+            if (hardware && g->take_hardware_state(format, b.state, b.size)) {
+                b.format = format;
+            } else {
                 nv::Status s = nj->JpegStateCreate(h, &b.state);
                 if (s != nv::kSuccess) {
                     b.state = nullptr;
@@ -370,7 +378,7 @@ struct GpuJpegEngine::Impl {
                 }
             }
         }
-        if (b.size == n && b.format == format) return nv::kSuccess;
+        if (b.format == format && (b.size == n || (hardware && b.size > n))) return nv::kSuccess;
         // max_cpu_threads is not used by current nvJPEG versions (documented as ignored); 1 is valid everywhere.
         nv::Status s = nj->DecodeBatchedInitialize(b.handle, b.state, n, 1, format);
         b.size = s == nv::kSuccess ? n : 0;
@@ -394,7 +402,10 @@ struct GpuJpegEngine::Impl {
 
     // Lays out slot `i` for an image of this header and format, growing its buffer when needed.
     void layout(std::size_t i, int w, int h, nv::ChromaSubsampling css, nv::OutputFormat format) {
-        GpuDecoded& d = slots[i];
+        layout_into(slots[i], buffers[i], w, h, css, format);
+    }
+    static void layout_into(GpuDecoded& d, imghist::DeviceBuffer& buffer, int w, int h, nv::ChromaSubsampling css,
+                            nv::OutputFormat format) {
         d = GpuDecoded{};
         d.width = w;
         d.height = h;
@@ -415,8 +426,8 @@ struct GpuJpegEngine::Impl {
         } else {
             bytes = static_cast<std::size_t>(w) * 3 * static_cast<std::size_t>(h);
         }
-        buffers[i].reserve(std::max<std::size_t>(bytes, 256));
-        auto* base = buffers[i].as<unsigned char>();
+        buffer.reserve(std::max<std::size_t>(bytes, 256));
+        auto* base = buffer.as<unsigned char>();
         if (format == nv::kOutputYUV) {
             for (int c = 0; c < 3; ++c) {
                 d.image.channel[c] = base + offsets[c];
@@ -520,13 +531,18 @@ void GpuJpegEngine::start_hardware_decoder(int batch, nv::OutputFormat format, i
 }
 
 
+void GpuJpegEngine::reserve_slots(std::size_t count) {
+    Impl& m = *impl_;
+    if (m.buffers.size() < count) m.buffers.resize(count);
+    if (m.slots.size() < count) m.slots.resize(count);
+}
+
 std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item*>& items, nv::OutputFormat format,
-                                                          const DecodeOptions& opt) {
+                                                          const DecodeOptions& opt, std::size_t first_slot) {
     Impl& m = *impl_;
     m.g->make_current();
     const std::size_t n = items.size();
-    if (m.buffers.size() < n) m.buffers.resize(n);
-    if (m.slots.size() < n) m.slots.resize(n);
+    reserve_slots(first_slot + n);
     std::vector<Outcome> out(n, Outcome::Decoded);
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -550,7 +566,7 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
             // The CPU decoders' header check (the pixel limit; the output format's limits where opt names one).
             checked_image_bytes(static_cast<std::uint64_t>(h.width), static_cast<std::uint64_t>(h.height), 3, 8, opt,
                                 display_name(it.input.path));
-            m.layout(i, h.width, h.height, css, format);
+            m.layout(first_slot + i, h.width, h.height, css, format);
         } catch (const std::exception& e) {
             it.error = e.what();
             out[i] = Outcome::Failed;
@@ -574,10 +590,23 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
         for (std::size_t i : list) {
             data.push_back(items[i]->jpeg.data());
             lengths.push_back(items[i]->jpeg.size());
-            dest.push_back(m.slots[i].image);
+            dest.push_back(m.slots[first_slot + i].image);
         }
-        Impl::BatchState& b = hardware ? m.hw : m.hybrid;
+        Impl::BatchState& b = hardware ? m.hw[format] : m.hybrid;
         nv::Status s = m.prepare(b, hardware ? hwh : m.g->hybrid_handle(), static_cast<int>(list.size()), format, hardware);
+        // A hardware state initialised for more images: the batch is padded with copies of its first file,
+        // decoded into slots of their own (cheaper than initialising the state again, which allocates).
+        for (std::size_t p = 0; s == nv::kSuccess && data.size() < static_cast<std::size_t>(b.size); ++p) {
+            if (m.pad_slots.size() <= p) {
+                m.pad_slots.resize(p + 1);
+                m.pad_buffers.resize(p + 1);
+            }
+            const GpuDecoded& first = m.slots[first_slot + list[0]];
+            Impl::layout_into(m.pad_slots[p], m.pad_buffers[p], first.width, first.height, first.subsampling, format);
+            data.push_back(data[0]);
+            lengths.push_back(lengths[0]);
+            dest.push_back(m.pad_slots[p].image);
+        }
         if (s == nv::kSuccess) s = m.nj->DecodeBatched(b.handle, b.state, data.data(), lengths.data(), dest.data(), m.stream);
         if (s == nv::kSuccess && m.cu->StreamSynchronize(m.stream) == 0) {
             if (gpu_jpeg_trace())
@@ -591,7 +620,7 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
                      " failed (" + nv::status_name(s) + "), one by one;";
         for (std::size_t i : list) {
             Item& it = *items[i];
-            nv::Image d = m.slots[i].image;
+            nv::Image d = m.slots[first_slot + i].image;
             nv::Status one = m.nj->Decode(m.g->default_handle(), m.single(), it.jpeg.data(), it.jpeg.size(), format, &d,
                                           m.stream);
             if (one == nv::kSuccess && m.cu->StreamSynchronize(m.stream) != 0) one = nv::kExecutionFailed;
@@ -684,9 +713,11 @@ void GpuJpegEngine::prepare_encoders(bool warm) {
 }
 
 void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots,
-                           const EncodeOptions& opt) {
+                           const EncodeOptions& opt, bool wait_for_lane) {
     Impl& m = *impl_;
     const auto t0 = std::chrono::steady_clock::now();
+    if (items.size() != slots.size())
+        throw Error(ErrorCode::InvalidArgument, "GpuJpegEngine::encode: one slot per item expected");
     prepare_encoders(false);
     const nv::Handle h = m.g->default_handle();
     // Each image's parameters, made here on the lane's thread (params_for fills a map) before the encoding
@@ -695,11 +726,11 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
     std::vector<nv::EncoderParams> params(n);
     for (std::size_t k = 0; k < n; ++k) {
         const GpuDecoded& d = m.slots.at(slots[k]);
-        const int quality = jpeg_quality_for(opt, items[slots[k]]->jpeg_header.meta);
+        const int quality = jpeg_quality_for(opt, items[k]->jpeg_header.meta);
         params[k] = m.params_for(d.format == nv::kOutputYUV ? d.subsampling : nv::kCss420, quality);
     }
     // The encoding streams read what the lane's stream decoded and processed.
-    synchronize();
+    if (wait_for_lane) synchronize();
     // nvJPEG's encoder takes one image per call (there is no batched encode in nvJPEG 11-13), and a call
     // keeps the host busy while the GPU's part is short: the batch is split over encode_threads(), each
     // with its own stream and states (measured on an H100, 128 1920x1080 images: 25 ms on one thread,
@@ -710,7 +741,7 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
     on_threads(threads, [&](std::size_t t) {
         const std::size_t first = n * t / threads, last = n * (t + 1) / threads;
         auto fail = [&](std::size_t k, const std::string& why) {
-            Item& it = *items[slots[k]];
+            Item& it = *items[k];
             it.encoded.clear();
             it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + why + ")";
         };
@@ -742,7 +773,7 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
             }
             for (std::size_t k = round; k < end; ++k) {
                 if (!queued[k - round]) continue;
-                Item& it = *items[slots[k]];
+                Item& it = *items[k];
                 const nv::EncoderState st = states[k - round];
                 // The size first, then the bitstream straight into the item: no scratch buffer, one copy.
                 std::size_t length = 0;

@@ -97,18 +97,25 @@ public:
     /// is decoded again image by image). Declined: nvJPEG cannot take this file (unsupported sampling or
     /// coding); the caller decodes it on the CPU instead. The pixel limit of `opt` is checked from the header
     /// before anything is allocated. Waits for the hardware decoder's set-up when it is still running.
-    std::vector<Outcome> decode(const std::vector<Item*>& items, nv::OutputFormat format, const DecodeOptions& opt);
+    /// Slots: items[i] goes to slot first_slot + i (a caller decoding a batch in parts gives each part its
+    /// own slots, so that one part can be encoded while the next decodes).
+    std::vector<Outcome> decode(const std::vector<Item*>& items, nv::OutputFormat format, const DecodeOptions& opt,
+                                std::size_t first_slot = 0);
+    /// Makes slots 0 .. count-1 exist, so that decode() does not move them while another thread encodes some.
+    void reserve_slots(std::size_t count);
     const GpuDecoded& decoded(std::size_t slot) const;
     /// Device view of plane c of a planar slot, or of the interleaved image (c = 0, 3 channels).
     imghist::ImageView view(std::size_t slot, int c = 0) const;
 
-    /// Encodes the listed slots (planar: at their stored sampling; interleaved: RGBI/BGRI at 4:2:0, as the CPU
-    /// encoder's defaults) into items[i]->encoded, at the quality the CPU encoder would take
-    /// (jpeg_quality_for: --quality, else the input's estimate from items[i]->jpeg_header.meta, else 90);
+    /// Encodes slots[k] into items[k]->encoded (planar: at their stored sampling; interleaved: RGBI/BGRI at 4:2:0,
+    /// as the CPU encoder's defaults), at the quality the CPU encoder would take
+    /// (jpeg_quality_for: --quality, else the input's estimate from items[k]->jpeg_header.meta, else 90);
     /// baseline coding only (progressive inputs are left to the CPU path, see take_for_gpu). The metadata is
-    /// added by the store stage (jpeg_with_metadata). A failure sets items[i]->error. Waits for the lane's
-    /// stream first and returns when every bitstream is in its item.
-    void encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, const EncodeOptions& opt);
+    /// added by the store stage (jpeg_with_metadata). A failure sets items[k]->error. With `wait_for_lane`,
+    /// waits for the lane's stream first (the caller may instead have synchronised it, and then decode the
+    /// next part on this lane from another thread meanwhile); returns when every bitstream is in its item.
+    void encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots, const EncodeOptions& opt,
+                bool wait_for_lane = true);
 
     /// Starts this GPU's hardware decoder set-up on a thread of its own (once per GPU; later calls do
     /// nothing): the handle and `lanes` batched states for `batch` images of `format`.
