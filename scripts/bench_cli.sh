@@ -320,8 +320,8 @@ if section gpu; then
       awk '/gpu: decode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "total") { d += $(i + 1); nd++ } }
            /gpu: equalize [0-9]+:/ { e += $(NF - 1); ne++ }
            /gpu: encode [0-9]+ on/ { c += $(NF - 1); nc++ }
-           END { printf "  - per batch: decode %.1f ms (%d batches)", nd ? d / nd : 0, nd;
-                 if (ne) printf ", equalize %.1f ms", e / ne; if (nc) printf ", encode %.1f ms", c / nc; print "" }' trace-$cmd-$dev.log
+           END { printf "  - per decode call: %.1f ms (%d calls: a batch, or a part of 32 for equalize)", nd ? d / nd : 0, nd;
+                 if (ne) printf ", equalize %.1f ms", e / ne; if (nc) printf ", per encode call %.1f ms", c / nc; print "" }' trace-$cmd-$dev.log
     done
   done
   echo

@@ -30,6 +30,9 @@ struct MatchPoints {
     std::vector<double> xp;
     std::vector<int> fp;
 };
+/// The number of samples a target histogram counts; throws Error(InvalidArgument) when it counts none
+/// (matching to it is undefined).
+std::uint64_t target_total(const std::uint64_t* target_hist, int bins);
 MatchPoints match_points(const std::uint64_t* target_hist, int bins);
 
 // ---- CUDA backend (device views) ----------------------------------------------------------------------------

@@ -10,10 +10,15 @@ namespace imghist {
 
 namespace detail {
 
-MatchPoints match_points(const std::uint64_t* target_hist, int bins) {
+std::uint64_t target_total(const std::uint64_t* target_hist, int bins) {
     std::uint64_t m = 0;
     for (int u = 0; u < bins; ++u) m += target_hist[u];
     if (m == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the target histogram is empty");
+    return m;
+}
+
+MatchPoints match_points(const std::uint64_t* target_hist, int bins) {
+    const std::uint64_t m = target_total(target_hist, bins);
     MatchPoints p;
     p.xp.reserve(static_cast<std::size_t>(bins));  // one allocation each: the device path calls this per launch
     p.fp.reserve(static_cast<std::size_t>(bins));
@@ -91,11 +96,9 @@ void match_histogram(const ImageView& src, const ImageView& dst, const Histogram
         throw Error(ErrorCode::InvalidArgument,
                     "match_histogram: the target histogram must have 1 or " + std::to_string(src.channels) + " channels");
     if (detail::cuda_level_path_u8(src)) {
-        for (int c = 0; c < target.channels; ++c) {
-            std::uint64_t m = 0;
-            for (int v = 0; v < levels; ++v) m += target.channel(c)[v];
-            if (m == 0) throw Error(ErrorCode::InvalidArgument, "histogram matching: the target histogram is empty");
-        }
+        // Checked here, before anything is launched: the device path finds the points only when its cache of
+        // the last target misses.
+        for (int c = 0; c < target.channels; ++c) detail::target_total(target.channel(c), levels);
         detail::cuda_match_u8(src, nullptr, &target, dst, o.device, o.stream);
         return;
     }

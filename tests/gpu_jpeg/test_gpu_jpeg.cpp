@@ -679,6 +679,20 @@ TEST_CASE("GPU JPEG: outputs carry the input's metadata and quality (also with -
             CHECK(got.progressive == src.progressive);
         }
     }
+    // A run whose only file takes the CPU path (progressive) never starts the GPU, and says so under the trace
+    // (and ends normally with IMGHIST_GPU_EXIT=normal, no lane having been made).
+    {
+        const fs::path pin = dir / "prog-only", po = dir / "out-prog-only";
+        fs::create_directories(pin);
+        fs::copy_file(in / "prog.jpg", pin / "prog.jpg");
+        const Run p = run_cli(dir, "equalize -v --device cuda '" + pin.string() + "' '" + po.string() + "'",
+                              "IMGHIST_GPU_TRACE=1 IMGHIST_GPU_EXIT=normal ");
+        INFO(p.err);
+        CHECK(p.code == 0);
+        CHECK(p.err.find("no file for the GPU in this run, not started") != std::string::npos);
+        CHECK(p.err.find("hardware decoder") == std::string::npos);
+        CHECK(meta_of(po / "prog.jpg").progressive);
+    }
     // --strip on the GPU path; --auto-orient: the turned file (orientation 6) goes through the CPU, which
     // turns its pixels (320x240 -> 240x320) and resets the tag.
     const fs::path out = dir / "out-strip-orient";

@@ -55,6 +55,7 @@ int gpu_jpeg_lanes() {
 
 namespace {
 std::atomic<bool> g_gpu_used{false};
+void wait_for_hardware_setups();  // below, with the GPUs' shared state
 }
 
 int gpu_jpeg_exit(int code) {
@@ -68,7 +69,12 @@ int gpu_jpeg_exit(int code) {
         std::fprintf(stderr, "imghist: gpu: exit at %.3f s (epoch)\n", ts.tv_sec + ts.tv_nsec * 1e-9);
     }
     const char* e = std::getenv("IMGHIST_GPU_EXIT");
-    if (e && std::string(e) == "normal") return code;
+    if (e && std::string(e) == "normal") {
+        // A hardware decoder's set-up may still be running on its thread (a run whose files all went
+        // elsewhere): the process's teardown must not start under it.
+        wait_for_hardware_setups();
+        return code;
+    }
     // Every output is complete by now (written, flushed to disk and renamed), and so is everything printed.
     // What remains is tearing down the CUDA runtime, nvJPEG's handles and the GPU memory they hold, which
     // the driver also does when the process ends: measured on an H100 (docs/PERFORMANCE.md), a 1000-image
@@ -203,6 +209,11 @@ struct GpuShared {
                                          " ms), " + std::to_string(made) + " batched states of " + std::to_string(batch) +
                                          " after " + std::to_string(ms_since(t0)) + " ms"
                                    : std::string("absent")));
+            {
+                std::lock_guard<std::mutex> l(hw_m_);
+                hw_thread_done_ = true;
+            }
+            hw_cv_.notify_all();
         }).detach();  // GpuShared lives for the process; the set-up ends on its own or with the process
     }
     /// The hardware decoder's handle, once its set-up has ended (started here when nobody started it);
@@ -255,16 +266,11 @@ struct GpuShared {
     /// The process's shared state for CUDA device `ordinal`, created by the first caller.
     /// GPUs start side by side (--device all): one lock per device while it is created.
     static GpuShared& get(int ordinal) {
-        struct Slot {
-            std::mutex m;
-            GpuShared* g = nullptr;
-        };
-        static std::mutex m;
-        static std::map<int, Slot> all;
+        Registry& r = registry();
         Slot* slot = nullptr;
         {
-            std::lock_guard<std::mutex> l(m);
-            slot = &all[ordinal];  // std::map nodes stay where they are
+            std::lock_guard<std::mutex> l(r.m);
+            slot = &r.all[ordinal];  // std::map nodes stay where they are
         }
         std::lock_guard<std::mutex> l(slot->m);
         if (!slot->g) {
@@ -275,10 +281,41 @@ struct GpuShared {
         return *slot->g;
     }
 
+    /// Waits for every hardware decoder set-up that was started and has not ended.
+    static void wait_for_setups() {
+        std::vector<GpuShared*> gpus;
+        {
+            Registry& r = registry();
+            std::lock_guard<std::mutex> l(r.m);
+            for (auto& [ordinal, slot] : r.all) {
+                std::lock_guard<std::mutex> ls(slot.m);
+                if (slot.g) gpus.push_back(slot.g);
+            }
+        }
+        for (GpuShared* g : gpus) {
+            std::unique_lock<std::mutex> l(g->hw_m_);
+            g->hw_cv_.wait(l, [&] { return g->hw_status_ == Hw::NotStarted || g->hw_thread_done_; });
+        }
+    }
+
 private:
+    struct Slot {
+        std::mutex m;
+        GpuShared* g = nullptr;
+    };
+    struct Registry {
+        std::mutex m;
+        std::map<int, Slot> all;
+    };
+    static Registry& registry() {
+        static Registry r;
+        return r;
+    }
+
     std::mutex hw_m_;
     std::condition_variable hw_cv_;
     Hw hw_status_ = Hw::NotStarted;
+    bool hw_thread_done_ = false;  // the set-up thread has ended (its later states made too)
     nv::Handle hw_ = nullptr;
     std::vector<nv::JpegState> hw_states_;
     int hw_batch_ = 0;
@@ -306,6 +343,8 @@ private:
         gpu_jpeg_trace_line("device " + std::to_string(dev) + ": context " + std::to_string(ms_since(t0)) + " ms");
     }
 };
+
+void wait_for_hardware_setups() { GpuShared::wait_for_setups(); }
 
 }  // namespace
 

@@ -54,6 +54,33 @@ void end_blocking_call(Workspace& ws) {
     ws.trim_staging();
 }
 
+/// The result of a blocking call of one image (n counts, then `channels` out-of-range counters) goes
+/// straight into page-locked host memory, which the device addresses directly (unified addressing): the
+/// kernel's last block writes the final counts there, so no copy follows the kernel and the call returns
+/// one stream synchronisation after the launch.
+struct PinnedResult {
+    unsigned long long* host;
+    std::size_t n;
+    int channels;
+
+    PinnedResult(Workspace& ws, std::size_t n_, int channels_)
+        : host(static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + 4)))),
+          n(n_),
+          channels(channels_) {}
+    DeviceHistogramView view() const {
+        DeviceHistogramView out;
+        out.counts = host;
+        out.type = CountType::U64;
+        out.out_of_range = host + n;
+        return out;
+    }
+    /// After the stream has been synchronised: adds the result to the caller's counts.
+    void add_to(std::uint64_t* counts, std::uint64_t* oor) const {
+        for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
+        for (int c = 0; c < channels; ++c) oor[c] += host[n + c];
+    }
+};
+
 /// The device's share of the rows of a split count, per kind of call (size class, sample type, channels,
 /// thread budget). After each call the rates the two sides reached (rows per second: the device's from the
 /// job's start to the end of its last copy, timed by events; the CPU threads' from the job's start to the
@@ -173,12 +200,8 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     IMGHIST_CUDA(cudaEventRecord(ev[0], s));
     const ImageView dimg = stage_upload_beside(*ws, image, g, dev, packers, bands, count_band,
                                                reinterpret_cast<void* const*>(ev.data() + 1));
-    auto* host = static_cast<unsigned long long*>(ws->pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n + 4)));
-    DeviceHistogramView out;
-    out.counts = host;
-    out.type = CountType::U64;
-    out.out_of_range = host + n;
-    cuda_histogram(*ws, dimg, spec, out);
+    const PinnedResult result(*ws, n, C);
+    cuda_histogram(*ws, dimg, spec, result.view());
     IMGHIST_CUDA(cudaStreamSynchronize(s));
     end_blocking_call(*ws);
     float device_ms = 0.f;
@@ -189,8 +212,7 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     }
     const double cpu_s = std::chrono::duration<double>(Clock::duration(cpu_end.load()) - t0.time_since_epoch()).count();
     split_shares().update(key, g, device_ms * 1e-3, H - g, cpu_s);
-    for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
-    for (int c = 0; c < C; ++c) oor[c] += host[n + c];
+    result.add_to(counts, oor);
     for (int k = 0; k < bands; ++k) {
         const std::uint64_t* c = local.data() + static_cast<std::size_t>(k) * (n + C);
         for (std::size_t i = 0; i < n; ++i) counts[i] += c[i];
@@ -212,22 +234,13 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
         if (mask) dmask = stage_upload(*ws, *mask, buf + ibytes);
     }
     if (image.empty()) return;  // nothing to add
-    const std::size_t n = static_cast<std::size_t>(image.channels) * spec.bins;
-    // The result goes straight into page-locked host memory, which the device addresses directly (unified
-    // addressing): the kernel's last block writes the final counts there, so no copy follows the kernel
-    // and the call returns one stream synchronisation after the launch.
-    auto* host = static_cast<unsigned long long*>(ws->pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n + 4)));
-    DeviceHistogramView out;
-    out.counts = host;
-    out.type = CountType::U64;
-    out.out_of_range = host + n;
+    const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    cuda_histogram(*ws, dimg, spec, out, opt);
+    cuda_histogram(*ws, dimg, spec, result.view(), opt);
     IMGHIST_CUDA(cudaStreamSynchronize(cu(ws->stream())));
     end_blocking_call(*ws);
-    for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
-    for (int c = 0; c < image.channels; ++c) oor[c] += host[n + c];
+    result.add_to(counts, oor);
 }
 
 void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<ImageView>& masks, const BinSpec& spec,
