@@ -74,6 +74,18 @@ static int pageable_free(void* p) {
 
 using CuMemAlloc = int (*)(unsigned long long*, std::size_t);
 
+// The Y, Cb and Cr planes of a w x h 4:2:0 image packed from device address `base`.
+static nv::Image planes_420(unsigned long long base, int w, int h) {
+    nv::Image img{};
+    img.channel[0] = reinterpret_cast<unsigned char*>(base);
+    img.pitch[0] = static_cast<std::size_t>(w);
+    img.channel[1] = img.channel[0] + static_cast<std::size_t>(w) * h;
+    img.pitch[1] = static_cast<std::size_t>(w / 2);
+    img.channel[2] = img.channel[1] + static_cast<std::size_t>(w / 2) * (h / 2);
+    img.pitch[2] = static_cast<std::size_t>(w / 2);
+    return img;
+}
+
 // nvjpegDevAllocator_t (nvJPEG's public header): int (*)(void**, size_t), int (*)(void*).
 struct DevAllocator {
     int (*dev_malloc)(void**, std::size_t);
@@ -207,13 +219,7 @@ int main(int argc, char** argv) {
             unsigned long long blank = 0;
             mem_alloc(&blank, plane_bytes);
             memset8(blank, 128, plane_bytes);
-            nv::Image img{};
-            img.channel[0] = reinterpret_cast<unsigned char*>(blank);
-            img.pitch[0] = w;
-            img.channel[1] = img.channel[0] + static_cast<std::size_t>(w) * h;
-            img.pitch[1] = w / 2;
-            img.channel[2] = img.channel[1] + static_cast<std::size_t>(w / 2) * (h / 2);
-            img.pitch[2] = w / 2;
+            const nv::Image img = planes_420(blank, w, h);
             std::vector<unsigned char> out(8 << 20);
             for (int k = first; k < last; ++k) {
                 NV(nj->EncodeYUV(def, enc[k], params, &img, nv::kCss420, w, h, s));
@@ -233,14 +239,7 @@ int main(int argc, char** argv) {
         std::vector<nv::Image> dest(128);
         for (int i = 0; i < 128; ++i) {
             mem_alloc(&bufs[i], static_cast<std::size_t>(w) * h * 3);
-            nv::Image& d = dest[i];
-            d = nv::Image{};
-            d.channel[0] = reinterpret_cast<unsigned char*>(bufs[i]);
-            d.pitch[0] = w;
-            d.channel[1] = d.channel[0] + static_cast<std::size_t>(w) * h;
-            d.pitch[1] = w / 2;
-            d.channel[2] = d.channel[1] + static_cast<std::size_t>(w / 2) * (h / 2);
-            d.pitch[2] = w / 2;
+            dest[i] = planes_420(bufs[i], w, h);
         }
         std::vector<const unsigned char*> data(128, jpeg.data());
         std::vector<std::size_t> lengths(128, jpeg.size());
@@ -299,14 +298,7 @@ int main(int argc, char** argv) {
     std::vector<nv::Image> dest(static_cast<std::size_t>(batch));
     for (int i = 0; i < batch; ++i) {
         mem_alloc(&bufs[i], plane_bytes);
-        nv::Image& d = dest[i];
-        d = nv::Image{};
-        d.channel[0] = reinterpret_cast<unsigned char*>(bufs[i]);
-        d.pitch[0] = w;
-        d.channel[1] = d.channel[0] + static_cast<std::size_t>(w) * h;
-        d.pitch[1] = w / 2;
-        d.channel[2] = d.channel[1] + static_cast<std::size_t>(w / 2) * (h / 2);
-        d.pitch[2] = w / 2;
+        dest[i] = planes_420(bufs[i], w, h);
     }
     std::vector<const unsigned char*> data(static_cast<std::size_t>(batch), jpeg.data());
     std::vector<std::size_t> lengths(static_cast<std::size_t>(batch), jpeg.size());
