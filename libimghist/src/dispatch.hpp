@@ -8,6 +8,7 @@
 
 #include "binning.hpp"
 #include "imghist/histogram.hpp"
+#include "ycbcr_rgb.hpp"
 #include "imghist/internal/checks.hpp"  // validation, shared with the filters
 
 namespace imghist::detail {
@@ -23,6 +24,8 @@ bool split_count_eligible(const ImageView& image, const ImageView* mask);
 /// measured balance of the two sides (see host_results.cu). cpu_threads: the thread budget (0 = all).
 void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::uint64_t* counts, std::uint64_t* oor,
                              int device, Stream stream, int cpu_threads);
+/// CUDA backend of calcHistYCbCrBatch (device planes): 3 x 256 value counts (R, G, B) per image, one launch.
+std::vector<std::uint64_t> cuda_ycbcr_value_counts(const std::vector<YccPlanesView>& images, int device, Stream stream);
 /// CUDA backend, host results for a batch (one launch): adds into hists[i].
 void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<ImageView>& masks,
                         const BinSpec& spec, std::vector<Histogram>& hists, int device, Stream stream);

@@ -126,6 +126,9 @@ void cuda_batch_to_host(const std::vector<ImageView>&, const std::vector<ImageVi
                         std::vector<Histogram>&, int, Stream) {
     no_cuda("calcHistBatch");
 }
+std::vector<std::uint64_t> cuda_ycbcr_value_counts(const std::vector<YccPlanesView>&, int, Stream) {
+    no_cuda("calcHistYCbCrBatch");
+}
 
 // ---- the internal interface's CUDA parts used by the filters' host code (imghist/internal/) -------------------
 void cuda_staged(const ImageView&, const ImageView&, int, Stream, const DeviceOp&) { no_cuda("staged transfer"); }

@@ -207,6 +207,126 @@ struct DiffStats {
 
 }  // namespace
 
+// ---- calcHistYCbCrBatch: RGB histograms from a JPEG's planes, against libjpeg-turbo's RGB decode ------------
+
+namespace {
+
+// The cases above and smaller ones, where libjpeg-turbo's upsampling takes its edge and narrow-plane paths.
+std::vector<Case> ycbcr_cases() {
+    std::vector<Case> out = cases();
+    struct G { int w, h; };
+    const G tiny[] = {{1, 1}, {2, 5}, {5, 2}, {3, 3}, {4, 4}, {17, 1}, {1, 17}, {6, 9}, {7, 7}, {9, 2}};
+    unsigned seed = 100;
+    for (const G& g : tiny)
+        for (int s = 0; s < 3; ++s) {
+            const int hs = s == 2 ? 1 : 2, vs = s == 0 ? 2 : 1;
+            out.push_back({"generated " + std::to_string(g.w) + "x" + std::to_string(g.h) + " " + std::to_string(hs) + "x" +
+                               std::to_string(vs),
+                           encode(generated(g.w, g.h, seed++), hs, vs, 88)});
+        }
+    return out;
+}
+
+imghist::YCbCrPlanes host_planes(const cli::JpegPlanes& p) {
+    auto view = [](const cli::JpegPlane& q) {
+        return imghist::ImageView::host(q.data.data(), q.width, q.height, imghist::SampleType::U8, 1,
+                                        static_cast<std::size_t>(q.stride));
+    };
+    imghist::YCbCrPlanes y;
+    y.y = view(p.planes[0]);
+    y.cb = view(p.planes[1]);
+    y.cr = view(p.planes[2]);
+    y.chroma_x = p.planes[0].h_samp / p.planes[1].h_samp;
+    y.chroma_y = p.planes[0].v_samp / p.planes[1].v_samp;
+    return y;
+}
+
+imghist::Histogram libjpeg_rgb_histogram(const cli::Bytes& jpeg, const imghist::BinSpec& spec) {
+    const cli::Image rgb = cli::decode_jpeg(jpeg, "case", cli::DecodeOptions{});
+    imghist::Options cpu;
+    cpu.backend = imghist::Backend::Cpu;
+    return imghist::calcHist(imghist::ImageView::host(rgb.data(), rgb.width(), rgb.height(), imghist::SampleType::U8, 3,
+                                                      rgb.row_bytes()),
+                             spec, cpu);
+}
+
+void require_same(const imghist::Histogram& got, const imghist::Histogram& ref) {
+    REQUIRE(got.channels == 3);
+    REQUIRE(got.counts == ref.counts);
+    REQUIRE(got.out_of_range == ref.out_of_range);
+}
+
+}  // namespace
+
+TEST_CASE("calcHistYCbCrBatch: RGB histograms of JPEG planes equal calcHist of libjpeg-turbo's RGB decode", "[gpu_jpeg]") {
+    const std::vector<Case> cs = ycbcr_cases();
+    std::vector<cli::JpegPlanes> decoded;
+    std::vector<imghist::YCbCrPlanes> planes;
+    for (const Case& c : cs) decoded.push_back(cli::decode_jpeg_planes(c.jpeg, c.name, cli::DecodeOptions{}));
+    for (const cli::JpegPlanes& p : decoded) planes.push_back(host_planes(p));
+    imghist::Options cpu;
+    cpu.backend = imghist::Backend::Cpu;
+    for (const imghist::BinSpec& spec : {imghist::BinSpec::u8(), imghist::BinSpec::even(64, 16, 240)}) {
+        INFO("bins " << spec.bins);
+        const std::vector<imghist::Histogram> batch = imghist::calcHistYCbCrBatch(planes, spec, cpu);
+        REQUIRE(batch.size() == cs.size());
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            INFO(cs[i].name);
+            const imghist::Histogram ref = libjpeg_rgb_histogram(cs[i].jpeg, spec);
+            require_same(batch[i], ref);
+            require_same(imghist::calcHistYCbCrBatch({planes[i]}, spec, cpu)[0], ref);
+        }
+    }
+    // Shapes it refuses, by name.
+    imghist::YCbCrPlanes bad = planes[0];
+    bad.chroma_y = 1;  // 4:2:0 planes declared 4:2:2
+    REQUIRE_THROWS_WITH(imghist::calcHistYCbCrBatch({planes[1], bad}, imghist::BinSpec::u8(), cpu),
+                        Catch::Contains("image 1") && Catch::Contains("chroma planes must be"));
+    bad = planes[0];
+    bad.chroma_x = 1;
+    bad.chroma_y = 2;
+    REQUIRE_THROWS_WITH(imghist::calcHistYCbCrBatch({bad}, imghist::BinSpec::u8(), cpu),
+                        Catch::Contains("1x1, 2x1 or 2x2"));
+}
+
+TEST_CASE("calcHistYCbCrBatch on CUDA: device planes give the CPU backend's histograms, one launch per batch", "[gpu_jpeg][cuda]") {
+    if (!imghist_test::cuda_or_skip()) return;
+    const std::vector<Case> cs = ycbcr_cases();
+    std::vector<cli::JpegPlanes> decoded;
+    std::vector<imghist::YCbCrPlanes> host, dev;
+    std::vector<void*> buffers;
+    for (const Case& c : cs) decoded.push_back(cli::decode_jpeg_planes(c.jpeg, c.name, cli::DecodeOptions{}));
+    for (const cli::JpegPlanes& p : decoded) {
+        host.push_back(host_planes(p));
+        imghist::YCbCrPlanes d = host.back();
+        for (imghist::ImageView* v : {&d.y, &d.cb, &d.cr}) {
+            // A device copy with a pitch of its own (odd, and wider than the host's stride).
+            const std::size_t pitch = v->pitch + 37;
+            void* buf = nullptr;
+            REQUIRE(cudaMalloc(&buf, pitch * static_cast<std::size_t>(v->height)) == cudaSuccess);
+            buffers.push_back(buf);
+            REQUIRE(cudaMemcpy2D(buf, pitch, v->data, v->pitch, static_cast<std::size_t>(v->width),
+                                 static_cast<std::size_t>(v->height), cudaMemcpyHostToDevice) == cudaSuccess);
+            *v = imghist::ImageView::device(buf, v->width, v->height, imghist::SampleType::U8, 1, pitch);
+        }
+        dev.push_back(d);
+    }
+    imghist::Options cpu;
+    cpu.backend = imghist::Backend::Cpu;
+    for (const imghist::BinSpec& spec : {imghist::BinSpec::u8(), imghist::BinSpec::even(64, 16, 240)}) {
+        INFO("bins " << spec.bins);
+        const std::vector<imghist::Histogram> got = imghist::calcHistYCbCrBatch(dev, spec);
+        const std::vector<imghist::Histogram> ref = imghist::calcHistYCbCrBatch(host, spec, cpu);
+        REQUIRE(got.size() == ref.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            INFO(cs[i].name);
+            REQUIRE(got[i].backend == imghist::Backend::Cuda);
+            require_same(got[i], ref[i]);
+        }
+    }
+    for (void* b : buffers) cudaFree(b);
+}
+
 TEST_CASE("GPU JPEG decode: samples within the documented bound of libjpeg-turbo's", "[gpu_jpeg][cuda]") {
     if (!gpu_or_skip()) return;
     const std::vector<Case> cs = cases();
@@ -428,6 +548,18 @@ TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fai
         const cli::Image ref = cli::decode_jpeg(read_bytes(in / f["file"].get<std::string>()), "", cli::DecodeOptions{});
         CHECK(f["width"] == ref.width());
         CHECK(f["height"] == ref.height());
+    }
+    // The GPU path counts what the CPU path counts (the planes' RGB values computed as libjpeg-turbo decodes
+    // them), file for file: 4:2:0, 4:2:2 and 4:4:4, odd sizes; with 64 bins over 16..240 too.
+    for (const std::string bins : {"", " --bins 64 --range 16:240"}) {
+        INFO("options:" << bins);
+        const Run g = run_cli(dir, "hist --device cuda '" + in.string() + "' --format json" + bins);
+        const Run c = run_cli(dir, "hist --device cpu '" + in.string() + "' --format json" + bins);
+        const auto jg = nlohmann::json::parse(g.out), jc = nlohmann::json::parse(c.out);
+        REQUIRE(jg["files"].size() == good.size());
+        REQUIRE(jc["files"].size() == good.size());
+        CHECK(jg["files"] == jc["files"]);
+        CHECK(jg["total"] == jc["total"]);
     }
     std::error_code ec;
     fs::remove_all(dir, ec);

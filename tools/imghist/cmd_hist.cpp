@@ -204,7 +204,7 @@ int run_hist(HistArgs& a) {
     };
     if (gpu) {
         st.process_batch = [&](std::vector<Item*>& b, const Device& d) { gpu_hist_batch(b, d, p, file_name, dopt); };
-        gpu_jpeg_stages(st, nv::kOutputRGBI, false);
+        gpu_jpeg_stages(st, nv::kOutputYUV, false);
         st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     }
     const RunOptions ro = run_options(a.common, batch, gpu ? gpus : devices);

@@ -111,7 +111,9 @@ void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
         // side, the two contended in the driver and the decoder was ready 0.3 s later (H100: 0.91 s against
         // 0.62 s after the context), while the encoder's warm-up takes 0.2 s. An error surfaces again, per
         // file, in the real calls.
-        e.start_hardware_decoder(warm_format == nv::kOutputYUV ? static_cast<int>(kEncodePart) : batch, warm_format, lanes);
+        // Luma equalization decodes in parts (gpu_image_batch), hist a batch at once.
+        e.start_hardware_decoder(encodes && warm_format == nv::kOutputYUV ? static_cast<int>(kEncodePart) : batch,
+                                 warm_format, lanes);
         if (encodes) {
             try {
                 e.hardware();  // waits for the set-up
@@ -281,27 +283,48 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
                             std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms");
 }
 
-// hist --mode channels counts R, G and B, so the decoder must produce RGB. nvJPEG's luma-only output
-// (NVJPEG_OUTPUT_Y) would be cheaper but is no substitute for --mode gray either: that mode counts OpenCV's
-// gray conversion of the RGB pixels (14-bit fixed-point weights), which differs from the file's Y samples, so
-// gray runs stay on the CPU codecs (cmd_hist.cpp).
+// hist --mode channels counts R, G and B of the image the CPU path decodes (libjpeg-turbo's RGB). The GPU
+// decodes the stored planes, which equal libjpeg-turbo's (tests/gpu_jpeg), and calcHistYCbCrBatch counts the
+// RGB values they decode to with libjpeg-turbo's upsampling and conversion: the counts are the CPU path's
+// (nvJPEG's own RGB output replicates chroma where libjpeg-turbo interpolates it).
+// --mode gray counts OpenCV's gray conversion of those RGB pixels, which differs from the file's Y samples,
+// so gray runs stay on the CPU codecs (cmd_hist.cpp).
 void gpu_hist_batch(std::vector<Item*>& batch, const Device& device, const HistParams& params,
                     const std::function<std::string(const Item&)>& file_name, const DecodeOptions& dopt) {
     GpuJpegEngine& e = GpuJpegEngine::for_thread(device.ordinal);
-    std::vector<std::size_t> slots = decode_group(e, batch, nv::kOutputRGBI, dopt);
-    if (slots.empty()) return;
-    std::vector<imghist::ImageView> views;
-    for (std::size_t k : slots) views.push_back(e.view(k));
+    std::vector<std::size_t> slots = decode_group(e, batch, nv::kOutputYUV, dopt);
+    std::vector<std::size_t> counted;
+    std::vector<imghist::YCbCrPlanes> planes;
+    for (std::size_t k : slots) {
+        const GpuDecoded& d = e.decoded(k);
+        imghist::YCbCrPlanes p;
+        if (d.subsampling == nv::kCss444) {
+            p.chroma_x = p.chroma_y = 1;
+        } else if (d.subsampling == nv::kCss422) {
+            p.chroma_x = 2;
+        } else if (d.subsampling == nv::kCss420) {
+            p.chroma_x = p.chroma_y = 2;
+        } else {
+            batch[k]->deferred = true;  // 4:4:0, 4:1:1, 4:1:0: the CPU decodes it (Stages::decode_kept)
+            continue;
+        }
+        p.y = e.view(k, 0);
+        p.cb = e.view(k, 1);
+        p.cr = e.view(k, 2);
+        planes.push_back(p);
+        counted.push_back(k);
+    }
+    if (counted.empty()) return;
     imghist::Options o;
     o.backend = imghist::Backend::Cuda;
     o.device = e.device();
     o.stream = e.stream();
     // One launch for the whole batch; the results come back finished.
-    std::vector<imghist::Histogram> hs = imghist::calcHistBatch(views, params.spec_for(8), o);
+    std::vector<imghist::Histogram> hs = imghist::calcHistYCbCrBatch(planes, params.spec_for(8), o);
     const std::vector<std::string> names = {channel_name(3, 0), channel_name(3, 1), channel_name(3, 2)};
-    for (std::size_t j = 0; j < slots.size(); ++j) {
-        Item& it = *batch[slots[j]];
-        const GpuDecoded& d = e.decoded(slots[j]);
+    for (std::size_t j = 0; j < counted.size(); ++j) {
+        Item& it = *batch[counted[j]];
+        const GpuDecoded& d = e.decoded(counted[j]);
         it.hist = HistResult::from(hs[j], names);
         it.hist.width = d.width;
         it.hist.height = d.height;

@@ -16,7 +16,7 @@
 //
 //   command   | GPU path taken for                     | decode to              | on the device          | out
 //   ----------+----------------------------------------+------------------------+------------------------+------
-//   hist      | YCbCr JPEGs, --mode channels           | RGB interleaved        | calcHistBatch          | host
+//   hist      | YCbCr JPEGs, --mode channels           | Y, Cb, Cr planes       | calcHistYCbCrBatch     | host
 //   equalize  | YCbCr JPEG -> JPEG, --mode luma        | Y, Cb, Cr at the file's| equalize_hist on Y     | nvJPEG
 //             |                                        | sampling               |                        | YUV
 //   equalize  | YCbCr JPEG -> JPEG, --mode per-channel | RGB interleaved        | equalize_hist_color    | nvJPEG

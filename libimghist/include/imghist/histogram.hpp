@@ -134,6 +134,25 @@ IMGHIST_API
 std::vector<Histogram> calcHistBatch(const std::vector<ImageView>& images, const BinSpec& spec = BinSpec::u8(),
                                      const Options& options = {}, const std::vector<ImageView>& masks = {});
 
+/// The planes of a YCbCr JPEG at their stored sampling, as a decoder's raw output gives them (nvJPEG's
+/// NVJPEG_OUTPUT_YUV, libjpeg's raw_data_out): `y` has the image's size, `cb` and `cr` are
+/// ceil(width / chroma_x) x ceil(height / chroma_y). 8-bit, one channel each; all three on the host or all on
+/// the same device.
+struct YCbCrPlanes {
+    ImageView y, cb, cr;
+    int chroma_x = 1, chroma_y = 1;  ///< chroma subsampling: 1x1 (4:4:4), 2x1 (4:2:2) or 2x2 (4:2:0)
+};
+
+/// Histograms of the RGB image that YCbCr planes decode to as libjpeg-turbo decodes a JPEG by default (and
+/// so cv::imread): chroma upsampled with its "fancy" (triangular) filter and converted with its fixed-point
+/// tables; channels 0, 1, 2 are R, G, B. The RGB values are counted as they are computed: no RGB image is
+/// made. Equal to calcHist of libjpeg-turbo's RGB decode of the file, bin for bin. Binning is calcHist's for
+/// 8-bit samples. Device planes run on CUDA (the whole batch in one launch, the device the planes are on or
+/// options.device, synchronised on options.stream); host planes on the CPU; Options::mask is not taken.
+IMGHIST_API
+std::vector<Histogram> calcHistYCbCrBatch(const std::vector<YCbCrPlanes>& images, const BinSpec& spec = BinSpec::u8(),
+                                          const Options& options = {});
+
 // ---------------------------------------------------------------------------------------------------------
 // Device-resident, asynchronous API.
 
