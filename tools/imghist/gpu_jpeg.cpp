@@ -145,10 +145,10 @@ namespace {
 // part of start-up, are made once per GPU. They live for the rest of the process, as the library itself
 // does: destroying them at exit would race the CUDA runtime's own teardown.
 //
-// The hardware decoder is set up on a thread of its own (start_hardware), apart from everything else: it is
-// the longest part of a GPU's start-up (measured on an H100, bench/experiments/nvjpeg_startup.cpp: handle
-// 0.28 s, the first batched state 0.36 s whatever its batch size, each further state 0.1 s), and until it is
-// ready the host decodes (the load stage asks gpu_jpeg_hardware_ready) while the GPU already encodes.
+// The hardware decoder is set up on a thread of its own (start_hardware), started first: it is the longest
+// part of a GPU's start-up (measured on an H100, bench/experiments/nvjpeg_startup.cpp: handle 0.28 s, the
+// first batched state 0.36 s whatever its batch size, each further state 0.1 s), and a lane's first decode
+// waits for it (wait_hardware) while the lane's other set-up goes on.
 struct GpuShared {
     int ordinal = 0;
     const nv::NvJpegApi* nj = nullptr;
