@@ -49,7 +49,7 @@ int gpu_jpeg_lanes() {
         if (v >= 1 && v <= 8) return v;
     }
     // One: with a batch's encode spread over four threads (encode_threads), a second lane only added contention
-    // (H100, 1000 and 4000 1920x1080 JPEGs: every run 8-14% slower with two; docs/PERFORMANCE.md).
+    // (H100, 1000 and 4000 1920x1080 JPEGs: every run 7-16% slower with two; docs/PERFORMANCE.md).
     return 1;
 }
 
