@@ -457,14 +457,10 @@ Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOp
                     taken += got.size();
                     waited += ms(asked, clock::now());
                     if (got.empty()) break;
+                    // Only the batch stage's items are queued here (the loaders send the others to the store
+                    // threads directly).
                     std::vector<Item*> gpu;
-                    for (std::size_t i : got) {
-                        if (items[i].deferred)
-                            to_store.push(i);
-                        else
-                            gpu.push_back(&items[i]);
-                    }
-                    if (gpu.empty()) continue;
+                    for (std::size_t i : got) gpu.push_back(&items[i]);
                     const auto start = clock::now();
                     std::string batch_error;
                     try {
