@@ -198,6 +198,50 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
 }
 
 
+TEST_CASE("one-pass overwrite: a captured CUDA graph replays it, with few blocks and with thousands [cuda]",
+          "[core][async][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // The kernel zeroes its output and coordinates its blocks through workspace words that every launch
+    // leaves as it found them (no per-launch value from the host), so replays of one captured launch stay
+    // exact. Stale values are written into the output before every replay.
+    TestImage img(641, 479, SampleType::U8, 1, 0, 5);  // packed rows from an odd address
+    fill_dist<std::uint8_t>(img, Dist::Uniform, 33, 255);
+    const Histogram ref = plain_reference(img.view, BinSpec::u8());
+    DeviceCopy d(img.view);
+    cudaStream_t stream;
+    REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    imghist::DeviceBuffer counts(256 * sizeof(unsigned int));
+    imghist::DeviceHistogramView out;
+    out.counts = counts.data();
+    out.type = imghist::CountType::U32;
+    imghist::CudaHistogrammer::Shape plan{}, many{};
+    many.block_bytes = 256;  // about 1200 blocks: more than are resident at once
+    for (const auto& shape : {plan, many}) {
+        imghist::CudaHistogrammer hg;
+        hg.set_shape(shape);
+        hg.compute(d.view, BinSpec::u8(), out, stream);  // the workspace is allocated outside the capture
+        REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+        cudaGraph_t graph;
+        REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+        hg.compute(d.view, BinSpec::u8(), out, stream);
+        REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+        cudaGraphExec_t exec;
+        REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+        for (int rep = 0; rep < 4; ++rep) {
+            REQUIRE(cudaMemsetAsync(counts.data(), 0xA5 + rep, 256 * sizeof(unsigned int), stream) == cudaSuccess);
+            REQUIRE(cudaGraphLaunch(exec, stream) == cudaSuccess);
+            std::vector<unsigned int> host(256);
+            REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+            REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+            CAPTURE(rep, shape.block_bytes, hg.last_kernel());
+            for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
+        }
+        REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
+        REQUIRE(cudaGraphDestroy(graph) == cudaSuccess);
+    }
+    REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+}
+
 TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]", "[core][async][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     TestImage img(1000, 77, SampleType::U8, 1);
@@ -219,7 +263,7 @@ TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]"
     REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
     REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
     for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
-    CHECK(hg.last_kernel().find("hist<u8,c1,direct,smem>") == 0);
+    CHECK(hg.last_kernel().find("hist<u8,c1,direct,smem") == 0);
 
     // Accumulate twice more into the same 32-bit counts.
     imghist::AsyncOptions acc;
@@ -476,7 +520,8 @@ TEST_CASE("small grids: few blocks, and split siblings, still count every sample
     }
 }
 
-TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u64 and mapped host results [cuda]",
+TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under many blocks, one block; u32/u64 "
+          "and mapped host results [cuda]",
           "[core][shapes][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
     struct Geo {
@@ -499,6 +544,8 @@ TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u
     imghist::CudaHistogrammer hg;
     imghist::DeviceBuffer counts(4 * 4096 * 8), oor(4 * 8);
     std::uint64_t seed = 1;
+    // Kernels seen: the contiguous 8-bit kernel and the general one must both have run.
+    bool saw_contiguous = false, saw_general_u8 = false;
     for (const Geo& g : geos) {
         for (const Kind& k : kinds) {
             // Pads and offsets in samples: views of 2- and 4-byte samples must stay aligned to the sample.
@@ -527,7 +574,14 @@ TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u
                     out.counts = counts.data();
                     out.type = type;
                     out.out_of_range = oor.as<unsigned long long>();
+                    // Stale values in the outputs: an overwrite that adds to what is there fails below.
+                    REQUIRE(cudaMemset(counts.data(), 0xA5, 4 * 4096 * 8) == cudaSuccess);
+                    REQUIRE(cudaMemset(oor.data(), 0x5A, 4 * 8) == cudaSuccess);
                     hg.compute(d.view, k.spec, out);
+                    if (k.t == SampleType::U8) {
+                        const bool contiguous = hg.last_kernel().find(",contiguous") != std::string::npos;
+                        (contiguous ? saw_contiguous : saw_general_u8) = true;
+                    }
                     const std::size_t n = static_cast<std::size_t>(k.channels) * k.spec.bins;
                     std::vector<std::uint64_t> got(n), got_oor(k.channels);
                     if (type == imghist::CountType::U64) {
@@ -551,6 +605,8 @@ TEST_CASE("merge paths: the last-block merge under many blocks, one block; u32/u
             REQUIRE(h.out_of_range == ref.out_of_range);
         }
     }
+    CHECK(saw_contiguous);
+    CHECK(saw_general_u8);
     // 0 x 0: the output is zeroed, nothing is launched; the blocking call returns zeros.
     imghist::DeviceHistogramView out;
     out.counts = counts.data();

@@ -76,6 +76,7 @@ struct BinRegs {
     __device__ __forceinline__ explicit BinRegs(const Params& p)
         : bins(p.bins), shift(p.shift), limit(p.limit), scale(p.scale), high_f(p.high_f), low(p.low), high(p.high),
           a(p.a), b(p.b) {}
+    BinRegs() = default;  // KMode::Direct reads none of them
 };
 
 /// Slot of one sample: its bin, or `bins` when it is out of range — binning.hpp's evaluations, chosen at
@@ -95,17 +96,19 @@ __device__ __forceinline__ unsigned int slot_of(T v, const BinRegs& p) {
     }
 }
 
-/// Adds v to a global output counter; for 32-bit counters reports a wrap through the flag.
+/// Adds v to a global output counter; for 32-bit counters with a flag, reports a wrap through it. Without a
+/// flag (the host has ruled a wrap out) the old value is not needed, so the addition is a reduction that
+/// the thread does not wait for: a block's flush then ends without an L2 round trip.
 __device__ __forceinline__ void add_out(void* counts, bool u64, unsigned long long idx, unsigned long long v,
                                         unsigned int* overflow_flag) {
     if (u64) {
         atomicAdd(static_cast<unsigned long long*>(counts) + idx, v);
+    } else if (overflow_flag == nullptr) {
+        atomicAdd(static_cast<unsigned int*>(counts) + idx, static_cast<unsigned int>(v));
     } else {
         const unsigned int add = static_cast<unsigned int>(v);
         const unsigned int old = atomicAdd(static_cast<unsigned int*>(counts) + idx, add);
-        if ((v >> 32) != 0 || old + add < old) {
-            if (overflow_flag) atomicOr(overflow_flag, 1u);
-        }
+        if ((v >> 32) != 0 || old + add < old) atomicOr(overflow_flag, 1u);
     }
 }
 
@@ -135,6 +138,7 @@ struct Counter {
     bool gu64;
 
     __device__ __forceinline__ explicit Counter(const Params& p) : br(p) {}
+    Counter() = default;  // KMode::Direct with Smem storage: lane_base, slot_bytes and chan_slots suffice
 
     /// Smem: one increment of the slot of v, for the channel whose slot 0 is at cbase. The address is one
     /// multiply-add, which runs on the FMA pipe and leaves the ALU to the sample extraction.
@@ -240,7 +244,8 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
         vcap = ~0ull;
         extras = true;
     } else {
-        r0 = static_cast<unsigned int>(lt / D.chunks_per_row);
+        r0 = lt < 0xFFFFFFFFull ? static_cast<unsigned int>(lt) / D.chunks_per_row
+                                : static_cast<unsigned int>(lt / D.chunks_per_row);
         const unsigned long long chunk = lt - static_cast<unsigned long long>(r0) * D.chunks_per_row;
         nr = 1;
         vbeg = chunk * D.chunk_vecs;
@@ -266,7 +271,7 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
         const unsigned long long nv_ll = vpr > vbeg ? min(vpr - vbeg, vcap) : 0ull;
         const unsigned int nv = static_cast<unsigned int>(nv_ll);
         const unsigned int total = nv * nr;  // tiles are sized so that this stays below 2^24
-        const float inv_nv = nv ? 1.0f / static_cast<float>(nv) : 0.0f;
+        const float inv_nv = nr > 1 && nv ? 1.0f / static_cast<float>(nv) : 0.0f;  // fast_div's, rows > 1 only
         const unsigned int step = nthreads * p.vectors;
         const unsigned char* tile_base = reinterpret_cast<const unsigned char*>(a0) + vbeg * 16ull;
         const int phase0 = C == 1 ? 0 : static_cast<int>((h + vbeg * SPV) % C);
@@ -315,7 +320,7 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
         row_geometry(r0, a0, vpr, h);
         const unsigned int nx = static_cast<unsigned int>(L - vpr * SPV);
         const unsigned int total = nr * nx;
-        const float inv_nx = nx ? 1.0f / static_cast<float>(nx) : 0.0f;
+        const float inv_nx = nr > 1 && nx ? 1.0f / static_cast<float>(nx) : 0.0f;
         for (unsigned int i = tid; i < total; i += nthreads) {
             const unsigned int r = nr > 1 ? fast_div(i, nx, inv_nx) : 0u;
             const unsigned int k = i - r * nx;
@@ -337,6 +342,81 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
             ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
         }
     }
+}
+
+/// Sum of the `copies` privatized copies of one slot (at `base`), which it leaves zero. Thread i starts at a
+/// rotated position so that the threads of a warp spread over the banks; four copies per 16-byte access
+/// when there are at least four.
+__device__ __forceinline__ unsigned long long take_copies(unsigned int* base, int copies, unsigned int i) {
+    unsigned long long sum = 0;
+    if (copies >= 4) {
+        uint4* b4 = reinterpret_cast<uint4*>(base);
+        const int quads = copies >> 2;
+#pragma unroll 4
+        for (int k = 0; k < quads; ++k) {
+            const int kk = (k + static_cast<int>(i)) & (quads - 1);
+            const uint4 q = b4[kk];
+            sum += static_cast<unsigned long long>(q.x) + q.y + q.z + q.w;
+            b4[kk] = make_uint4(0u, 0u, 0u, 0u);
+        }
+    } else {
+        for (int k = 0; k < copies; ++k) {
+            const int kk = (k + static_cast<int>(i)) & (copies - 1);
+            sum += base[kk];
+            base[kk] = 0u;
+        }
+    }
+    return sum;
+}
+
+/// Zeroes `words` shared counters (16-byte stores when the count allows; dynamic shared memory is 16-byte
+/// aligned).
+__device__ __forceinline__ void zero_shared(unsigned int* hist, int words) {
+    if ((words & 3) == 0) {
+        uint4* h4 = reinterpret_cast<uint4*>(hist);
+        for (int i = threadIdx.x; i < words / 4; i += blockDim.x) h4[i] = make_uint4(0u, 0u, 0u, 0u);
+    } else {
+        for (int i = threadIdx.x; i < words; i += blockDim.x) hist[i] = 0u;
+    }
+}
+
+/// Overwrite in one launch (Params::zero_first), first half — run by the last warp of every block at its
+/// start, while the other warps begin counting: the warp takes an arrival number, and the first block to
+/// arrive zeroes the output and publishes the grid size in sync[1]. Whichever block that is, it is running,
+/// so no block waits for one that has not been scheduled. The release store makes the lanes' zeroes (ordered
+/// before it by __syncwarp) visible to every block that reads the publication with an acquire load.
+__device__ __forceinline__ void zero_output_if_first(const OutputRef& o, int channels) {
+    const unsigned int lane = threadIdx.x & 31u;
+    const unsigned int warp_mask = __activemask();
+    unsigned int arrival = 0;
+    if (lane == 0) {
+        arrival = atomicAdd(o.sync, 1u);
+        if (arrival == gridDim.x - 1) *o.sync = 0u;  // every block has arrived: ready for the next launch
+    }
+    arrival = __shfl_sync(warp_mask, arrival, 0);
+    if (arrival != 0) return;
+    const unsigned int bins = static_cast<unsigned int>(o.bins);
+    const unsigned int n = static_cast<unsigned int>(channels) * bins;
+    for (unsigned int i = lane; i < n; i += 32u) {
+        const unsigned int c = i / bins, b = i - c * bins;
+        const unsigned long long idx = static_cast<unsigned long long>(c) * o.ch_stride + b;
+        if (o.count_u64) static_cast<unsigned long long*>(o.counts)[idx] = 0ull;
+        else static_cast<unsigned int*>(o.counts)[idx] = 0u;
+    }
+    if (o.oor && lane < static_cast<unsigned int>(channels)) o.oor[lane] = 0ull;
+    __syncwarp(warp_mask);
+    if (lane == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(o.sync + 1), "r"(gridDim.x) : "memory");
+}
+
+/// Second half, by one thread of every block exactly once, before the block's first addition (or at its
+/// end when it has none): waits for the publication and counts itself past it; the last block to pass
+/// leaves sync[1] at zero.
+__device__ __forceinline__ void wait_output_zeroed(unsigned int* sync) {
+    unsigned int v;
+    do {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(sync + 1) : "memory");
+    } while (v == 0u);
+    atomicSub(sync + 1, 1u);
 }
 
 template <class T, int C, KMode M, Storage S>
@@ -361,9 +441,13 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     unsigned int* oor = smem + hist_words;
     const unsigned int tid = threadIdx.x;
 
-    for (int i = tid; i < hist_words; i += blockDim.x) hist[i] = 0u;
+    zero_shared(hist, hist_words);
     if (tid < 4) oor[tid] = 0u;
     __syncthreads();
+    const bool zero_first = S != Storage::Global && p.zero_first != 0;  // Global adds while it counts
+    if (zero_first && tid >= ((blockDim.x - 1u) & ~31u))
+        zero_output_if_first(OutputRef{p.one.counts, p.one.ch_stride, p.one.oor, p.bins, p.count_u64, p.sync}, C);
+    bool passed = false;  // zero_first: this block has waited for the zeroed output
 
     Counter<T, C, M, S> ctr(p);
     ctr.overflow_flag = p.overflow_flag;
@@ -374,9 +458,18 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     ctr.split_first = first;
     ctr.split_slots = owned;
 
+    // This block's tiles [t, t_end): 32-bit divisions when the products fit (every frame-sized image), the
+    // 64-bit ones (a long subroutine each) only for launches of more than 65535 tiles.
     const unsigned long long T_ = p.total_tiles, G = groups;
-    unsigned long long t = T_ * group / G;
-    const unsigned long long t_end = T_ * (group + 1) / G;
+    unsigned long long t, t_end;
+    if (T_ < 65536ull) {
+        const unsigned int T32 = static_cast<unsigned int>(T_);
+        t = T32 * group / groups;
+        t_end = T32 * (group + 1) / groups;
+    } else {
+        t = T_ * group / G;
+        t_end = T_ * (group + 1) / G;
+    }
 
     // First image whose tiles contain t: the last entry with tile_begin <= t (empty images share
     // tile_begin with their successor and are skipped by taking the last).
@@ -404,23 +497,21 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
         ++d;
         if (!any) continue;
+        if (zero_first && !passed) {
+            if (tid == 0) wait_output_zeroed(p.sync);
+            passed = true;
+        }
         __syncthreads();
         // Flush this block's counts for image D and clear them for the next image. Thread i reads the
         // copies of local slot i rotated by i, so the threads of a warp hit different banks.
         if constexpr (S != Storage::Global) {
             for (unsigned int i = tid; i < owned; i += blockDim.x) {
-                unsigned int* base = hist + (i << p.copies_log2);
-                unsigned long long sum = 0;
-                for (int k = 0; k < copies; ++k) {
-                    const int kk = (k + static_cast<int>(i)) & (copies - 1);
-                    sum += base[kk];
-                    base[kk] = 0u;
-                }
+                const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
                 if (sum == 0) continue;
                 const unsigned int f = first + i;
-                const unsigned int c = f / slots;
+                const unsigned int c = C == 1 ? 0u : f / slots;
                 unsigned int b = f - c * slots;
-                if (p.fold) b = static_cast<unsigned int>(p.lut[b]);
+                if (p.fold) b = arith_slot(static_cast<double>(b), p.low, p.high, p.a, p.b, p.bins);
                 if (b == static_cast<unsigned int>(p.bins)) {
                     if (direct) {
                         if (D.oor) atomicAdd(D.oor + c, sum);
@@ -450,8 +541,11 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         __syncthreads();
     }
 
-    if (direct) return;
-    // Single image, overwrite mode: the last block to finish copies the workspace to the output and
+    if (direct) {
+        if (zero_first && !passed && tid == 0) wait_output_zeroed(p.sync);
+        return;
+    }
+    // Single image, overwrite mode without zero_first: the last block to finish copies the workspace to the output and
     // clears the workspace for the next launch (so no separate zeroing launch is needed).
     __shared__ bool last;
     __threadfence();
@@ -483,6 +577,66 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         if (D.oor) D.oor[tid] = o;
     }
     if (tid == 0) *p.ticket = 0u;
+}
+
+/// One contiguous 8-bit image of C channels, small enough that each block takes one range of its 16-byte
+/// vectors (the plan's small-image grid), overwritten in one pass. The general kernel's work without its
+/// generality: no descriptors, rows, tiles, masks or batch, a parameter block of a few words — at 640x480
+/// its prologue, tiling and flush were most of its instructions. Block 0 also counts the unaligned head,
+/// the last block the tail. Counting (Counter, Direct), the zeroing of the output and the fold of raw
+/// values into bins at the flush (binning.hpp's arith_slot) are the general kernel's.
+template <int C>
+__global__ void __launch_bounds__(512) contiguous_u8_kernel(const ContiguousParams p) {
+    extern __shared__ unsigned int smem[];
+    const int copies = 1 << p.copies_log2;
+    const unsigned int tid = threadIdx.x;
+    constexpr unsigned int flat_slots = C * 256u;
+    unsigned int* hist = smem;
+    zero_shared(hist, static_cast<int>(flat_slots) * copies);
+    __syncthreads();
+    if (tid >= ((blockDim.x - 1u) & ~31u)) zero_output_if_first(p.out, C);
+
+    using Ctr = Counter<std::uint8_t, C, KMode::Direct, Storage::Smem>;
+    Ctr ctr;
+    ctr.lane_base = smem_addr(hist) + 4u * (tid & 31u & static_cast<unsigned int>(copies - 1));
+    ctr.slot_bytes = 4u << p.copies_log2;
+    ctr.chan_slots = 256u;
+
+    // This block's vectors [v, v_end): nvectors * blocks < 2^32 (the host takes this kernel for small images).
+    const unsigned int v_end = p.vectors * (blockIdx.x + 1) / gridDim.x;
+    const uint4* vec = reinterpret_cast<const uint4*>(p.base + p.head);
+    unsigned int v = p.vectors * blockIdx.x / gridDim.x + tid;
+    for (; v + 3 * blockDim.x < v_end; v += 4 * blockDim.x) {
+        uint4 q[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q[j] = __ldg(vec + v + j * blockDim.x);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            ctr.count_vector(q[j], C == 1 ? 0 : static_cast<int>((p.head + 16u * (v + j * blockDim.x)) % C));
+    }
+    for (; v < v_end; v += blockDim.x)
+        ctr.count_vector(__ldg(vec + v), C == 1 ? 0 : static_cast<int>((p.head + 16u * v) % C));
+    if (blockIdx.x == 0 && tid < p.head) ctr.count(p.base[tid], C == 1 ? 0 : static_cast<int>(tid % C));
+    if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
+        const unsigned int o = p.head + 16u * p.vectors + tid;
+        ctr.count(p.base[o], C == 1 ? 0 : static_cast<int>(o % C));
+    }
+    if (tid == 0) wait_output_zeroed(p.out.sync);
+    __syncthreads();
+
+    const unsigned int bins = static_cast<unsigned int>(p.out.bins);
+    for (unsigned int i = tid; i < flat_slots; i += blockDim.x) {
+        const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
+        if (sum == 0) continue;
+        const unsigned int c = i >> 8;
+        const unsigned int b = arith_slot(static_cast<double>(i & 255u), p.low, p.high, p.a, p.b, p.out.bins);
+        if (b == bins) {
+            if (p.out.oor) atomicAdd(p.out.oor + c, sum);
+        } else {
+            add_out(p.out.counts, p.out.count_u64 != 0, static_cast<unsigned long long>(c) * p.out.ch_stride + b, sum,
+                    nullptr);
+        }
+    }
 }
 
 /// Zeroes the outputs of a batch (overwrite mode), one block per image.

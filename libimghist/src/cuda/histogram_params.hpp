@@ -44,17 +44,47 @@ struct Params {
     int shift;
     unsigned int limit;
     float scale, high_f;
-    short lut[256];  ///< fold: bin of each 8-bit value, or `bins` when out of range
-    int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps them to
-                     ///< bins through `lut` when it flushes: every 8-bit request runs the Direct loop
+    int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps each to
+                     ///< its bin (binning.hpp's arith_slot, the rule itself) when it flushes: every 8-bit
+                     ///< request runs the Direct loop. No table travels with the launch: the parameters
+                     ///< stay small, and a launch's time grows with their size (0.4 us for 768 bytes at
+                     ///< 640x480 on H100, bench/experiments/small_kernel_phases.cu)
     // output
     int count_u64;
     int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
+    /// With direct: the launch overwrites the one output — the first block to arrive zeroes it (and its
+    /// out-of-range counters) and publishes that, and every block waits for the publication before its
+    /// first addition. sync[0] counts the arrivals, sync[1] holds the blocks yet to pass the publication;
+    /// both are zero between launches (the last arrival and the last block to pass restore that).
+    int zero_first;
+    unsigned int* sync;
     unsigned int* overflow_flag;     ///< set when a 32-bit output counter wraps (direct mode only)
     void* ws_counts;                 ///< C * bins, zero between launches; 32-bit when ws_u64 == 0
     int ws_u64;                      ///< 0: the image has fewer than 2^32 samples, 32-bit workspace counters
     unsigned long long* ws_oor;      ///< C, zero between launches
     unsigned int* ticket;            ///< zero between launches
+};
+
+/// Where a launch that overwrites one output writes (the one-pass overwrite's zeroing, Params::zero_first).
+struct OutputRef {
+    void* counts;
+    unsigned long long ch_stride;
+    unsigned long long* oor;
+    int bins;
+    int count_u64;
+    unsigned int* sync;  ///< Params::sync
+};
+
+/// The parameters of contiguous_u8_kernel: one contiguous 8-bit image small enough for one tile per block,
+/// overwritten in one pass. A few words instead of Params, so that the launch carries little.
+struct ContiguousParams {
+    const unsigned char* base;  ///< first sample
+    unsigned int head;          ///< samples before base + head, the first 16-byte boundary (< 16)
+    unsigned int vectors;       ///< 16-byte vectors from base + head
+    unsigned int tail;          ///< samples after them (< 16)
+    int copies_log2;
+    double low, high, a, b;     ///< the binning rule's (binning.hpp, arith_slot), applied when flushing
+    OutputRef out;
 };
 
 }  // namespace imghist::detail::cuda

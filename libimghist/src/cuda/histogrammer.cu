@@ -49,6 +49,7 @@ namespace {
 using detail::BinParams;
 using detail::DeviceSlot;
 using detail::Workspace;
+using detail::OutputPlace;
 namespace dc = detail::cuda;
 
 void check_output(const DeviceHistogramView& out, const BinSpec& spec, const ImageView& img, bool accumulate,
@@ -87,9 +88,19 @@ void bind_merge_workspace(Workspace& ws, dc::Params& p, std::size_t counters) {
     if (g3) IMGHIST_CUDA(cudaMemsetAsync(p.ticket, 0, ws.device_size(DeviceSlot::HistTicket), s));
 }
 
+/// The first-arrival zeroing's two words (Params::sync): zero between launches, zeroed in stream order
+/// when first allocated. A slot of their own: a launch that fails between the two halves leaves them set
+/// (only a failed launch can: every block runs both), and the ticket path must not inherit that.
+unsigned int* bind_sync_words(Workspace& ws) {
+    bool fresh = false;
+    auto* w = ws.device_as<unsigned int>(DeviceSlot::HistSync, 2 * sizeof(unsigned int), &fresh);
+    if (fresh) IMGHIST_CUDA(cudaMemsetAsync(w, 0, 2 * sizeof(unsigned int), detail::cu(ws.stream())));
+    return w;
+}
+
 void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                const AsyncOptions& options, const CudaHistogrammer::Shape& shape, const LaunchRecord& rec,
-                const char* who) {
+                const AsyncOptions& options, OutputPlace place, const CudaHistogrammer::Shape& shape,
+                const LaunchRecord& rec, const char* who) {
     detail::validate_image(image);
     if (image.location != Location::Device && !image.empty())
         throw Error(ErrorCode::InvalidArgument, std::string(who) + " needs a device image view");
@@ -120,21 +131,42 @@ void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
     p.ndesc = 1;
     p.total_tiles = p.one.tiles;
     p.direct = options.accumulate ? 1 : 0;
-    p.overflow_flag = out.overflow_flag;
-    if (!options.accumulate) {
-        bind_merge_workspace(ws, p, static_cast<std::size_t>(image.channels) * spec.bins);
+    // Only an accumulation can wrap a 32-bit counter (check_output refuses overwrites of 2^32 samples or
+    // more); without a flag the kernel's additions are reductions it does not wait for.
+    p.overflow_flag = options.accumulate ? out.overflow_flag : nullptr;
+    const std::size_t counters = static_cast<std::size_t>(image.channels) * spec.bins;
+    if (!options.accumulate && place == OutputPlace::Device && pl.storage != dc::Storage::Global &&
+        counters <= dc::HistogramLimits::zero_first_max_counters) {
+        // Overwrite in one pass: the first block to arrive zeroes the output, all add straight into it.
+        p.direct = 1;
+        p.zero_first = 1;
+        p.sync = bind_sync_words(ws);
+    } else if (!options.accumulate) {
+        // Mapped host memory, wide histograms: counted in the workspace, copied out by the last block.
+        bind_merge_workspace(ws, p, counters);
         // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
         p.ws_u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
     }
     const int grid = dc::grid_for(device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
                                   shape.max_blocks);
-    dc::launch(fn, pl, grid, p, stream);
+    const bool contiguous = p.zero_first && dc::contiguous_eligible(image, mask != nullptr, pl, grid);
+    if (contiguous) {
+        dc::launch_contiguous_u8(device, image, bp, pl, grid,
+                                 dc::OutputRef{out.counts, p.one.ch_stride, out.out_of_range, spec.bins, p.count_u64,
+                                               p.sync},
+                                 stream);
+    } else {
+        dc::launch(fn, pl, grid, p, stream);
+    }
     if (rec.shape) {
         const int sms = dc::device_info(device).sm_count;
         *rec.shape = CudaHistogrammer::Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms,
                                              1 << pl.copies_log2, grid, static_cast<int>(pl.tile_bytes)};
     }
-    if (rec.kernel) *rec.kernel = dc::kernel_name(image.type, image.channels, pl);
+    if (rec.kernel) {
+        *rec.kernel = dc::kernel_name(image.type, image.channels, pl);
+        if (contiguous) rec.kernel->insert(rec.kernel->size() - 1, ",contiguous");
+    }
 }
 
 }  // namespace
@@ -143,8 +175,8 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
                                Stream stream, const AsyncOptions& options) {
     detail::DeviceGuard guard(impl_->device);
     detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
-    compute_on(*ws, image, spec, out, options, impl_->shape, LaunchRecord{&impl_->last, &impl_->last_kernel},
-               "CudaHistogrammer::compute");
+    compute_on(*ws, image, spec, out, options, OutputPlace::Device, impl_->shape,
+               LaunchRecord{&impl_->last, &impl_->last_kernel}, "CudaHistogrammer::compute");
 }
 
 namespace {
@@ -209,7 +241,7 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
     p.ndesc = static_cast<unsigned int>(count);
     p.total_tiles = tiles;
     p.direct = 1;
-    p.overflow_flag = out[0].overflow_flag;
+    p.overflow_flag = accumulate ? out[0].overflow_flag : nullptr;  // as in compute_on
     const int grid = dc::grid_for(ws.device(), fn, pl, tiles, total_bytes, max_samples, shape.max_blocks);
     dc::launch(fn, pl, grid, p, stream);
     if (rec.shape)
@@ -233,8 +265,8 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
 namespace detail {
 
 void cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                    const AsyncOptions& options) {
-    compute_on(ws, image, spec, out, options, CudaHistogrammer::Shape{}, LaunchRecord{nullptr, nullptr},
+                    const AsyncOptions& options, OutputPlace place) {
+    compute_on(ws, image, spec, out, options, place, CudaHistogrammer::Shape{}, LaunchRecord{nullptr, nullptr},
                "histogram");
 }
 

@@ -201,7 +201,7 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     const ImageView dimg = stage_upload_beside(*ws, image, g, dev, packers, bands, count_band,
                                                reinterpret_cast<void* const*>(ev.data() + 1));
     const PinnedResult result(*ws, n, C);
-    cuda_histogram(*ws, dimg, spec, result.view());
+    cuda_histogram(*ws, dimg, spec, result.view(), {}, OutputPlace::HostMapped);
     IMGHIST_CUDA(cudaStreamSynchronize(s));
     end_blocking_call(*ws);
     float device_ms = 0.f;
@@ -237,7 +237,7 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    cuda_histogram(*ws, dimg, spec, result.view(), opt);
+    cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped);
     IMGHIST_CUDA(cudaStreamSynchronize(cu(ws->stream())));
     end_blocking_call(*ws);
     result.add_to(counts, oor);

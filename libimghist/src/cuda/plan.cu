@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -58,26 +57,6 @@ KernelFn pick_channels(int channels, KMode m, Storage st) {
     }
 }
 
-/// The fold table of an 8-bit request. Building it evaluates the rule 256 times in double precision, on
-/// the host path of every call; calls repeat the same bins, so each thread keeps its last table.
-void fold_table(const BinParams& bp, short lut[256]) {
-    struct Last {
-        int bins = -1;
-        double low = 0, high = 0;
-        short lut[256];
-    };
-    thread_local Last last;
-    if (last.bins != bp.bins || last.low != bp.low || last.high != bp.high) {
-        std::int16_t t[256];
-        make_lut8(bp, t);
-        for (int v = 0; v < 256; ++v) last.lut[v] = t[v] < 0 ? static_cast<short>(bp.bins) : t[v];
-        last.bins = bp.bins;
-        last.low = bp.low;
-        last.high = bp.high;
-    }
-    std::memcpy(lut, last.lut, sizeof(last.lut));
-}
-
 }  // namespace
 
 KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st) {
@@ -116,14 +95,14 @@ const char* mode_name(KMode m) {
 }
 
 /// Raises the kernel's dynamic shared-memory limit when needed and returns its occupancy (blocks per SM).
-int prepare_kernel(int device, KernelFn fn, int threads, std::size_t smem) {
+int prepare_kernel(int device, const void* fn, int threads, std::size_t smem) {
     static std::mutex m;
     static std::map<std::tuple<int, const void*, int, std::size_t>, int> occ_cache;
     std::lock_guard<std::mutex> lock(m);
-    auto key = std::make_tuple(device, reinterpret_cast<const void*>(fn), threads, smem);
+    auto key = std::make_tuple(device, fn, threads, smem);
     auto it = occ_cache.find(key);
     if (it != occ_cache.end()) return it->second;
-    if (smem > HistogramLimits::default_smem) allow_dynamic_smem(reinterpret_cast<const void*>(fn), smem, device);
+    if (smem > HistogramLimits::default_smem) allow_dynamic_smem(fn, smem, device);
     int blocks = 0;
     IMGHIST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, smem));
     occ_cache.emplace(key, blocks);
@@ -219,6 +198,7 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
         // Too small to fill the grid: one tile per block (the grid is small_blocks, grid_for), so no block
         // waits on a second tile. Vectors of a contiguous image: total / 16 + 1 at most (alignment).
         tb = 16 * ((total_bytes / 16 + 1 + small_blocks - 1) / small_blocks);
+        pl.one_tile_per_block = true;
     } else if (over.tile_bytes <= 0 && total_bytes / want_tiles < tb) {
         tb = std::max<std::size_t>(sweep, total_bytes / want_tiles);
     }
@@ -284,18 +264,15 @@ void fill_params(Params& p, const BinParams& bp, const Plan& pl, CountType type)
     p.limit = bp.limit;
     p.scale = bp.scale;
     p.high_f = bp.high_f;
-    if (pl.kmode == KMode::Direct) {
-        // Raw 8-bit values are counted; the table maps each value to its bin (or the out-of-range slot).
-        fold_table(bp, p.lut);
-        p.fold = 1;
-    }
+    // Raw 8-bit values are counted; the kernel maps each value to its bin (or the out-of-range slot).
+    if (pl.kmode == KMode::Direct) p.fold = 1;
     p.count_u64 = type == CountType::U64 ? 1 : 0;
 }
 
 int grid_for(int device, KernelFn fn, const Plan& pl, unsigned long long tiles, std::size_t total_bytes,
              std::size_t max_samples, int max_blocks) {
     const auto& info = device_info(device);
-    const int occ = prepare_kernel(device, fn, pl.policy.threads, pl.smem);
+    const int occ = prepare_kernel(device, reinterpret_cast<const void*>(fn), pl.policy.threads, pl.smem);
     if (occ == 0)
         throw Error(ErrorCode::Unsupported, "histogram kernel cannot be resident with " + std::to_string(pl.smem) +
                                                 " bytes of shared memory and " + std::to_string(pl.policy.threads) +
@@ -321,6 +298,48 @@ std::string kernel_name(SampleType t, int channels, const Plan& pl) {
 
 void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream stream) {
     fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    IMGHIST_CUDA(cudaGetLastError());
+}
+
+bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid) {
+    const unsigned long long vectors = img.row_bytes() * img.height / 16;
+    return img.type == SampleType::U8 && !masked && img.contiguous() && pl.storage == Storage::Smem &&
+           pl.kmode == KMode::Direct && pl.one_tile_per_block && pl.policy.threads <= 512 && img.channels <= 4 &&
+           (vectors + 1) * static_cast<unsigned long long>(grid) < (1ull << 32);
+}
+
+void launch_contiguous_u8(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
+                          const OutputRef& out, Stream stream) {
+    ContiguousParams p{};
+    p.base = static_cast<const unsigned char*>(img.data);
+    const std::size_t n = img.row_bytes() * img.height;
+    const std::size_t addr = reinterpret_cast<std::size_t>(p.base);
+    const std::size_t head = (16 - addr % 16) % 16;
+    if (n < head + 16) {
+        p.head = static_cast<unsigned int>(n);  // no whole vector: block 0 counts every sample (< 32)
+    } else {
+        p.head = static_cast<unsigned int>(head);
+        p.vectors = static_cast<unsigned int>((n - head) / 16);
+        p.tail = static_cast<unsigned int>(n - head - 16 * static_cast<std::size_t>(p.vectors));
+    }
+    p.copies_log2 = pl.copies_log2;
+    p.low = bp.low;
+    p.high = bp.high;
+    p.a = bp.a;
+    p.b = bp.b;
+    p.out = out;
+    const void* fns[4] = {reinterpret_cast<const void*>(contiguous_u8_kernel<1>),
+                          reinterpret_cast<const void*>(contiguous_u8_kernel<2>),
+                          reinterpret_cast<const void*>(contiguous_u8_kernel<3>),
+                          reinterpret_cast<const void*>(contiguous_u8_kernel<4>)};
+    if (pl.smem > HistogramLimits::default_smem) (void)prepare_kernel(device, fns[img.channels - 1], pl.policy.threads, pl.smem);
+    const dim3 g(static_cast<unsigned int>(grid)), b(static_cast<unsigned int>(pl.policy.threads));
+    switch (img.channels) {
+        case 1: contiguous_u8_kernel<1><<<g, b, pl.smem, stream>>>(p); break;
+        case 2: contiguous_u8_kernel<2><<<g, b, pl.smem, stream>>>(p); break;
+        case 3: contiguous_u8_kernel<3><<<g, b, pl.smem, stream>>>(p); break;
+        default: contiguous_u8_kernel<4><<<g, b, pl.smem, stream>>>(p); break;
+    }
     IMGHIST_CUDA(cudaGetLastError());
 }
 

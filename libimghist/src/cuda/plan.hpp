@@ -34,6 +34,7 @@ struct Plan {
     std::size_t smem = 0;
     std::size_t tile_bytes = 0;
     std::size_t block_bytes_min = 0;  ///< fewest input bytes per block worth its set-up and flush
+    bool one_tile_per_block = false;  ///< an image too small to fill the grid: each block takes one tile
 };
 
 /// Picks storage, copies and tiling for an image (or a batch of `total_bytes`); `over` overrides the table.
@@ -51,6 +52,12 @@ int grid_for(int device, KernelFn fn, const Plan& pl, unsigned long long tiles, 
 /// "hist<u8,c1,direct,smem>": the kernel family a plan runs (CudaHistogrammer::last_kernel).
 std::string kernel_name(SampleType t, int channels, const Plan& pl);
 void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream stream);
+/// Whether contiguous_u8_kernel can take a one-pass overwrite of `img` on the plan's grid: contiguous 8-bit
+/// samples without a mask, the small-image grid, at most its 512 threads per block.
+bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid);
+/// Launches contiguous_u8_kernel (raising its shared-memory limit once when the plan needs more).
+void launch_contiguous_u8(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
+                          const OutputRef& out, Stream stream);
 /// Zeroes the outputs of a batch (overwrite mode) whose descriptors are at `descs` on the device.
 void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream);
 /// Zeroes a device output (counts and out-of-range counters) on the stream: the empty-image case.

@@ -9,10 +9,16 @@
 
 namespace imghist::detail {
 
-/// Histogram of device image `image` into `out` (device or mapped pinned memory), enqueued on ws.stream();
-/// the same checks and kernels as CudaHistogrammer::compute with the tuning table's shape.
+/// Where a histogram's output lives. Device memory takes the one-pass overwrite (the kernel zeroes the
+/// output and adds into it with atomics); mapped page-locked host memory is written with plain stores by
+/// the last block (device atomics on it would cross the bus, and are not atomic on every platform).
+enum class OutputPlace { Device, HostMapped };
+
+/// Histogram of device image `image` into `out`, enqueued on ws.stream(); the same checks and kernels as
+/// CudaHistogrammer::compute with the tuning table's shape.
 IMGHIST_INTERNAL void cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec,
-                                     const DeviceHistogramView& out, const AsyncOptions& options = {});
+                                     const DeviceHistogramView& out, const AsyncOptions& options = {},
+                                     OutputPlace place = OutputPlace::Device);
 
 /// One launch for a batch of device images (CudaHistogrammer::computeBatch) on ws.stream().
 IMGHIST_INTERNAL void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count,

@@ -42,6 +42,11 @@ struct HistogramLimits {
     static constexpr std::size_t default_smem = 48 * 1024;
     /// Blocks of the batch path's zeroing kernel.
     static constexpr int zero_threads = 256;
+    /// Largest output (channels x bins counters) the one-pass overwrite zeroes with one warp of the first
+    /// block to arrive; wider ones are merged in the workspace and copied out by the last block. Measured on
+    /// H100 (imghist-bench): 4096 counters made the other blocks wait for the zeroing warp (u16 4096 bins,
+    /// 640x480: 18.1 us against 14.7 with the last block's copy); 1024 (8-bit, 4 channels) gained.
+    static constexpr std::size_t zero_first_max_counters = 1024;
 };
 
 /// Histogram policy for a request. sample_bytes: 1, 2 or 4; bins: bins per channel; total_bytes: the input's size.
@@ -57,14 +62,28 @@ inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bi
     while (copies > 1 && per_copy * copies > budget) copies /= 2;
     p.copies = copies;
     if (sample_bytes > 1 && bins > 1024) p.blocks_per_sm = 2;
-    // Small 8-bit images (frames up to about 1080p): smaller blocks with fewer copies, so that the zeroing
-    // and the flush of each block's counters are short, and more of them. Sweep on H100 (u8 gray, uniform,
-    // --sweep-blockk): 640x480 8.4 us with 256 threads x 2..4 loads, 8 copies, 4 KiB per block (default
-    // row: 9.9 us); 1920x1080 9.9 us with 16 KiB per block (10.3 us). Images of 4K and more keep the row above.
-    if (sample_bytes == 1 && total_bytes <= (std::size_t(4) << 20)) {
-        p.threads = 256;
-        if (channels == 1) p.copies = std::min(p.copies, 8);  // swept on gray only
-        p.block_bytes = total_bytes <= (std::size_t(1) << 20) ? 4 * 1024 : 16 * 1024;
+    // 8-bit frames (up to 32 MiB: 8K gray, 4K colour): the image is cut into one range per block (the
+    // plan's small-image grid), which contiguous images count in contiguous_u8_kernel. Swept on H100
+    // (imghist-bench --sweep, uniform and photo data, 2026-11-23, docs/PERFORMANCE.md): up to 1 MiB, 256
+    // threads with 8 copies and 4 KiB per block for gray (640x480 5.7-5.8 us), 512 threads with 4 copies
+    // and 16 KiB for colour (640x480 3 channels 7.1-7.2 us against 8.8 with the gray row's 16 copies);
+    // up to 4 MiB, 16 KiB per block (1080p gray 6.0-6.1 us); above, 512 threads, a lane-private bank per
+    // copy (32 copies) and 64 KiB per block (4K gray 7.1 us against 7.4-7.5 with 32 KiB; 4K 3 channels 13.1
+    // against 18.4 for the general kernel's row below).
+    if (sample_bytes == 1 && total_bytes <= (std::size_t(32) << 20)) {
+        if (total_bytes <= (std::size_t(1) << 20)) {
+            p.threads = channels == 1 ? 256 : 512;
+            p.copies = channels == 1 ? 8 : 4;
+            p.block_bytes = channels == 1 ? 4 * 1024 : 16 * 1024;
+        } else if (total_bytes <= (std::size_t(4) << 20)) {
+            p.threads = 256;
+            if (channels == 1) p.copies = std::min(p.copies, 8);
+            p.block_bytes = 16 * 1024;
+        } else {
+            p.threads = 512;
+            p.copies = 32;
+            p.block_bytes = 64 * 1024;
+        }
     }
     return p;
 }

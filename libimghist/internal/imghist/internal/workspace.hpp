@@ -37,6 +37,7 @@ enum class DeviceSlot : int {
     HistCounters,  ///< core: the last-block merge's counters (zero between launches)
     HistOor,       ///< core: its out-of-range counters (zero between launches)
     HistTicket,    ///< core: the finishing-block ticket (zero between launches)
+    HistSync,      ///< core: the one-pass overwrite's arrival and publication words (zero between launches)
     BatchDescs,    ///< core: per-image descriptors of a batch launch
     BatchResult,   ///< core: a batch's counts before the copy to the host
     Counts,        ///< filters: the histogram a table or a threshold is derived from
