@@ -579,47 +579,57 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     if (tid == 0) *p.ticket = 0u;
 }
 
-/// One contiguous 8-bit image of C channels, small enough that each block takes one range of its 16-byte
-/// vectors (the plan's small-image grid), overwritten in one pass. The general kernel's work without its
-/// generality: no descriptors, rows, tiles, masks or batch, a parameter block of a few words — at 640x480
-/// its prologue, tiling and flush were most of its instructions. Block 0 also counts the unaligned head,
-/// the last block the tail. Counting (Counter, Direct), the zeroing of the output and the fold of raw
-/// values into bins at the flush (binning.hpp's arith_slot) are the general kernel's.
-template <int C>
-__global__ void __launch_bounds__(512) contiguous_u8_kernel(const ContiguousParams p) {
+/// One contiguous image of C channels (8-bit samples counted raw, or float samples binned as counted),
+/// small enough that each block takes one range of its 16-byte vectors (the plan's small-image grid),
+/// overwritten in one pass. The general kernel's work without its generality: no descriptors, rows, tiles,
+/// masks or batch, a parameter block of a few words — at 640x480 its prologue, tiling and flush were most
+/// of its instructions. Block 0 also counts the unaligned head, the last block the tail. Counting
+/// (Counter), the zeroing of the output and the fold of raw 8-bit values into bins at the flush
+/// (binning.hpp's arith_slot) are the general kernel's.
+template <class T, int C, KMode M>
+__global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams p) {
     extern __shared__ unsigned int smem[];
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
     const int copies = 1 << p.copies_log2;
     const unsigned int tid = threadIdx.x;
-    constexpr unsigned int flat_slots = C * 256u;
+    // Slots per channel: the 256 raw values (Direct), or bins + 1 (the last counts samples out of range).
+    const unsigned int slots = M == KMode::Direct ? 256u : static_cast<unsigned int>(p.out.bins) + 1u;
+    const unsigned int flat_slots = C * slots;
     unsigned int* hist = smem;
     zero_shared(hist, static_cast<int>(flat_slots) * copies);
     __syncthreads();
     if (tid >= ((blockDim.x - 1u) & ~31u)) zero_output_if_first(p.out, C);
 
-    using Ctr = Counter<std::uint8_t, C, KMode::Direct, Storage::Smem>;
-    Ctr ctr;
+    Counter<T, C, M, Storage::Smem> ctr;
+    ctr.br.bins = p.out.bins;
+    ctr.br.scale = p.scale;
+    ctr.br.high_f = p.high_f;
+    ctr.br.low = p.low;
+    ctr.br.high = p.high;
+    ctr.br.a = p.a;
+    ctr.br.b = p.b;
     ctr.lane_base = smem_addr(hist) + 4u * (tid & 31u & static_cast<unsigned int>(copies - 1));
     ctr.slot_bytes = 4u << p.copies_log2;
-    ctr.chan_slots = 256u;
+    ctr.chan_slots = slots;
 
-    // This block's vectors [v, v_end): nvectors * blocks < 2^32 (the host takes this kernel for small images).
+    // This block's vectors [v, v_end): vectors * blocks < 2^32 (the host takes this kernel for small images).
     const unsigned int v_end = p.vectors * (blockIdx.x + 1) / gridDim.x;
-    const uint4* vec = reinterpret_cast<const uint4*>(p.base + p.head);
+    const T* samples = reinterpret_cast<const T*>(p.base);
+    const uint4* vec = reinterpret_cast<const uint4*>(samples + p.head);
+    auto phase = [&](unsigned int v) { return C == 1 ? 0 : static_cast<int>((p.head + SPV * v) % C); };
     unsigned int v = p.vectors * blockIdx.x / gridDim.x + tid;
     for (; v + 3 * blockDim.x < v_end; v += 4 * blockDim.x) {
         uint4 q[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) q[j] = __ldg(vec + v + j * blockDim.x);
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-            ctr.count_vector(q[j], C == 1 ? 0 : static_cast<int>((p.head + 16u * (v + j * blockDim.x)) % C));
+        for (int j = 0; j < 4; ++j) ctr.count_vector(q[j], phase(v + j * blockDim.x));
     }
-    for (; v < v_end; v += blockDim.x)
-        ctr.count_vector(__ldg(vec + v), C == 1 ? 0 : static_cast<int>((p.head + 16u * v) % C));
-    if (blockIdx.x == 0 && tid < p.head) ctr.count(p.base[tid], C == 1 ? 0 : static_cast<int>(tid % C));
+    for (; v < v_end; v += blockDim.x) ctr.count_vector(__ldg(vec + v), phase(v));
+    if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
     if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
-        const unsigned int o = p.head + 16u * p.vectors + tid;
-        ctr.count(p.base[o], C == 1 ? 0 : static_cast<int>(o % C));
+        const unsigned int o = p.head + SPV * p.vectors + tid;
+        ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
     }
     if (tid == 0) wait_output_zeroed(p.out.sync);
     __syncthreads();
@@ -628,8 +638,9 @@ __global__ void __launch_bounds__(512) contiguous_u8_kernel(const ContiguousPara
     for (unsigned int i = tid; i < flat_slots; i += blockDim.x) {
         const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
         if (sum == 0) continue;
-        const unsigned int c = i >> 8;
-        const unsigned int b = arith_slot(static_cast<double>(i & 255u), p.low, p.high, p.a, p.b, p.out.bins);
+        const unsigned int c = C == 1 ? 0u : i / slots;
+        unsigned int b = i - c * slots;
+        if constexpr (M == KMode::Direct) b = arith_slot(static_cast<double>(b), p.low, p.high, p.a, p.b, p.out.bins);
         if (b == bins) {
             if (p.out.oor) atomicAdd(p.out.oor + c, sum);
         } else {

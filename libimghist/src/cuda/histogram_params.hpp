@@ -75,15 +75,18 @@ struct OutputRef {
     unsigned int* sync;  ///< Params::sync
 };
 
-/// The parameters of contiguous_u8_kernel: one contiguous 8-bit image small enough for one tile per block,
-/// overwritten in one pass. A few words instead of Params, so that the launch carries little.
+/// The parameters of contiguous_kernel: one contiguous image (8-bit or float samples) small enough for one
+/// tile per block, overwritten in one pass. A few words instead of Params, so that the launch carries little.
 struct ContiguousParams {
     const unsigned char* base;  ///< first sample
-    unsigned int head;          ///< samples before base + head, the first 16-byte boundary (< 16)
-    unsigned int vectors;       ///< 16-byte vectors from base + head
-    unsigned int tail;          ///< samples after them (< 16)
+    unsigned int head;          ///< samples before the first 16-byte boundary (< 16 bytes' worth)
+    unsigned int vectors;       ///< 16-byte vectors from there
+    unsigned int tail;          ///< samples after them (< 16 bytes' worth)
     int copies_log2;
-    double low, high, a, b;     ///< the binning rule's (binning.hpp, arith_slot), applied when flushing
+    // The binning rule (binning.hpp): the counting mode's fields (ScaleF32: scale, high_f; Arith: low, high,
+    // a, b) and, for 8-bit samples counted raw, the fold into bins at the flush (arith_slot).
+    double low, high, a, b;
+    float scale, high_f;
     OutputRef out;
 };
 

@@ -151,10 +151,10 @@ void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
                                   shape.max_blocks);
     const bool contiguous = p.zero_first && dc::contiguous_eligible(image, mask != nullptr, pl, grid);
     if (contiguous) {
-        dc::launch_contiguous_u8(device, image, bp, pl, grid,
-                                 dc::OutputRef{out.counts, p.one.ch_stride, out.out_of_range, spec.bins, p.count_u64,
-                                               p.sync},
-                                 stream);
+        dc::launch_contiguous(device, image, bp, pl, grid,
+                              dc::OutputRef{out.counts, p.one.ch_stride, out.out_of_range, spec.bins, p.count_u64,
+                                            p.sync},
+                              stream);
     } else {
         dc::launch(fn, pl, grid, p, stream);
     }

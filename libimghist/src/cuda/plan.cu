@@ -147,8 +147,8 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
                const CudaHistogrammer::Shape& over, bool allow_split) {
     const auto& info = device_info(device);
     Plan pl;
-    pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.channels, bp.bins,
-                                  total_bytes);
+    pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
+                              img.channels, bp.bins, total_bytes);
     if (over.threads > 0) pl.policy.threads = over.threads;
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
@@ -303,44 +303,56 @@ void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream strea
 
 bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid) {
     const unsigned long long vectors = img.row_bytes() * img.height / 16;
-    return img.type == SampleType::U8 && !masked && img.contiguous() && pl.storage == Storage::Smem &&
-           pl.kmode == KMode::Direct && pl.one_tile_per_block && pl.policy.threads <= 512 && img.channels <= 4 &&
+    const bool kind = (img.type == SampleType::U8 && pl.kmode == KMode::Direct) ||
+                      (img.type == SampleType::F32 && (pl.kmode == KMode::ScaleF32 || pl.kmode == KMode::Arith));
+    return kind && !masked && img.contiguous() && pl.storage == Storage::Smem && pl.one_tile_per_block &&
+           pl.policy.threads <= 512 && img.channels <= 4 &&
            (vectors + 1) * static_cast<unsigned long long>(grid) < (1ull << 32);
 }
 
-void launch_contiguous_u8(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
-                          const OutputRef& out, Stream stream) {
+namespace {
+
+template <class T, KMode M>
+void launch_contiguous_as(int device, int channels, const Plan& pl, int grid, const ContiguousParams& p, Stream stream) {
+    using Fn = void (*)(ContiguousParams);
+    const Fn fns[4] = {contiguous_kernel<T, 1, M>, contiguous_kernel<T, 2, M>, contiguous_kernel<T, 3, M>,
+                       contiguous_kernel<T, 4, M>};
+    const Fn fn = fns[channels - 1];
+    if (pl.smem > HistogramLimits::default_smem)
+        (void)prepare_kernel(device, reinterpret_cast<const void*>(fn), pl.policy.threads, pl.smem);
+    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    IMGHIST_CUDA(cudaGetLastError());
+}
+
+}  // namespace
+
+void launch_contiguous(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
+                       const OutputRef& out, Stream stream) {
     ContiguousParams p{};
     p.base = static_cast<const unsigned char*>(img.data);
-    const std::size_t n = img.row_bytes() * img.height;
+    const std::size_t ss = img.sample_bytes();
+    const std::size_t n = img.row_bytes() * img.height / ss;  // samples
     const std::size_t addr = reinterpret_cast<std::size_t>(p.base);
-    const std::size_t head = (16 - addr % 16) % 16;
-    if (n < head + 16) {
+    const std::size_t head = ((16 - addr % 16) % 16) / ss;      // views are aligned to their sample size
+    const std::size_t spv = 16 / ss;
+    if (n < head + spv) {
         p.head = static_cast<unsigned int>(n);  // no whole vector: block 0 counts every sample (< 32)
     } else {
         p.head = static_cast<unsigned int>(head);
-        p.vectors = static_cast<unsigned int>((n - head) / 16);
-        p.tail = static_cast<unsigned int>(n - head - 16 * static_cast<std::size_t>(p.vectors));
+        p.vectors = static_cast<unsigned int>((n - head) / spv);
+        p.tail = static_cast<unsigned int>(n - head - spv * static_cast<std::size_t>(p.vectors));
     }
     p.copies_log2 = pl.copies_log2;
     p.low = bp.low;
     p.high = bp.high;
     p.a = bp.a;
     p.b = bp.b;
+    p.scale = bp.scale;
+    p.high_f = bp.high_f;
     p.out = out;
-    const void* fns[4] = {reinterpret_cast<const void*>(contiguous_u8_kernel<1>),
-                          reinterpret_cast<const void*>(contiguous_u8_kernel<2>),
-                          reinterpret_cast<const void*>(contiguous_u8_kernel<3>),
-                          reinterpret_cast<const void*>(contiguous_u8_kernel<4>)};
-    if (pl.smem > HistogramLimits::default_smem) (void)prepare_kernel(device, fns[img.channels - 1], pl.policy.threads, pl.smem);
-    const dim3 g(static_cast<unsigned int>(grid)), b(static_cast<unsigned int>(pl.policy.threads));
-    switch (img.channels) {
-        case 1: contiguous_u8_kernel<1><<<g, b, pl.smem, stream>>>(p); break;
-        case 2: contiguous_u8_kernel<2><<<g, b, pl.smem, stream>>>(p); break;
-        case 3: contiguous_u8_kernel<3><<<g, b, pl.smem, stream>>>(p); break;
-        default: contiguous_u8_kernel<4><<<g, b, pl.smem, stream>>>(p); break;
-    }
-    IMGHIST_CUDA(cudaGetLastError());
+    if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, img.channels, pl, grid, p, stream);
+    else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, img.channels, pl, grid, p, stream);
+    else launch_contiguous_as<float, KMode::Arith>(device, img.channels, pl, grid, p, stream);
 }
 
 void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream) {

@@ -49,8 +49,10 @@ struct HistogramLimits {
     static constexpr std::size_t zero_first_max_counters = 1024;
 };
 
-/// Histogram policy for a request. sample_bytes: 1, 2 or 4; bins: bins per channel; total_bytes: the input's size.
-inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bins, std::size_t total_bytes) {
+/// Histogram policy for a request. sample_bytes: 1, 2 or 4; floating: float samples (else integers); bins:
+/// bins per channel; total_bytes: the input's size.
+inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int channels, int bins,
+                            std::size_t total_bytes) {
     (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
     const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
     Policy p{512, 4, 4, 32, 256 * 1024, 32 * 1024};
@@ -63,27 +65,35 @@ inline Policy select_policy(int cc_major, int sample_bytes, int channels, int bi
     p.copies = copies;
     if (sample_bytes > 1 && bins > 1024) p.blocks_per_sm = 2;
     // 8-bit frames (up to 32 MiB: 8K gray, 4K colour): the image is cut into one range per block (the
-    // plan's small-image grid), which contiguous images count in contiguous_u8_kernel. Swept on H100
-    // (imghist-bench --sweep, uniform and photo data, 2026-11-23, docs/PERFORMANCE.md): up to 1 MiB, 256
-    // threads with 8 copies and 4 KiB per block for gray (640x480 5.7-5.8 us), 512 threads with 4 copies
-    // and 16 KiB for colour (640x480 3 channels 7.1-7.2 us against 8.8 with the gray row's 16 copies);
-    // up to 4 MiB, 16 KiB per block (1080p gray 6.0-6.1 us); above, 512 threads, a lane-private bank per
+    // plan's small-image grid), which contiguous images count in contiguous_kernel. Swept on H100
+    // (imghist-bench --sweep, uniform and photo data, 2026-11-23, docs/PERFORMANCE.md): up to 4 MiB, 256
+    // threads with 8 copies and 4 KiB per block for gray up to 1 MiB (640x480 5.7-5.8 us), 16 KiB above
+    // (1080p 6.0-6.1 us); 512 threads with 4 copies and 16 KiB for colour (640x480 3 channels 7.1-7.2 us
+    // against 8.8 with 16 copies, 4 channels 7.5-7.8 against 8.3); above 4 MiB, 512 threads, a lane-private bank per
     // copy (32 copies) and 64 KiB per block (4K gray 7.1 us against 7.4-7.5 with 32 KiB; 4K 3 channels 13.1
     // against 18.4 for the general kernel's row below).
     if (sample_bytes == 1 && total_bytes <= (std::size_t(32) << 20)) {
-        if (total_bytes <= (std::size_t(1) << 20)) {
-            p.threads = channels == 1 ? 256 : 512;
-            p.copies = channels == 1 ? 8 : 4;
-            p.block_bytes = channels == 1 ? 4 * 1024 : 16 * 1024;
+        if (channels > 1 && total_bytes <= (std::size_t(4) << 20)) {
+            p.threads = 512;
+            p.copies = 4;
+            p.block_bytes = 16 * 1024;
         } else if (total_bytes <= (std::size_t(4) << 20)) {
             p.threads = 256;
-            if (channels == 1) p.copies = std::min(p.copies, 8);
-            p.block_bytes = 16 * 1024;
+            p.copies = 8;
+            p.block_bytes = total_bytes <= (std::size_t(1) << 20) ? 4 * 1024 : 16 * 1024;
         } else {
             p.threads = 512;
             p.copies = 32;
             p.block_bytes = 64 * 1024;
         }
+    }
+    // Float frames up to 32 MiB (4K gray): the same one-range-per-block grid, 4 copies, 32 KiB per block up
+    // to 2 MiB and 64 KiB above. Swept on H100 (256 bins): 640x480 5.7-5.8 us against 6.0 with the row
+    // above (16 copies, 32 KiB), 1080p 6.5-6.6 against 6.9-7.0, 4K 10.3 against 15.2 (the general kernel).
+    if (floating && bins <= 1024 && total_bytes <= (std::size_t(32) << 20)) {
+        p.threads = 512;
+        p.copies = 4;
+        p.block_bytes = total_bytes <= (std::size_t(2) << 20) ? 32 * 1024 : 64 * 1024;
     }
     return p;
 }
