@@ -82,5 +82,43 @@ int main() {
         CK(cudaFree(d));
         CK(cudaFree(out));
     }
+    {
+        // A batch of 1000 640x480 frames (imghist-bench's batch workload): the host side of computeBatch
+        // (validation and descriptors of every image) against the whole call and its GPU time.
+        const int n = 1000, w = 640, h = 480;
+        const std::size_t bytes = static_cast<std::size_t>(w) * h;
+        unsigned char* d;
+        unsigned int* out;
+        CK(cudaMalloc(&d, bytes * n));
+        CK(cudaMalloc(&out, 256 * sizeof(unsigned int) * n));
+        CK(cudaMemset(d, 7, bytes * n));
+        std::vector<imghist::ImageView> views(n);
+        std::vector<imghist::DeviceHistogramView> outs(n);
+        for (int i = 0; i < n; ++i) {
+            views[i] = imghist::ImageView::device(d + i * bytes, w, h);
+            outs[i].counts = out + 256 * i;
+            outs[i].type = imghist::CountType::U32;
+        }
+        imghist::CudaHistogrammer hg(0);
+        auto call = [&] { hg.computeBatch(views.data(), n, imghist::BinSpec::u8(), outs.data(), st); };
+        const double enq = median_us([&] { call(); cudaStreamSynchronize(st); }, 101, 10);
+        double host = 0;
+        {
+            std::vector<double> t(101);
+            for (auto& x : t) {
+                cudaStreamSynchronize(st);
+                const auto a = Clock::now();
+                call();
+                x = std::chrono::duration<double, std::micro>(Clock::now() - a).count();
+            }
+            cudaStreamSynchronize(st);
+            std::sort(t.begin(), t.end());
+            host = t[t.size() / 2];
+        }
+        std::printf("batch 1000 x 640x480: computeBatch host side %6.2f us | call + sync %6.2f us (%s)\n", host, enq,
+                    hg.last_kernel().c_str());
+        CK(cudaFree(d));
+        CK(cudaFree(out));
+    }
     return 0;
 }

@@ -1,12 +1,15 @@
-// Experiment (not part of the build): where the time of a small (640x480 .. 4K) 8-bit histogram goes. Kernel
+// Experiment (not part of the build): where the time of a small (640x480 .. 8K) 8-bit histogram goes. Kernel
 // variants of the library's shape (privatized shared counters, one contiguous range per block) stop after
 // each phase: counting only; + flushing to a global workspace with atomics; + the ticket and the last block's
-// copy to the output (the library's overwrite mode); per-block partial counts summed by the last block; a
-// memset of the output and atomics straight into it; the output zeroed inside the launch by the first block
-// to arrive (an epoch claim), the others adding straight into it once it says so; the same zeroing as a
-// separate kernel that lets the counting kernel start early (programmatic dependent launch). CUB's
-// HistogramEven on the same data for comparison. Results and conclusions: docs/PERFORMANCE.md ("Host
-// calls: a counting route"), docs/results/h100-s5-small-kernel-experiments.txt. Build and run:
+// copy to the output (the library's overwrite before the one-pass overwrite); per-block partial counts
+// summed by the last block; a memset of the output and atomics straight into it; the output zeroed inside
+// the launch, the others adding straight into it once that is published — by the block that claims an epoch
+// from the host, by block 0, or by the first block to arrive with no per-launch value (what the library
+// does, PHASE 11); the zeroing as a separate kernel the counting kernel overlaps (programmatic dependent
+// launch); per-bin tickets; the ticket as one acq_rel atomic; PHASE 11 with a 768-byte parameter block.
+// CUB's HistogramEven on the same data for comparison. Results and conclusions: docs/PERFORMANCE.md ("Kernels
+// at frame sizes" and "Host calls: a counting route"), docs/results/h100-s7-small-kernel-experiments.txt and
+// h100-s5-small-kernel-experiments.txt. Build and run:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o small_kernel_phases bench/experiments/small_kernel_phases.cu && ./small_kernel_phases
 #include <cstdio>
 #include <cstdint>

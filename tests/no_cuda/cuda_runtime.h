@@ -47,3 +47,22 @@ inline cudaError_t cudaMemcpyAsync(void*, const void*, std::size_t, cudaMemcpyKi
 inline cudaError_t cudaMemcpy2D(void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t, cudaMemcpyKind) {
     return cudaErrorNoDevice;
 }
+inline cudaError_t cudaMemset(void*, int, std::size_t) { return cudaErrorNoDevice; }
+// Graph capture (the one-pass overwrite's replay test).
+struct CUgraph_st;
+struct CUgraphExec_st;
+using cudaGraph_t = CUgraph_st*;
+using cudaGraphExec_t = CUgraphExec_st*;
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed };
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaErrorNoDevice; }
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+    *g = nullptr;
+    return cudaErrorNoDevice;
+}
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
+    *e = nullptr;
+    return cudaErrorNoDevice;
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNoDevice; }
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaErrorNoDevice; }
+inline cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaErrorNoDevice; }

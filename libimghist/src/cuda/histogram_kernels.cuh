@@ -16,6 +16,13 @@
 // the unaligned head and tail samples of every row separately: the result is exact for every ROI
 // x-offset and every pitch, and the bulk of the bytes move in full sectors.
 //
+// A single-image launch that overwrites device memory does it in one pass (Params::zero_first): the first
+// block to arrive zeroes the output while the others count, and every block adds its counts straight into
+// it once that is published. Mapped host outputs (blocking calls) and wide histograms are counted in the
+// workspace instead and copied out by the last block to finish. contiguous_kernel is the same work for a
+// contiguous 8-bit or float image small enough for one range per block, without the general kernel's
+// descriptors and tiling.
+//
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
 // samples out of range, so the hot loop has no branch), copy k of slot s of channel c sits at
 // ((c*S + s) * copies + k), and lane l uses copy l % copies. With 32 copies every lane owns one bank, so
@@ -344,9 +351,10 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
     }
 }
 
-/// Sum of the `copies` privatized copies of one slot (at `base`), which it leaves zero. Thread i starts at a
-/// rotated position so that the threads of a warp spread over the banks; four copies per 16-byte access
-/// when there are at least four.
+/// Sum of the `copies` privatized copies of one slot (at `base`), which it leaves zero when `clear` (a block
+/// that flushes once need not). Thread i starts at a rotated position so that the threads of a warp spread
+/// over the banks; four copies per 16-byte access when there are at least four.
+template <bool clear = true>
 __device__ __forceinline__ unsigned long long take_copies(unsigned int* base, int copies, unsigned int i) {
     unsigned long long sum = 0;
     if (copies >= 4) {
@@ -357,13 +365,13 @@ __device__ __forceinline__ unsigned long long take_copies(unsigned int* base, in
             const int kk = (k + static_cast<int>(i)) & (quads - 1);
             const uint4 q = b4[kk];
             sum += static_cast<unsigned long long>(q.x) + q.y + q.z + q.w;
-            b4[kk] = make_uint4(0u, 0u, 0u, 0u);
+            if (clear) b4[kk] = make_uint4(0u, 0u, 0u, 0u);
         }
     } else {
         for (int k = 0; k < copies; ++k) {
             const int kk = (k + static_cast<int>(i)) & (copies - 1);
             sum += base[kk];
-            base[kk] = 0u;
+            if (clear) base[kk] = 0u;
         }
     }
     return sum;
@@ -395,13 +403,15 @@ __device__ __forceinline__ void zero_output_if_first(const OutputRef& o, int cha
     }
     arrival = __shfl_sync(warp_mask, arrival, 0);
     if (arrival != 0) return;
+    // Channel by channel: no division per counter on the path every other block waits for.
     const unsigned int bins = static_cast<unsigned int>(o.bins);
-    const unsigned int n = static_cast<unsigned int>(channels) * bins;
-    for (unsigned int i = lane; i < n; i += 32u) {
-        const unsigned int c = i / bins, b = i - c * bins;
-        const unsigned long long idx = static_cast<unsigned long long>(c) * o.ch_stride + b;
-        if (o.count_u64) static_cast<unsigned long long*>(o.counts)[idx] = 0ull;
-        else static_cast<unsigned int*>(o.counts)[idx] = 0u;
+    for (int c = 0; c < channels; ++c) {
+        const unsigned long long first = static_cast<unsigned long long>(c) * o.ch_stride;
+        if (o.count_u64) {
+            for (unsigned int b = lane; b < bins; b += 32u) static_cast<unsigned long long*>(o.counts)[first + b] = 0ull;
+        } else {
+            for (unsigned int b = lane; b < bins; b += 32u) static_cast<unsigned int*>(o.counts)[first + b] = 0u;
+        }
     }
     if (o.oor && lane < static_cast<unsigned int>(channels)) o.oor[lane] = 0ull;
     __syncwarp(warp_mask);
@@ -545,8 +555,8 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         if (zero_first && !passed && tid == 0) wait_output_zeroed(p.sync);
         return;
     }
-    // Single image, overwrite mode without zero_first: the last block to finish copies the workspace to the output and
-    // clears the workspace for the next launch (so no separate zeroing launch is needed).
+    // Single image, overwrite mode without zero_first (mapped host output, wide histograms): the last block to
+    // finish copies the workspace to the output and clears the workspace for the next launch.
     __shared__ bool last;
     __threadfence();
     __syncthreads();
@@ -636,11 +646,13 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
 
     const unsigned int bins = static_cast<unsigned int>(p.out.bins);
     for (unsigned int i = tid; i < flat_slots; i += blockDim.x) {
-        const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
+        const unsigned long long sum = take_copies<false>(hist + (i << p.copies_log2), copies, i);
         if (sum == 0) continue;
         const unsigned int c = C == 1 ? 0u : i / slots;
         unsigned int b = i - c * slots;
-        if constexpr (M == KMode::Direct) b = arith_slot(static_cast<double>(b), p.low, p.high, p.a, p.b, p.out.bins);
+        if constexpr (M == KMode::Direct) {
+            if (!p.identity) b = arith_slot(static_cast<double>(b), p.low, p.high, p.a, p.b, p.out.bins);
+        }
         if (b == bins) {
             if (p.out.oor) atomicAdd(p.out.oor + c, sum);
         } else {

@@ -87,6 +87,7 @@ struct ContiguousParams {
     // a, b) and, for 8-bit samples counted raw, the fold into bins at the flush (arith_slot).
     double low, high, a, b;
     float scale, high_f;
+    int identity;  ///< 8-bit samples with 256 bins over [0, 256): every raw value is its own bin
     OutputRef out;
 };
 

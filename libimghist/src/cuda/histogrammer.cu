@@ -21,11 +21,26 @@ namespace imghist {
 // CudaHistogrammer: the device, the launch-shape override and what the last call ran. Temporary storage
 // is the library's workspace of (device, stream) (imghist/internal/workspace.hpp).
 
+namespace {
+/// What the last launch ran: kept as the plan and grid, and described only when asked
+/// (CudaHistogrammer::last_shape / last_kernel) — building the name on every call cost the host side of a
+/// small launch a string allocation.
+struct LastLaunch {
+    bool valid = false;
+    SampleType type = SampleType::U8;
+    int channels = 1;
+    detail::cuda::Plan plan{};
+    int grid = 0;
+    int vectors = 0;
+    bool contiguous = false;
+    bool batch = false;
+};
+}  // namespace
+
 struct CudaHistogrammer::Impl {
     int device = 0;
     Shape shape{};
-    Shape last{};
-    std::string last_kernel;
+    LastLaunch last{};
 };
 
 CudaHistogrammer::CudaHistogrammer(int device) : impl_(std::make_unique<Impl>()) {
@@ -41,8 +56,29 @@ CudaHistogrammer& CudaHistogrammer::operator=(CudaHistogrammer&&) noexcept = def
 
 int CudaHistogrammer::device() const noexcept { return impl_->device; }
 void CudaHistogrammer::set_shape(const Shape& shape) noexcept { impl_->shape = shape; }
-CudaHistogrammer::Shape CudaHistogrammer::last_shape() const noexcept { return impl_->last; }
-std::string CudaHistogrammer::last_kernel() const { return impl_->last_kernel; }
+CudaHistogrammer::Shape CudaHistogrammer::last_shape() const noexcept {
+    const LastLaunch& l = impl_->last;
+    if (!l.valid) return Shape{};
+    int per_sm = 0;  // a batch's shape reports none (its grid is not per SM)
+    if (!l.batch) {
+        try {
+            const int sms = detail::cuda::device_info(impl_->device).sm_count;
+            per_sm = (l.grid + sms - 1) / sms;
+        } catch (...) {
+        }
+    }
+    return Shape{l.plan.policy.threads, l.vectors, per_sm, 1 << l.plan.copies_log2, l.grid,
+                 static_cast<int>(l.plan.tile_bytes)};
+}
+
+std::string CudaHistogrammer::last_kernel() const {
+    const LastLaunch& l = impl_->last;
+    if (!l.valid) return {};
+    std::string name = detail::cuda::kernel_name(l.type, l.channels, l.plan);
+    if (l.contiguous) name.insert(name.size() - 1, ",contiguous");
+    if (l.batch) name += "[batch]";
+    return name;
+}
 
 namespace {
 
@@ -68,11 +104,8 @@ void check_output(const DeviceHistogramView& out, const BinSpec& spec, const Ima
     }
 }
 
-/// What a launch ran, for CudaHistogrammer::last_shape / last_kernel (null: not wanted).
-struct LaunchRecord {
-    CudaHistogrammer::Shape* shape;
-    std::string* kernel;
-};
+/// Where a launch records what it ran (CudaHistogrammer::last_shape / last_kernel); null: not wanted.
+using LaunchRecord = LastLaunch*;
 
 /// The merge counters of the finishing block: zero between launches (each launch's last block restores
 /// that), zeroed in stream order when first allocated.
@@ -100,7 +133,7 @@ unsigned int* bind_sync_words(Workspace& ws) {
 
 void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
                 const AsyncOptions& options, OutputPlace place, const CudaHistogrammer::Shape& shape,
-                const LaunchRecord& rec, const char* who) {
+                LaunchRecord rec, const char* who) {
     detail::validate_image(image);
     if (image.location != Location::Device && !image.empty())
         throw Error(ErrorCode::InvalidArgument, std::string(who) + " needs a device image view");
@@ -158,15 +191,7 @@ void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
     } else {
         dc::launch(fn, pl, grid, p, stream);
     }
-    if (rec.shape) {
-        const int sms = dc::device_info(device).sm_count;
-        *rec.shape = CudaHistogrammer::Shape{pl.policy.threads, p.vectors, (grid + sms - 1) / sms,
-                                             1 << pl.copies_log2, grid, static_cast<int>(pl.tile_bytes)};
-    }
-    if (rec.kernel) {
-        *rec.kernel = dc::kernel_name(image.type, image.channels, pl);
-        if (contiguous) rec.kernel->insert(rec.kernel->size() - 1, ",contiguous");
-    }
+    if (rec) *rec = LastLaunch{true, image.type, image.channels, pl, grid, p.vectors, contiguous, false};
 }
 
 }  // namespace
@@ -176,14 +201,14 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
     detail::DeviceGuard guard(impl_->device);
     detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
     compute_on(*ws, image, spec, out, options, OutputPlace::Device, impl_->shape,
-               LaunchRecord{&impl_->last, &impl_->last_kernel}, "CudaHistogrammer::compute");
+               &impl_->last, "CudaHistogrammer::compute");
 }
 
 namespace {
 
 void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,
               const DeviceHistogramView* out, bool accumulate, const ImageView* masks,
-              const CudaHistogrammer::Shape& shape, const LaunchRecord& rec) {
+              const CudaHistogrammer::Shape& shape, LaunchRecord rec) {
     if (count == 0) return;
     const Stream stream = ws.stream();
     if (images == nullptr || out == nullptr)
@@ -244,10 +269,7 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
     p.overflow_flag = accumulate ? out[0].overflow_flag : nullptr;  // as in compute_on
     const int grid = dc::grid_for(ws.device(), fn, pl, tiles, total_bytes, max_samples, shape.max_blocks);
     dc::launch(fn, pl, grid, p, stream);
-    if (rec.shape)
-        *rec.shape = CudaHistogrammer::Shape{pl.policy.threads, p.vectors, 0, 1 << pl.copies_log2, grid,
-                                             static_cast<int>(pl.tile_bytes)};
-    if (rec.kernel) *rec.kernel = dc::kernel_name(first.type, first.channels, pl) + "[batch]";
+    if (rec) *rec = LastLaunch{true, first.type, first.channels, pl, grid, p.vectors, false, true};
 }
 
 }  // namespace
@@ -259,21 +281,21 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
     detail::DeviceGuard guard(impl_->device);
     detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
     batch_on(*ws, images, count, spec, out, accumulate, masks, impl_->shape,
-             LaunchRecord{&impl_->last, &impl_->last_kernel});
+             &impl_->last);
 }
 
 namespace detail {
 
 void cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
                     const AsyncOptions& options, OutputPlace place) {
-    compute_on(ws, image, spec, out, options, place, CudaHistogrammer::Shape{}, LaunchRecord{nullptr, nullptr},
+    compute_on(ws, image, spec, out, options, place, CudaHistogrammer::Shape{}, nullptr,
                "histogram");
 }
 
 void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,
                           const DeviceHistogramView* out, bool accumulate, const ImageView* masks) {
     batch_on(ws, images, count, spec, out, accumulate, masks, CudaHistogrammer::Shape{},
-             LaunchRecord{nullptr, nullptr});
+             nullptr);
 }
 
 }  // namespace detail

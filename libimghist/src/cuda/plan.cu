@@ -349,6 +349,7 @@ void launch_contiguous(int device, const ImageView& img, const BinParams& bp, co
     p.b = bp.b;
     p.scale = bp.scale;
     p.high_f = bp.high_f;
+    p.identity = bp.bins == 256 && bp.low == 0.0 && bp.high == 256.0 ? 1 : 0;  // the rule gives v for every v
     p.out = out;
     if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, img.channels, pl, grid, p, stream);
     else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, img.channels, pl, grid, p, stream);
