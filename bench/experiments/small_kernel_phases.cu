@@ -35,17 +35,10 @@ __global__ void empty_kernel() {}
 
 __device__ __forceinline__ void sinc(unsigned addr) { asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr)); }
 
-// PHASE: 1 count only; 2 + atomic flush to ws; 3 + ticket and last-block copy (the library's shape);
-// 4 partial stores + ticket + last block sums partials; 5 atomic flush straight into out (needs zeroed out:
-// memset before, timed together when MEMSET).
-template <int PHASE, int COPIES>
-__global__ void __launch_bounds__(256) var_kernel(const uint4* __restrict__ d4, size_t nv, unsigned* out, unsigned* ws,
-                                                  unsigned* partial, unsigned* ticket, unsigned* sink) {
-    __shared__ unsigned sm[256 * COPIES];
-    __shared__ bool last;
+// This block's share of the 16-byte vectors, counted into the COPIES privatized copies at sm.
+template <int COPIES>
+__device__ __forceinline__ void count_block_range(const uint4* __restrict__ d4, size_t nv, unsigned* sm) {
     const unsigned tid = threadIdx.x, nt = blockDim.x;
-    for (unsigned i = tid; i < 256 * COPIES; i += nt) sm[i] = 0u;
-    __syncthreads();
     const unsigned lane_base = (unsigned)__cvta_generic_to_shared(sm) + 4u * (tid & (COPIES - 1));
     const size_t b = blockIdx.x, B = gridDim.x;
     const size_t v0 = nv * b / B, v1 = nv * (b + 1) / B;
@@ -65,6 +58,20 @@ __global__ void __launch_bounds__(256) var_kernel(const uint4* __restrict__ d4, 
 #pragma unroll
         for (int k = 0; k < 16; ++k) sinc(lane_base + __byte_perm(w[k >> 2], 0u, 0x4440u | (k & 3)) * (COPIES * 4u));
     }
+}
+
+// PHASE: 1 count only; 2 + atomic flush to ws; 3 + ticket and last-block copy (the library's shape);
+// 4 partial stores + ticket + last block sums partials; 5 atomic flush straight into out (needs zeroed out:
+// memset before, timed together when MEMSET).
+template <int PHASE, int COPIES>
+__global__ void __launch_bounds__(256) var_kernel(const uint4* __restrict__ d4, size_t nv, unsigned* out, unsigned* ws,
+                                                  unsigned* partial, unsigned* ticket, unsigned* sink) {
+    __shared__ unsigned sm[256 * COPIES];
+    __shared__ bool last;
+    const unsigned tid = threadIdx.x, nt = blockDim.x;
+    for (unsigned i = tid; i < 256 * COPIES; i += nt) sm[i] = 0u;
+    __syncthreads();
+    count_block_range<COPIES>(d4, nv, sm);
     __syncthreads();
     unsigned sum = 0;
     if (tid < 256) {
@@ -74,7 +81,7 @@ __global__ void __launch_bounds__(256) var_kernel(const uint4* __restrict__ d4, 
     if (PHASE == 1) { if (sum == 0xFFFFFFFFu) *sink = sum; return; }
     if (PHASE == 5) { if (sum) atomicAdd(out + tid, sum); return; }
     if (PHASE == 2 || PHASE == 3) { if (sum) atomicAdd(ws + tid, sum); }
-    if (PHASE == 4) partial[b * 256 + tid] = sum;
+    if (PHASE == 4) partial[blockIdx.x * 256 + tid] = sum;
     if (PHASE == 2) return;
     __threadfence();
     __syncthreads();
@@ -87,7 +94,7 @@ __global__ void __launch_bounds__(256) var_kernel(const uint4* __restrict__ d4, 
         ws[tid] = 0u;
     } else {
         unsigned v = 0;
-        for (unsigned k = 0; k < B; ++k) v += __ldcg(partial + k * 256 + tid);
+        for (unsigned k = 0; k < gridDim.x; ++k) v += __ldcg(partial + k * 256 + tid);
         out[tid] = v;
     }
     if (tid == 0) *ticket = 0u;
@@ -157,25 +164,7 @@ __device__ __forceinline__ void zero_in_body(const uint4* __restrict__ d4, size_
             if (lane == 0) st_release(claim + 1, epoch);
         }
     }
-    const unsigned lane_base = (unsigned)__cvta_generic_to_shared(sm) + 4u * (tid & (COPIES - 1));
-    const size_t b = blockIdx.x, B = gridDim.x;
-    const size_t v0 = nv * b / B, v1 = nv * (b + 1) / B;
-    size_t i = v0 + tid;
-    for (; i + 3 * nt < v1; i += 4 * nt) {
-        uint4 q[4] = {__ldg(d4 + i), __ldg(d4 + i + nt), __ldg(d4 + i + 2 * nt), __ldg(d4 + i + 3 * nt)};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const unsigned w[4] = {q[j].x, q[j].y, q[j].z, q[j].w};
-#pragma unroll
-            for (int k = 0; k < 16; ++k) sinc(lane_base + __byte_perm(w[k >> 2], 0u, 0x4440u | (k & 3)) * (COPIES * 4u));
-        }
-    }
-    for (; i < v1; i += nt) {
-        const uint4 q = __ldg(d4 + i);
-        const unsigned w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-        for (int k = 0; k < 16; ++k) sinc(lane_base + __byte_perm(w[k >> 2], 0u, 0x4440u | (k & 3)) * (COPIES * 4u));
-    }
+    count_block_range<COPIES>(d4, nv, sm);
     __syncthreads();
     unsigned sum = 0;
 #pragma unroll

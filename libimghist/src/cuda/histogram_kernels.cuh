@@ -73,17 +73,11 @@ struct SampleTraits<float> {
     }
 };
 
-/// The binning parameters the hot loop needs, held in registers.
-struct BinRegs {
+/// The binning parameters the hot loop needs, held in registers: the rule's fields and the bin count.
+struct BinRegs : BinFields {
     int bins;
-    int shift;
-    unsigned int limit;
-    float scale, high_f;
-    double low, high, a, b;
-    __device__ __forceinline__ explicit BinRegs(const Params& p)
-        : bins(p.bins), shift(p.shift), limit(p.limit), scale(p.scale), high_f(p.high_f), low(p.low), high(p.high),
-          a(p.a), b(p.b) {}
     BinRegs() = default;  // KMode::Direct reads none of them
+    __device__ __forceinline__ BinRegs(const BinFields& f, int bins_) : BinFields(f), bins(bins_) {}
 };
 
 /// Slot of one sample: its bin, or `bins` when it is out of range — binning.hpp's evaluations, chosen at
@@ -144,7 +138,7 @@ struct Counter {
     unsigned long long gstride;
     bool gu64;
 
-    __device__ __forceinline__ explicit Counter(const Params& p) : br(p) {}
+    __device__ __forceinline__ explicit Counter(const Params& p) : br(p.rule, p.bins) {}
     Counter() = default;  // KMode::Direct with Smem storage: lane_base, slot_bytes and chan_slots suffice
 
     /// Smem: one increment of the slot of v, for the channel whose slot 0 is at cbase. The address is one
@@ -521,7 +515,7 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
                 const unsigned int f = first + i;
                 const unsigned int c = C == 1 ? 0u : f / slots;
                 unsigned int b = f - c * slots;
-                if (p.fold) b = arith_slot(static_cast<double>(b), p.low, p.high, p.a, p.b, p.bins);
+                if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
                 if (b == static_cast<unsigned int>(p.bins)) {
                     if (direct) {
                         if (D.oor) atomicAdd(D.oor + c, sum);
@@ -611,13 +605,7 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     if (tid >= ((blockDim.x - 1u) & ~31u)) zero_output_if_first(p.out, C);
 
     Counter<T, C, M, Storage::Smem> ctr;
-    ctr.br.bins = p.out.bins;
-    ctr.br.scale = p.scale;
-    ctr.br.high_f = p.high_f;
-    ctr.br.low = p.low;
-    ctr.br.high = p.high;
-    ctr.br.a = p.a;
-    ctr.br.b = p.b;
+    ctr.br = BinRegs(p.rule, p.out.bins);
     ctr.lane_base = smem_addr(hist) + 4u * (tid & 31u & static_cast<unsigned int>(copies - 1));
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
@@ -651,7 +639,7 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
         const unsigned int c = C == 1 ? 0u : i / slots;
         unsigned int b = i - c * slots;
         if constexpr (M == KMode::Direct) {
-            if (!p.identity) b = arith_slot(static_cast<double>(b), p.low, p.high, p.a, p.b, p.out.bins);
+            if (!p.identity) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.out.bins);
         }
         if (b == bins) {
             if (p.out.oor) atomicAdd(p.out.oor + c, sum);

@@ -11,6 +11,15 @@ enum class Storage : std::uint8_t { Smem, Split, Global };
 /// Kernel-side evaluation: BinMode, plus ShiftFull (a shift with no range test) and Direct (8-bit value = bin).
 enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Arith, ScaleF32 };
 
+/// The binning rule's fields as the kernels read them: binning.hpp's BinParams without the bin count and
+/// the mode (fill_bin_fields copies them).
+struct BinFields {
+    double low, high, a, b;  ///< Arith (and the fold of raw 8-bit values)
+    int shift;               ///< Shift, ShiftFull
+    unsigned int limit;      ///< Shift
+    float scale, high_f;     ///< ScaleF32
+};
+
 struct Desc {
     const unsigned char* base;     ///< first sample of row 0
     unsigned long long pitch;      ///< bytes between rows
@@ -39,11 +48,7 @@ struct Params {
     int vectors;
     int splits;                  ///< Split: sibling blocks per tile range (1 otherwise)
     unsigned int split_slots;    ///< Split: flat slots (c * (bins + 1) + slot) owned by each sibling
-    // binning
-    double low, high, a, b;
-    int shift;
-    unsigned int limit;
-    float scale, high_f;
+    BinFields rule;              ///< the binning rule's fields (the mode is the kernel's template argument)
     int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps each to
                      ///< its bin (binning.hpp's arith_slot, the rule itself) when it flushes: every 8-bit
                      ///< request runs the Direct loop. No table travels with the launch: the parameters
@@ -83,10 +88,7 @@ struct ContiguousParams {
     unsigned int vectors;       ///< 16-byte vectors from there
     unsigned int tail;          ///< samples after them (< 16 bytes' worth)
     int copies_log2;
-    // The binning rule (binning.hpp): the counting mode's fields (ScaleF32: scale, high_f; Arith: low, high,
-    // a, b) and, for 8-bit samples counted raw, the fold into bins at the flush (arith_slot).
-    double low, high, a, b;
-    float scale, high_f;
+    BinFields rule;  ///< the counting mode's fields, and for raw 8-bit counts the fold at the flush (arith_slot)
     int identity;  ///< 8-bit samples with 256 bins over [0, 256): every raw value is its own bin
     OutputRef out;
 };

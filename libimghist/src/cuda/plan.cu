@@ -250,20 +250,17 @@ Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_byt
     return d;
 }
 
+BinFields bin_fields(const BinParams& bp) {
+    return BinFields{bp.low, bp.high, bp.a, bp.b, bp.shift, bp.limit, bp.scale, bp.high_f};
+}
+
 void fill_params(Params& p, const BinParams& bp, const Plan& pl, CountType type) {
     p.bins = bp.bins;
     p.copies_log2 = pl.copies_log2;
     p.splits = pl.splits;
     p.split_slots = pl.split_slots;
     p.vectors = std::max(1, std::min(pl.policy.vectors, 4));
-    p.low = bp.low;
-    p.high = bp.high;
-    p.a = bp.a;
-    p.b = bp.b;
-    p.shift = bp.shift;
-    p.limit = bp.limit;
-    p.scale = bp.scale;
-    p.high_f = bp.high_f;
+    p.rule = bin_fields(bp);
     // Raw 8-bit values are counted; the kernel maps each value to its bin (or the out-of-range slot).
     if (pl.kmode == KMode::Direct) p.fold = 1;
     p.count_u64 = type == CountType::U64 ? 1 : 0;
@@ -343,12 +340,7 @@ void launch_contiguous(int device, const ImageView& img, const BinParams& bp, co
         p.tail = static_cast<unsigned int>(n - head - spv * static_cast<std::size_t>(p.vectors));
     }
     p.copies_log2 = pl.copies_log2;
-    p.low = bp.low;
-    p.high = bp.high;
-    p.a = bp.a;
-    p.b = bp.b;
-    p.scale = bp.scale;
-    p.high_f = bp.high_f;
+    p.rule = bin_fields(bp);
     p.identity = bp.bins == 256 && bp.low == 0.0 && bp.high == 256.0 ? 1 : 0;  // the rule gives v for every v
     p.out = out;
     if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, img.channels, pl, grid, p, stream);

@@ -44,6 +44,8 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
 KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st);
 /// Fills the geometry and tiling of one image's descriptor.
 Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_bytes);
+/// The rule's fields of a request, as the kernels read them.
+BinFields bin_fields(const BinParams& bp);
 /// Fills the binning and storage parameters of a launch.
 void fill_params(Params& p, const BinParams& bp, const Plan& pl, CountType type);
 /// The grid: occupancy-sized, fewer blocks for small inputs; raises the kernel's shared-memory limit once.
