@@ -622,3 +622,132 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
     const Histogram h0 = imghist::calcHist(empty, BinSpec::u8());
     REQUIRE(h0.counts == std::vector<std::uint64_t>(256, 0));
 }
+
+TEST_CASE("batch paths: equally spaced frames without descriptors, whole images stored, shared images added, "
+          "nothing written outside the outputs [cuda]",
+          "[core][batch][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // N frames in one device allocation, `gap` bytes between them; outputs in one allocation, `out_gap`
+    // counters between them and between channels. Every output is stale before each call, and the gaps must
+    // stay as they were.
+    struct Case {
+        const char* what;
+        int n, w, h, channels;
+        SampleType t;
+        BinSpec spec;
+        std::size_t gap;      // bytes between frames
+        std::size_t out_gap;  // counters after each channel's bins
+        bool reverse;         // views[i] is frame n - 1 - i (a negative stride)
+        bool shuffle;         // views in a random order (descriptors)
+        bool with_oor;
+    };
+    const Case cases[] = {
+        {"600 gray frames, 256 bins (a tile per frame, counts stored)", 600, 64, 48, 1, SampleType::U8, BinSpec::u8(), 0, 0, false, false, true},
+        {"the same with gaps and out-of-range counters", 600, 61, 47, 1, SampleType::U8, BinSpec::u8(), 32, 3, false, false, true},
+        {"the same in reverse order", 600, 64, 48, 1, SampleType::U8, BinSpec::u8(), 16, 0, true, false, true},
+        {"the same shuffled (descriptors)", 600, 64, 48, 1, SampleType::U8, BinSpec::u8(), 0, 1, false, true, true},
+        {"64 bins over 16..240 (folded: zeroed, added)", 600, 64, 48, 1, SampleType::U8, BinSpec::even(64, 16, 240), 0, 0, false, false, true},
+        {"3 frames (cut into tiles, shared between blocks)", 3, 640, 480, 1, SampleType::U8, BinSpec::u8(), 0, 0, false, false, true},
+        {"colour frames", 300, 40, 30, 3, SampleType::U8, BinSpec::u8(), 0, 2, false, false, true},
+        {"16-bit frames, 4096 bins", 300, 50, 40, 1, SampleType::U16, BinSpec::even(4096, 0, 65536), 0, 5, false, false, true},
+        {"float frames", 300, 33, 20, 1, SampleType::F32, BinSpec::even(256, 0.0, 1.0), 4, 0, false, false, false},
+    };
+    imghist::CudaHistogrammer hg;
+    std::uint64_t seed = 77;
+    for (const Case& k : cases) {
+        CAPTURE(k.what);
+        const std::size_t ss = imghist::sample_size(k.t);
+        const std::size_t frame = static_cast<std::size_t>(k.w) * k.h * k.channels * ss;
+        const std::size_t stride = frame + k.gap;
+        std::vector<unsigned char> host(stride * k.n, 0);
+        std::mt19937_64 rng(seed++);
+        std::vector<TestImage> frames;
+        frames.reserve(k.n);
+        for (int i = 0; i < k.n; ++i) {
+            frames.emplace_back(k.w, k.h, k.t, k.channels);
+            TestImage& f = frames.back();
+            // Every third frame constant (one counter holds everything), the others random with out-of-range
+            // samples for the narrower rules.
+            const bool constant = i % 3 == 0;
+            const int level = static_cast<int>(rng() & 0xFF);
+            if (k.t == SampleType::F32)
+                f.fill<float>([&](int, int, int) { return constant ? 0.25f : static_cast<float>((rng() % 1100) / 1000.0); });
+            else if (k.t == SampleType::U16)
+                f.fill<std::uint16_t>([&](int, int, int) { return constant ? level * 200 : static_cast<int>(rng() & 0xFFFF); });
+            else
+                f.fill<std::uint8_t>([&](int, int, int) { return constant ? level : static_cast<int>(rng() & 0xFF); });
+            std::memcpy(host.data() + stride * i, f.buf.ptr, frame);
+        }
+        imghist::DeviceBuffer images(host.size());
+        images.upload(host.data(), host.size());
+        std::vector<int> order(k.n);
+        for (int i = 0; i < k.n; ++i) order[i] = k.reverse ? k.n - 1 - i : i;
+        if (k.shuffle) std::shuffle(order.begin(), order.end(), rng);
+        std::vector<ImageView> views(k.n);
+        for (int i = 0; i < k.n; ++i)
+            views[i] = ImageView::device(static_cast<const unsigned char*>(images.data()) + stride * order[i], k.w, k.h,
+                                         k.t, k.channels);
+        const std::size_t ch_stride = k.spec.bins + k.out_gap;
+        const std::size_t per = ch_stride * k.channels;  // counters per output
+        for (imghist::CountType type : {imghist::CountType::U32, imghist::CountType::U64}) {
+            const std::size_t cs = type == imghist::CountType::U64 ? 8 : 4;
+            imghist::DeviceBuffer counts(per * k.n * cs), oor(2 * 8 * k.channels * k.n);
+            std::vector<imghist::DeviceHistogramView> outs(k.n);
+            for (int i = 0; i < k.n; ++i) {
+                outs[i].counts = static_cast<unsigned char*>(counts.data()) + per * i * cs;
+                outs[i].type = type;
+                outs[i].channel_stride = ch_stride;
+                // Out-of-range counters two channel-sets apart: the second set is a gap.
+                if (k.with_oor) outs[i].out_of_range = oor.as<unsigned long long>() + 2 * k.channels * i;
+            }
+            imghist::CudaHistogrammer::Shape plan{}, one{};
+            one.max_blocks = 1;  // every image held whole by the one block
+            for (const auto& shape : {plan, one}) {
+                hg.set_shape(shape);
+                REQUIRE(cudaMemset(counts.data(), 0xA5, per * k.n * cs) == cudaSuccess);
+                REQUIRE(cudaMemset(oor.data(), 0x5A, 2 * 8 * k.channels * k.n) == cudaSuccess);
+                hg.computeBatch(views.data(), views.size(), k.spec, outs.data());
+                std::vector<unsigned char> got(per * k.n * cs);
+                std::vector<std::uint64_t> got_oor(2 * k.channels * k.n);
+                counts.download(got.data(), got.size());
+                oor.download(got_oor.data(), got_oor.size() * 8);
+                CAPTURE(type == imghist::CountType::U64, hg.last_kernel(), shape.max_blocks);
+                for (int i = 0; i < k.n; ++i) {
+                    CAPTURE(i, order[i]);
+                    const Histogram ref = plain_reference(frames[order[i]].view, k.spec);
+                    for (int c = 0; c < k.channels; ++c) {
+                        for (std::size_t j = 0; j < ch_stride; ++j) {
+                            const unsigned char* w = got.data() + (per * i + c * ch_stride + j) * cs;
+                            std::uint64_t v = 0;
+                            std::memcpy(&v, w, cs);
+                            if (j < static_cast<std::size_t>(k.spec.bins)) {
+                                REQUIRE(v == ref.counts[c * k.spec.bins + j]);
+                            } else {
+                                const std::uint64_t stale = cs == 8 ? 0xA5A5A5A5A5A5A5A5ull : 0xA5A5A5A5ull;
+                                REQUIRE(v == stale);  // a gap between channels: untouched
+                            }
+                        }
+                        if (k.with_oor) {
+                            REQUIRE(got_oor[2 * k.channels * i + c] == ref.out_of_range[c]);
+                            REQUIRE(got_oor[2 * k.channels * i + k.channels + c] == 0x5A5A5A5A5A5A5A5Aull);
+                        }
+                    }
+                }
+            }
+            hg.set_shape({});
+            // Accumulation over the previous results (64-bit only: 32-bit needs an overflow flag): twice the
+            // counts.
+            if (type == imghist::CountType::U64) {
+                hg.computeBatch(views.data(), views.size(), k.spec, outs.data(), nullptr, /*accumulate=*/true);
+                std::vector<std::uint64_t> got(per * k.n);
+                counts.download(got.data(), got.size() * 8);
+                for (int i = 0; i < k.n; ++i) {
+                    const Histogram ref = plain_reference(frames[order[i]].view, k.spec);
+                    for (int c = 0; c < k.channels; ++c)
+                        for (int j = 0; j < k.spec.bins; ++j)
+                            REQUIRE(got[per * i + c * ch_stride + j] == 2 * ref.counts[c * k.spec.bins + j]);
+                }
+            }
+        }
+    }
+}

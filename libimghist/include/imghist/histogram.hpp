@@ -197,8 +197,10 @@ public:
     void compute(const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
                  Stream stream = nullptr, const AsyncOptions& options = {});
 
-    /// One launch for a whole batch of device images (same type and channels); out[i] receives image i.
-    /// masks: empty, or one device mask per image.
+    /// One launch for a whole batch of device images (same type and channels); out[i] receives image i
+    /// (outputs must not overlap). masks: empty, or one device mask per image. Images of one geometry at
+    /// equal distances with outputs at equal distances (a [N, H, W] tensor) need no per-image descriptors
+    /// on the device.
     void computeBatch(const ImageView* images, std::size_t count, const BinSpec& spec,
                       const DeviceHistogramView* out, Stream stream = nullptr, bool accumulate = false,
                       const ImageView* masks = nullptr);

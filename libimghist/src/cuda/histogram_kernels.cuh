@@ -423,6 +423,52 @@ __device__ __forceinline__ void wait_output_zeroed(unsigned int* sync) {
     atomicSub(sync + 1, 1u);
 }
 
+/// Image d of a launch: its descriptor, or for an equally spaced batch (no descriptor array) the first
+/// image's moved by d strides.
+__device__ __forceinline__ Desc desc_at(const Params& p, unsigned int d) {
+    if (p.descs != nullptr) return p.descs[d];
+    Desc D = p.one;
+    if (d != 0) {
+        const long long k = static_cast<long long>(d);
+        D.base += k * p.strides.image;
+        D.counts = static_cast<char*>(D.counts) + k * p.strides.counts;
+        if (D.oor) D.oor = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(D.oor) + k * p.strides.oor);
+        D.tile_begin = static_cast<unsigned long long>(d) * D.tiles;
+    }
+    return D;
+}
+
+/// Where a flush puts a block's counts: counters (32- or 64-bit, `stride` apart between channels) and the
+/// out-of-range counters (null: not wanted). The output itself, or the launch's workspace.
+struct FlushTarget {
+    void* counts;
+    unsigned long long stride;
+    unsigned long long* oor;
+    unsigned int bins;
+    bool u64;
+
+    /// The count of slot b of channel c (a bin, or `bins`: out of range), added.
+    __device__ __forceinline__ void add(unsigned int c, unsigned int b, unsigned long long sum,
+                                        unsigned int* overflow_flag) const {
+        if (b == bins) {
+            if (oor) atomicAdd(oor + c, sum);
+        } else {
+            add_out(counts, u64, static_cast<unsigned long long>(c) * stride + b, sum, overflow_flag);
+        }
+    }
+    /// The same, stored: the caller holds the whole count of that counter.
+    __device__ __forceinline__ void store(unsigned int c, unsigned int b, unsigned long long sum) const {
+        if (b == bins) {
+            if (oor) oor[c] = sum;
+        } else if (u64) {
+            static_cast<unsigned long long*>(counts)[static_cast<unsigned long long>(c) * stride + b] = sum;
+        } else {
+            static_cast<unsigned int*>(counts)[static_cast<unsigned long long>(c) * stride + b] =
+                static_cast<unsigned int>(sum);
+        }
+    }
+};
+
 template <class T, int C, KMode M, Storage S>
 __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
@@ -475,10 +521,14 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         t_end = T_ * (group + 1) / G;
     }
 
+    const unsigned long long t_first = t;
     // First image whose tiles contain t: the last entry with tile_begin <= t (empty images share
-    // tile_begin with their successor and are skipped by taking the last).
+    // tile_begin with their successor and are skipped by taking the last). Equally spaced images all have
+    // one.tiles tiles.
     unsigned int d = 0;
-    if (p.descs != nullptr) {
+    if (p.descs == nullptr && p.ndesc > 1) {
+        d = static_cast<unsigned int>(t / p.one.tiles);
+    } else if (p.descs != nullptr) {
         unsigned int lo = 0, hi = p.ndesc;  // invariant: descs[lo].tile_begin <= t
         while (hi - lo > 1) {
             const unsigned int mid = (lo + hi) / 2;
@@ -490,8 +540,10 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     const bool direct = p.direct != 0;
 
     while (t < t_end) {
-        const Desc D = p.descs != nullptr ? p.descs[d] : p.one;
+        const Desc D = desc_at(p, d);
         const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
+        // This block holds every tile of the image: it stores the counts (Params::store_whole).
+        const bool store = p.store_whole != 0 && D.tile_begin >= t_first && D.tile_begin + D.tiles <= t_end;
         if constexpr (S == Storage::Global) {
             ctr.gcounts = direct ? D.counts : p.ws_counts;
             ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
@@ -508,38 +560,30 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         __syncthreads();
         // Flush this block's counts for image D and clear them for the next image. Thread i reads the
         // copies of local slot i rotated by i, so the threads of a warp hit different banks.
+        const unsigned int bins = static_cast<unsigned int>(p.bins);
+        const FlushTarget out = direct ? FlushTarget{D.counts, D.ch_stride, D.oor, bins, p.count_u64 != 0}
+                                       : FlushTarget{p.ws_counts, bins, p.ws_oor, bins, p.ws_u64 != 0};
         if constexpr (S != Storage::Global) {
             for (unsigned int i = tid; i < owned; i += blockDim.x) {
                 const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
-                if (sum == 0) continue;
                 const unsigned int f = first + i;
                 const unsigned int c = C == 1 ? 0u : f / slots;
                 unsigned int b = f - c * slots;
-                if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
-                if (b == static_cast<unsigned int>(p.bins)) {
-                    if (direct) {
-                        if (D.oor) atomicAdd(D.oor + c, sum);
-                    } else {
-                        atomicAdd(p.ws_oor + c, sum);
-                    }
-                } else if (direct) {
-                    add_out(D.counts, p.count_u64 != 0, static_cast<unsigned long long>(c) * D.ch_stride + b, sum,
-                            p.overflow_flag);
-                } else {
-                    add_out(p.ws_counts, p.ws_u64 != 0, static_cast<unsigned long long>(c) * p.bins + b, sum, nullptr);
+                if (store) {  // every slot is its own counter (the host's condition): zeroes are written too
+                    out.store(c, b, sum);
+                    continue;
                 }
+                if (sum == 0) continue;
+                if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
+                out.add(c, b, sum, direct ? p.overflow_flag : nullptr);
             }
+            // Raw 8-bit slots have no out-of-range slot: under the identity fold nothing is out of range.
+            if (store && p.fold && tid < C) out.store(tid, bins, 0ull);
         } else {
             if (tid < C) {
                 const unsigned int o = oor[tid];
                 oor[tid] = 0u;
-                if (o != 0) {
-                    if (direct) {
-                        if (D.oor) atomicAdd(D.oor + tid, static_cast<unsigned long long>(o));
-                    } else {
-                        atomicAdd(p.ws_oor + tid, static_cast<unsigned long long>(o));
-                    }
-                }
+                if (o != 0) out.add(tid, bins, o, nullptr);
             }
         }
         __syncthreads();
@@ -632,7 +676,8 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     if (tid == 0) wait_output_zeroed(p.out.sync);
     __syncthreads();
 
-    const unsigned int bins = static_cast<unsigned int>(p.out.bins);
+    const FlushTarget out{p.out.counts, p.out.ch_stride, p.out.oor, static_cast<unsigned int>(p.out.bins),
+                          p.out.count_u64 != 0};
     for (unsigned int i = tid; i < flat_slots; i += blockDim.x) {
         const unsigned long long sum = take_copies<false>(hist + (i << p.copies_log2), copies, i);
         if (sum == 0) continue;
@@ -641,12 +686,7 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
         if constexpr (M == KMode::Direct) {
             if (!p.identity) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.out.bins);
         }
-        if (b == bins) {
-            if (p.out.oor) atomicAdd(p.out.oor + c, sum);
-        } else {
-            add_out(p.out.counts, p.out.count_u64 != 0, static_cast<unsigned long long>(c) * p.out.ch_stride + b, sum,
-                    nullptr);
-        }
+        out.add(c, b, sum, nullptr);
     }
 }
 

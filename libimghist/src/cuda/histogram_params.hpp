@@ -38,11 +38,20 @@ struct Desc {
     unsigned long long* oor;       ///< output out-of-range counters, one per channel, or null
 };
 
+/// A batch of images of one geometry at equal distances, with outputs at equal distances (Params::descs
+/// null, ndesc > 1): image d is Params::one moved by d strides, so no descriptor array goes to the device.
+struct BatchStrides {
+    long long image;   ///< bytes between two images' first samples
+    long long counts;  ///< bytes between two outputs' counts
+    long long oor;     ///< bytes between two outputs' out-of-range counters
+};
+
 struct Params {
-    const Desc* descs;  ///< device array of ndesc entries, or null: use `one`
+    const Desc* descs;  ///< device array of ndesc entries, or null: `one`, moved by `strides` per image
     unsigned int ndesc;
     unsigned long long total_tiles;
     Desc one;
+    BatchStrides strides;
     int bins;
     int copies_log2;
     int vectors;
@@ -57,6 +66,10 @@ struct Params {
     // output
     int count_u64;
     int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
+    /// A batch overwrite: a block that holds every tile of an image stores that image's counts (its output
+    /// needs no zeroing); images shared between blocks are added into zeroed outputs. Set only where each
+    /// counted slot is one output counter (Smem storage; 8-bit values only with the identity fold).
+    int store_whole;
     /// With direct: the launch overwrites the one output — the first block to arrive zeroes it (and its
     /// out-of-range counters) and publishes that, and every block waits for the publication before its
     /// first addition. sync[0] counts the arrivals, sync[1] holds the blocks yet to pass the publication;

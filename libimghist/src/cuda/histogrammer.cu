@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "binning.hpp"
@@ -206,6 +207,31 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
 
 namespace {
 
+/// Whether the images and outputs of a batch are equally spaced copies of the first's geometry (a [N, H, W]
+/// tensor, frames in one allocation, their histograms in one array): then the kernel moves image 0's
+/// descriptor by d strides, and no descriptor array is built or copied. Masked batches take descriptors.
+bool equally_spaced(const ImageView* images, std::size_t count, const DeviceHistogramView* out,
+                    dc::BatchStrides& st) {
+    if (count < 2) return false;
+    auto delta = [](const void* a, const void* b) {
+        return static_cast<long long>(reinterpret_cast<std::uintptr_t>(a) - reinterpret_cast<std::uintptr_t>(b));
+    };
+    const ImageView& f = images[0];
+    st.image = delta(images[1].data, f.data);
+    st.counts = delta(out[1].counts, out[0].counts);
+    st.oor = out[0].out_of_range && out[1].out_of_range ? delta(out[1].out_of_range, out[0].out_of_range) : 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const ImageView& v = images[i];
+        const long long k = static_cast<long long>(i);
+        if (v.width != f.width || v.height != f.height || v.pitch != f.pitch || v.empty()) return false;
+        if (delta(v.data, f.data) != k * st.image || delta(out[i].counts, out[0].counts) != k * st.counts) return false;
+        if (out[i].channel_stride != out[0].channel_stride) return false;
+        if ((out[i].out_of_range == nullptr) != (out[0].out_of_range == nullptr)) return false;
+        if (out[i].out_of_range && delta(out[i].out_of_range, out[0].out_of_range) != k * st.oor) return false;
+    }
+    return true;
+}
+
 void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,
               const DeviceHistogramView* out, bool accumulate, const ImageView* masks,
               const CudaHistogrammer::Shape& shape, LaunchRecord rec) {
@@ -214,7 +240,7 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
     if (images == nullptr || out == nullptr)
         throw Error(ErrorCode::InvalidArgument, "CudaHistogrammer::computeBatch: null images or outputs");
     const ImageView& first = images[0];
-    std::size_t total_bytes = 0, max_samples = 0;
+    std::size_t total_bytes = 0, max_samples = 0, max_bytes = 0;
     for (std::size_t i = 0; i < count; ++i) {
         // Messages are built only on failure: the host cost per image must stay well below the GPU's.
         const detail::ArgName name{"batch image", i};
@@ -227,46 +253,73 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
         check_output(out[i], spec, images[i], accumulate, name);
         if (out[i].type != out[0].type)
             throw Error(ErrorCode::InvalidArgument, "computeBatch: all outputs must have the same CountType");
-        total_bytes += images[i].row_bytes() * images[i].height;
+        const std::size_t bytes = images[i].row_bytes() * images[i].height;
+        total_bytes += bytes;
+        max_bytes = std::max(max_bytes, bytes);
         max_samples = std::max(max_samples, images[i].pixels() * images[i].channels);
     }
     const BinParams bp = detail::make_bin_params(spec, first.type);
     const dc::Plan pl = dc::make_plan(ws.device(), first, bp, std::max<std::size_t>(total_bytes, 1), shape,
-                              /*allow_split=*/true);
+                                      /*allow_split=*/true, std::max<std::size_t>(max_bytes, 1));
     const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, pl.kmode, pl.storage);
 
-    // The pinned staging of the previous batch on this stream must have been copied before it is rewritten.
-    bool fresh = false;
-    const auto descs_copied = static_cast<cudaEvent_t>(ws.event(detail::EventSlot::BatchDescs, &fresh));
-    if (!fresh) IMGHIST_CUDA(cudaEventSynchronize(descs_copied));
-    const std::size_t desc_bytes = sizeof(dc::Desc) * count;
-    auto* dd = ws.device_as<dc::Desc>(DeviceSlot::BatchDescs, desc_bytes);  // grows after queued kernels
-    auto* hd = static_cast<dc::Desc*>(ws.pinned_buffer(detail::PinnedSlot::BatchDescs, desc_bytes));
-    unsigned long long tiles = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        const ImageView* m = masks && !masks[i].empty() ? &masks[i] : nullptr;
-        dc::Desc d = dc::make_desc(images[i], m, pl.tile_bytes);
-        d.counts = out[i].counts;
-        d.ch_stride = out[i].channel_stride ? out[i].channel_stride : static_cast<std::size_t>(spec.bins);
-        d.oor = out[i].out_of_range;
-        d.tile_begin = tiles;
-        tiles += d.tiles;
-        hd[i] = d;
-    }
-    IMGHIST_CUDA(cudaMemcpyAsync(dd, hd, desc_bytes, cudaMemcpyHostToDevice, stream));
-    IMGHIST_CUDA(cudaEventRecord(descs_copied, stream));
-    if (!accumulate) {
-        dc::launch_zero_outputs(dd, static_cast<unsigned int>(count), first.channels, spec.bins,
-                                out[0].type == CountType::U64, stream);
-    }
-    if (tiles == 0) return;
     dc::Params p{};
     dc::fill_params(p, bp, pl, out[0].type);
-    p.descs = dd;
     p.ndesc = static_cast<unsigned int>(count);
-    p.total_tiles = tiles;
     p.direct = 1;
     p.overflow_flag = accumulate ? out[0].overflow_flag : nullptr;  // as in compute_on
+    // An overwrite stores the counts of each image that one block holds whole, where every counted slot is
+    // one output counter; the outputs then need zeroing only when some image is shared between blocks or
+    // empty (no block flushes it).
+    p.store_whole = !accumulate && pl.storage == dc::Storage::Smem &&
+                    (pl.kmode != dc::KMode::Direct || dc::identity_fold(bp)) ? 1 : 0;
+    const std::size_t ch_stride0 = out[0].channel_stride ? out[0].channel_stride : static_cast<std::size_t>(spec.bins);
+    bool one_tile_each = true;
+    unsigned long long tiles = 0;
+    dc::BatchStrides strides{};
+    const bool spaced = masks == nullptr && equally_spaced(images, count, out, strides);
+    if (spaced) {
+        p.descs = nullptr;
+        p.one = dc::make_desc(first, nullptr, pl.tile_bytes);
+        p.one.counts = out[0].counts;
+        p.one.ch_stride = ch_stride0;
+        p.one.oor = out[0].out_of_range;
+        p.strides = strides;
+        tiles = p.one.tiles * count;
+        one_tile_each = p.one.tiles == 1;
+    }
+    // Zeroing goes through the descriptors (zero_outputs_kernel): a spaced batch takes them only then.
+    if (!spaced || !(accumulate || (p.store_whole && one_tile_each))) {
+        // Descriptors on the device: one per image, built in pinned memory and copied. The pinned staging of
+        // the previous batch on this stream must have been copied before it is rewritten.
+        bool fresh = false;
+        const auto descs_copied = static_cast<cudaEvent_t>(ws.event(detail::EventSlot::BatchDescs, &fresh));
+        if (!fresh) IMGHIST_CUDA(cudaEventSynchronize(descs_copied));
+        const std::size_t desc_bytes = sizeof(dc::Desc) * count;
+        auto* dd = ws.device_as<dc::Desc>(DeviceSlot::BatchDescs, desc_bytes);  // grows after queued kernels
+        auto* hd = static_cast<dc::Desc*>(ws.pinned_buffer(detail::PinnedSlot::BatchDescs, desc_bytes));
+        tiles = 0;
+        one_tile_each = true;
+        for (std::size_t i = 0; i < count; ++i) {
+            const ImageView* m = masks && !masks[i].empty() ? &masks[i] : nullptr;
+            dc::Desc d = dc::make_desc(images[i], m, pl.tile_bytes);
+            d.counts = out[i].counts;
+            d.ch_stride = out[i].channel_stride ? out[i].channel_stride : static_cast<std::size_t>(spec.bins);
+            d.oor = out[i].out_of_range;
+            d.tile_begin = tiles;
+            tiles += d.tiles;
+            one_tile_each = one_tile_each && d.tiles == 1;
+            hd[i] = d;
+        }
+        IMGHIST_CUDA(cudaMemcpyAsync(dd, hd, desc_bytes, cudaMemcpyHostToDevice, stream));
+        IMGHIST_CUDA(cudaEventRecord(descs_copied, stream));
+        if (!accumulate && !(p.store_whole && one_tile_each))
+            dc::launch_zero_outputs(dd, static_cast<unsigned int>(count), first.channels, spec.bins,
+                                    out[0].type == CountType::U64, stream);
+        p.descs = dd;
+    }
+    if (tiles == 0) return;
+    p.total_tiles = tiles;
     const int grid = dc::grid_for(ws.device(), fn, pl, tiles, total_bytes, max_samples, shape.max_blocks);
     dc::launch(fn, pl, grid, p, stream);
     if (rec) *rec = LastLaunch{true, first.type, first.channels, pl, grid, p.vectors, false, true};

@@ -144,11 +144,17 @@ const DeviceInfo& device_info(int device) {
 }
 
 Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
-               const CudaHistogrammer::Shape& over, bool allow_split) {
+               const CudaHistogrammer::Shape& over, bool allow_split, std::size_t batch_image_bytes) {
     const auto& info = device_info(device);
     Plan pl;
     pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
-                              img.channels, bp.bins, total_bytes);
+                              img.channels, bp.bins, total_bytes, batch_image_bytes);
+    // A batch's row of one tile per image needs an image for every resident block; fewer would leave blocks
+    // idle, and such a batch is cut into tiles like one image of its total size.
+    if (pl.policy.whole_images && total_bytes / std::max<std::size_t>(batch_image_bytes, 1) <
+                                      static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm))
+        pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
+                                  img.channels, bp.bins, total_bytes);
     if (over.threads > 0) pl.policy.threads = over.threads;
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
@@ -193,7 +199,10 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     std::size_t tb = static_cast<std::size_t>(pl.policy.tile_bytes);
     const std::size_t want_tiles = static_cast<std::size_t>(info.sm_count) * Limits::tiles_per_sm;
     const std::size_t small_blocks = std::max<std::size_t>(1, total_bytes / pl.block_bytes_min);
-    if (over.tile_bytes <= 0 &&
+    pl.whole_images = pl.policy.whole_images && over.tile_bytes <= 0;
+    if (pl.whole_images) {
+        // A batch's tile of one image is kept whatever the total.
+    } else if (over.tile_bytes <= 0 &&
         small_blocks < static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm)) {
         // Too small to fill the grid: one tile per block (the grid is small_blocks, grid_for), so no block
         // waits on a second tile. Vectors of a contiguous image: total / 16 + 1 at most (alignment).
@@ -249,6 +258,8 @@ Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_byt
     }
     return d;
 }
+
+bool identity_fold(const BinParams& bp) { return bp.bins == 256 && bp.low == 0.0 && bp.high == 256.0; }
 
 BinFields bin_fields(const BinParams& bp) {
     return BinFields{bp.low, bp.high, bp.a, bp.b, bp.shift, bp.limit, bp.scale, bp.high_f};
@@ -341,7 +352,7 @@ void launch_contiguous(int device, const ImageView& img, const BinParams& bp, co
     }
     p.copies_log2 = pl.copies_log2;
     p.rule = bin_fields(bp);
-    p.identity = bp.bins == 256 && bp.low == 0.0 && bp.high == 256.0 ? 1 : 0;  // the rule gives v for every v
+    p.identity = identity_fold(bp) ? 1 : 0;
     p.out = out;
     if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, img.channels, pl, grid, p, stream);
     else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, img.channels, pl, grid, p, stream);

@@ -35,11 +35,16 @@ struct Plan {
     std::size_t tile_bytes = 0;
     std::size_t block_bytes_min = 0;  ///< fewest input bytes per block worth its set-up and flush
     bool one_tile_per_block = false;  ///< an image too small to fill the grid: each block takes one tile
+    bool whole_images = false;        ///< a batch: every image is one tile (Policy::whole_images)
 };
 
-/// Picks storage, copies and tiling for an image (or a batch of `total_bytes`); `over` overrides the table.
+/// Picks storage, copies and tiling for an image (or a batch of `total_bytes` whose largest image has
+/// `batch_image_bytes`); `over` overrides the table.
 Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_t total_bytes,
-               const CudaHistogrammer::Shape& over, bool allow_split);
+               const CudaHistogrammer::Shape& over, bool allow_split, std::size_t batch_image_bytes = 0);
+/// Whether an 8-bit request's raw values are their own bins (256 bins over [0, 256)): the fold at the flush
+/// is the identity, and every counted slot is one output counter.
+bool identity_fold(const BinParams& bp);
 /// The kernel instance for a plan.
 KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st);
 /// Fills the geometry and tiling of one image's descriptor.

@@ -25,6 +25,8 @@ struct Policy {
     int copies;         ///< privatized copies of each bin (power of two, <= 32); lane l uses copy l % copies
     int tile_bytes;     ///< input bytes per scheduling tile
     int block_bytes;    ///< fewest input bytes per block: small images get total / block_bytes blocks
+    bool whole_images;  ///< a batch's tile holds its largest image: each image is one block's (the plan keeps
+                        ///< the tile when the batch has an image for every resident block)
 };
 
 /// The architecture-independent limits the plan works within.
@@ -50,12 +52,13 @@ struct HistogramLimits {
 };
 
 /// Histogram policy for a request. sample_bytes: 1, 2 or 4; floating: float samples (else integers); bins:
-/// bins per channel; total_bytes: the input's size.
+/// bins per channel; total_bytes: the input's size (a batch's: all its images); batch_image_bytes: for a
+/// batch (computeBatch), its largest image's bytes, else 0.
 inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int channels, int bins,
-                            std::size_t total_bytes) {
+                            std::size_t total_bytes, std::size_t batch_image_bytes = 0) {
     (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
     const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
-    Policy p{512, 4, 4, 32, 256 * 1024, 32 * 1024};
+    Policy p{512, 4, 4, 32, 256 * 1024, 32 * 1024, false};
     // Enough copies for a lane-private bank (copies = 32) when it fits 32 KiB, fewer for wide histograms.
     // Multi-channel 8-bit images get 64 KiB (16 copies: two lanes per bank) — measured on H200, 8 copies
     // left the uniform-data case bank-bound at half the read limit.
@@ -94,6 +97,29 @@ inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int c
         p.threads = 512;
         p.copies = 4;
         p.block_bytes = total_bytes <= (std::size_t(2) << 20) ? 32 * 1024 : 64 * 1024;
+    }
+    // 16-bit frames with wide histograms (more than 1024 bins) up to 1 MiB: 1024 threads, one copy, 8 KiB per
+    // block. Swept on H100 (u16 4096 bins, 640x480): constant data 10.6 us against 12.0 with the rows above
+    // (CUB 11.3), uniform 12.3 against 13.0 (CUB 18.7); 16 KiB per block 10.9 / 11.6.
+    if (!floating && sample_bytes == 2 && bins > 1024 && total_bytes <= (std::size_t(1) << 20)) {
+        p.threads = 1024;
+        p.copies = 1;
+        p.block_bytes = 8 * 1024;
+    }
+    // Batches of small 8-bit gray images (each at most a largest tile): 256 threads, 4 blocks per SM, 32
+    // copies and one tile per image, so that no image is shared between blocks and each block stores its
+    // images' counts instead of adding them into zeroed outputs. Measured on H100 (1000 x 640x480 in one
+    // buffer, bench/experiments/batch_parts.cu, with the tile per image): 124.0 us on uniform random bytes
+    // (82.8% of the read limit), 124.3 on smooth data; 512 threads x 2 blocks 134.8 / 135.0 us; 8 copies
+    // 143.4 us on uniform bytes. With 256 KiB tiles (images shared, outputs zeroed, descriptors copied)
+    // the best shape took 141.9 us, the single-image row 145.4.
+    if (batch_image_bytes > 0 && sample_bytes == 1 && channels == 1 &&
+        batch_image_bytes <= HistogramLimits::max_tile_bytes) {
+        p.threads = 256;
+        p.blocks_per_sm = 4;
+        p.copies = 32;
+        p.tile_bytes = static_cast<int>((batch_image_bytes + 15) / 16 * 16);
+        p.whole_images = true;
     }
     return p;
 }
