@@ -153,7 +153,7 @@ void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
     const int device = ws.device();
     const std::size_t total_bytes = image.row_bytes() * image.height;
     const dc::Plan pl = dc::make_plan(device, image, bp, total_bytes, shape, /*allow_split=*/true);
-    const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, pl.kmode, pl.storage);
+    const dc::KernelFn fn = dc::pick_kernel(image.type, image.channels, pl.kmode, pl.storage, /*batch=*/false);
 
     dc::Params p{};
     dc::fill_params(p, bp, pl, out.type);
@@ -261,7 +261,7 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
     const BinParams bp = detail::make_bin_params(spec, first.type);
     const dc::Plan pl = dc::make_plan(ws.device(), first, bp, std::max<std::size_t>(total_bytes, 1), shape,
                                       /*allow_split=*/true, std::max<std::size_t>(max_bytes, 1));
-    const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, pl.kmode, pl.storage);
+    const dc::KernelFn fn = dc::pick_kernel(first.type, first.channels, pl.kmode, pl.storage, /*batch=*/true);
 
     dc::Params p{};
     dc::fill_params(p, bp, pl, out[0].type);

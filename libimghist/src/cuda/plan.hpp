@@ -45,8 +45,8 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
 /// Whether an 8-bit request's raw values are their own bins (256 bins over [0, 256)): the fold at the flush
 /// is the identity, and every counted slot is one output counter.
 bool identity_fold(const BinParams& bp);
-/// The kernel instance for a plan.
-KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st);
+/// The kernel instance for a plan; batch: the instance that takes several images (Params::descs or strides).
+KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st, bool batch);
 /// Fills the geometry and tiling of one image's descriptor.
 Desc make_desc(const ImageView& img, const ImageView* mask, std::size_t tile_bytes);
 /// The rule's fields of a request, as the kernels read them.
