@@ -1,8 +1,9 @@
 // Internal: the histogram kernels.
 //
 // One kernel template serves every request. Its parameters: the sample type T, the channel count C, the
-// binning evaluation M (binning.hpp; Shift is split into ShiftFull when no range test is needed), and
-// where the counters live:
+// binning evaluation M (binning.hpp; Shift is split into ShiftFull when no range test is needed), whether
+// the launch is a batch B (a single image's instance carries none of the batch's lookup, so its counting
+// loop keeps every value in registers), and where the counters live:
 //   Smem    — privatized copies in the block's shared memory (the fast path);
 //   Split   — for histograms too wide for one block (e.g. 65536 bins): the slots are cut into K ranges
 //             and K sibling blocks (consecutive block indices) read the same tiles, each counting only the
@@ -19,7 +20,10 @@
 // A single-image launch that overwrites device memory does it in one pass (Params::zero_first): the first
 // block to arrive zeroes the output while the others count, and every block adds its counts straight into
 // it once that is published. Mapped host outputs (blocking calls) and wide histograms are counted in the
-// workspace instead and copied out by the last block to finish. contiguous_kernel is the same work for a
+// workspace instead and copied out by the last block to finish. A batch that overwrites stores the counts
+// of every image one block holds whole (Params::store_whole) and adds those of images shared between
+// blocks into outputs zeroed before the launch; images of one geometry at equal distances are found by
+// their strides (Params::strides) instead of a descriptor array. contiguous_kernel is the same work for a
 // contiguous 8-bit or float image small enough for one range per block, without the general kernel's
 // descriptors and tiling.
 //
