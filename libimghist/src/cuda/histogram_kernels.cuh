@@ -711,16 +711,4 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     }
 }
 
-/// Zeroes the outputs of a batch (overwrite mode), one block per image.
-__global__ void zero_outputs_kernel(const Desc* descs, unsigned int ndesc, int channels, int bins, int count_u64) {
-    const Desc& D = descs[blockIdx.x];
-    for (int i = threadIdx.x; i < channels * bins; i += blockDim.x) {
-        const int c = i / bins, b = i - c * bins;
-        const unsigned long long idx = static_cast<unsigned long long>(c) * D.ch_stride + b;
-        if (count_u64) static_cast<unsigned long long*>(D.counts)[idx] = 0ull;
-        else static_cast<unsigned int*>(D.counts)[idx] = 0u;
-    }
-    if (D.oor && threadIdx.x < channels) D.oor[threadIdx.x] = 0ull;
-}
-
 }  // namespace imghist::detail::cuda

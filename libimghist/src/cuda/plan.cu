@@ -8,70 +8,15 @@
 #include <mutex>
 #include <string>
 #include <tuple>
-#include <type_traits>
 
 #include "cuda/histogram_kernels.cuh"
+#include "cuda/kernel_instances.hpp"
 #include "imghist/internal/cuda_error.hpp"
 
 namespace imghist::detail::cuda {
-namespace {
-
-template <class T, int C, KMode M, bool B>
-KernelFn pick_storage(Storage st) {
-    switch (st) {
-        case Storage::Smem: return histogram_kernel<T, C, M, Storage::Smem, B>;
-        case Storage::Split: return histogram_kernel<T, C, M, Storage::Split, B>;
-        case Storage::Global: break;
-    }
-    // The global fallback evaluates the rule itself (correct for every mode, and the slow path anyway).
-    return histogram_kernel<T, C, KMode::Arith, Storage::Global, B>;
-}
-
-template <class T, int C, bool B>
-KernelFn pick_mode(KMode m, Storage st) {
-    if constexpr (std::is_same_v<T, std::uint8_t>) {
-        // 8-bit requests always count raw values in shared memory and fold them into bins at the flush.
-        (void)st;
-        (void)m;
-        return histogram_kernel<T, C, KMode::Direct, Storage::Smem, B>;
-    } else if constexpr (std::is_same_v<T, float>) {
-        if (m == KMode::ScaleF32) return pick_storage<T, C, KMode::ScaleF32, B>(st);
-        return pick_storage<T, C, KMode::Arith, B>(st);
-    } else if constexpr (std::is_same_v<T, std::uint16_t>) {
-        if (m == KMode::ShiftFull || m == KMode::Direct) return pick_storage<T, C, KMode::ShiftFull, B>(st);
-        if (m == KMode::Shift) return pick_storage<T, C, KMode::Shift, B>(st);
-        return pick_storage<T, C, KMode::Arith, B>(st);
-    } else {
-        if (m == KMode::Shift || m == KMode::ShiftFull || m == KMode::Direct) return pick_storage<T, C, KMode::Shift, B>(st);
-        return pick_storage<T, C, KMode::Arith, B>(st);
-    }
-}
-
-template <class T, bool B>
-KernelFn pick_channels(int channels, KMode m, Storage st) {
-    switch (channels) {
-        case 1: return pick_mode<T, 1, B>(m, st);
-        case 2: return pick_mode<T, 2, B>(m, st);
-        case 3: return pick_mode<T, 3, B>(m, st);
-        default: return pick_mode<T, 4, B>(m, st);
-    }
-}
-
-template <bool B>
-KernelFn pick_type(SampleType t, int channels, KMode m, Storage st) {
-    switch (t) {
-        case SampleType::U8: return pick_channels<std::uint8_t, B>(channels, m, st);
-        case SampleType::U16: return pick_channels<std::uint16_t, B>(channels, m, st);
-        case SampleType::I32: return pick_channels<std::int32_t, B>(channels, m, st);
-        case SampleType::F32: return pick_channels<float, B>(channels, m, st);
-    }
-    return nullptr;
-}
-
-}  // namespace
 
 KernelFn pick_kernel(SampleType t, int channels, KMode m, Storage st, bool batch) {
-    return batch ? pick_type<true>(t, channels, m, st) : pick_type<false>(t, channels, m, st);
+    return batch ? pick_batch_kernel(t, channels, m, st) : pick_single_kernel(t, channels, m, st);
 }
 
 namespace {
@@ -363,6 +308,22 @@ void launch_contiguous(int device, const ImageView& img, const BinParams& bp, co
     else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, img.channels, pl, grid, p, stream);
     else launch_contiguous_as<float, KMode::Arith>(device, img.channels, pl, grid, p, stream);
 }
+
+namespace {
+
+/// Zeroes the outputs of a batch (overwrite mode), one block per image.
+__global__ void zero_outputs_kernel(const Desc* descs, unsigned int ndesc, int channels, int bins, int count_u64) {
+    const Desc& D = descs[blockIdx.x];
+    for (int i = threadIdx.x; i < channels * bins; i += blockDim.x) {
+        const int c = i / bins, b = i - c * bins;
+        const unsigned long long idx = static_cast<unsigned long long>(c) * D.ch_stride + b;
+        if (count_u64) static_cast<unsigned long long*>(D.counts)[idx] = 0ull;
+        else static_cast<unsigned int*>(D.counts)[idx] = 0u;
+    }
+    if (D.oor && threadIdx.x < channels) D.oor[threadIdx.x] = 0ull;
+}
+
+}  // namespace
 
 void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream) {
     zero_outputs_kernel<<<count, HistogramLimits::zero_threads, 0, stream>>>(descs, count, channels, bins, u64 ? 1 : 0);
