@@ -624,6 +624,8 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     if (!last) return;
     __threadfence();
     const Desc& D = p.one;
+    const unsigned int bins = static_cast<unsigned int>(p.bins);
+    const FlushTarget out{D.counts, D.ch_stride, D.oor, bins, p.count_u64 != 0};
     for (int i = tid; i < C * p.bins; i += blockDim.x) {
         unsigned long long v;
         if (p.ws_u64) {
@@ -635,15 +637,13 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
             v = __ldcg(w + i);
             w[i] = 0u;
         }
-        const int c = i / p.bins, b = i - c * p.bins;
-        const unsigned long long idx = static_cast<unsigned long long>(c) * D.ch_stride + b;
-        if (p.count_u64) static_cast<unsigned long long*>(D.counts)[idx] = v;
-        else static_cast<unsigned int*>(D.counts)[idx] = static_cast<unsigned int>(v);
+        const unsigned int c = static_cast<unsigned int>(i) / bins;
+        out.store(c, static_cast<unsigned int>(i) - c * bins, v);
     }
     if (tid < C) {
         const unsigned long long o = __ldcg(p.ws_oor + tid);
         p.ws_oor[tid] = 0ull;
-        if (D.oor) D.oor[tid] = o;
+        out.store(tid, bins, o);
     }
     if (tid == 0) *p.ticket = 0u;
 }
