@@ -54,24 +54,26 @@ void emit(const std::string& text, const std::string& output) {
 }
 
 std::string format_one(const HistResult& r, const std::string& format) {
-    if (format == "json") return to_json(r).dump() + "\n";
+    if (format == "json") {
+        std::string s;
+        append_json(s, r);
+        return s + "\n";
+    }
     if (format == "csv") return format_csv(r);
     return format_text(r);
 }
 
 std::string format_batch(const std::vector<Item>& items, const HistResult& total, const std::string& format) {
     if (format == "json") {
-        nlohmann::ordered_json j;
-        j["files"] = nlohmann::ordered_json::array();
-        j["failed"] = nlohmann::ordered_json::array();
+        std::vector<const HistResult*> files;
+        std::vector<std::pair<std::string, std::string>> failed;
         for (auto& it : items) {
             if (it.error.empty())
-                j["files"].push_back(to_json(it.hist));
+                files.push_back(&it.hist);
             else
-                j["failed"].push_back({{"file", it.input.path}, {"error", it.error}});
+                failed.emplace_back(it.input.path, it.error);
         }
-        j["total"] = to_json(total);
-        return j.dump() + "\n";
+        return folder_json(files, failed, total) + "\n";
     }
     if (format == "csv") {
         // One table: a file column, then the union of the channel names.

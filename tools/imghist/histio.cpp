@@ -1,5 +1,6 @@
 #include "histio.hpp"
 
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -68,24 +69,83 @@ nlohmann::ordered_json number(double v) {
 }
 }  // namespace
 
-nlohmann::ordered_json to_json(const HistResult& r) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+namespace {
+template <class Int>
+void append_integer(std::string& out, Int v) {
+    char buf[24];
+    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+// Strings and range ends are few: nlohmann writes them, with its escaping (and its refusal of invalid
+// UTF-8) and its shortest round-trip form of doubles, as it did when it wrote the whole document.
+void append_string(std::string& out, const std::string& s) { out += nlohmann::ordered_json(s).dump(); }
+}  // namespace
+
+// The counts are written straight into the text: a folder of 4000 images has 3 million of them, and building
+// them as a JSON tree first took 0.4 s (H100 host, hist of 4000 1920x1080 JPEGs) of a 2.3 s run.
+void append_json(std::string& out, const HistResult& r) {
+    std::size_t counts = 0;
+    for (const auto& c : r.channels) counts += c.counts.size();
+    out.reserve(out.size() + 256 + counts * 8);
     if (!r.file.empty()) {
-        j["file"] = r.file;
-        j["width"] = r.width;
-        j["height"] = r.height;
+        out += "{\"file\":";
+        append_string(out, r.file);
+        out += ",\"width\":";
+        append_integer(out, r.width);
+        out += ",\"height\":";
+        append_integer(out, r.height);
     } else {
-        j["images"] = r.images;
-        j["pixels"] = r.pixels;
+        out += "{\"images\":";
+        append_integer(out, r.images);
+        out += ",\"pixels\":";
+        append_integer(out, r.pixels);
     }
-    j["dtype"] = r.dtype;
-    j["bins"] = r.bins;
-    j["range"] = {number(r.low), number(r.high)};
-    j["out_of_range"] = r.out_of_range();
-    nlohmann::ordered_json chans = nlohmann::ordered_json::array();
-    for (auto& c : r.channels) chans.push_back({{"name", c.name}, {"counts", c.counts}, {"out_of_range", c.out_of_range}});
-    j["channels"] = std::move(chans);
-    return j;
+    out += ",\"dtype\":";
+    append_string(out, r.dtype);
+    out += ",\"bins\":";
+    append_integer(out, r.bins);
+    out += ",\"range\":[";
+    out += number(r.low).dump();
+    out += ',';
+    out += number(r.high).dump();
+    out += "],\"out_of_range\":";
+    append_integer(out, r.out_of_range());
+    out += ",\"channels\":[";
+    for (std::size_t c = 0; c < r.channels.size(); ++c) {
+        const HistResult::Channel& ch = r.channels[c];
+        out += c ? ",{\"name\":" : "{\"name\":";
+        append_string(out, ch.name);
+        out += ",\"counts\":[";
+        for (std::size_t i = 0; i < ch.counts.size(); ++i) {
+            if (i) out += ',';
+            append_integer(out, ch.counts[i]);
+        }
+        out += "],\"out_of_range\":";
+        append_integer(out, ch.out_of_range);
+        out += '}';
+    }
+    out += "]}";
+}
+
+std::string folder_json(const std::vector<const HistResult*>& files,
+                        const std::vector<std::pair<std::string, std::string>>& failed, const HistResult& total) {
+    std::string out = "{\"files\":[";
+    for (std::size_t k = 0; k < files.size(); ++k) {
+        if (k) out += ',';
+        append_json(out, *files[k]);
+    }
+    out += "],\"failed\":[";
+    for (std::size_t k = 0; k < failed.size(); ++k) {
+        out += k ? ",{\"file\":" : "{\"file\":";
+        append_string(out, failed[k].first);
+        out += ",\"error\":";
+        append_string(out, failed[k].second);
+        out += '}';
+    }
+    out += "],\"total\":";
+    append_json(out, total);
+    out += '}';
+    return out;
 }
 
 HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& source) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,7 +42,12 @@ struct HistResult {
     HistResult empty_total() const;
 };
 
-nlohmann::ordered_json to_json(const HistResult& r);
+/// Appends r's JSON (the layout above, compact: no spaces or line breaks) to `out`. Throws
+/// nlohmann::json::type_error for a name or file that is not valid UTF-8.
+void append_json(std::string& out, const HistResult& r);
+/// A folder run's JSON: its files' results, the failed files with their errors (file, error), the total.
+std::string folder_json(const std::vector<const HistResult*>& files,
+                        const std::vector<std::pair<std::string, std::string>>& failed, const HistResult& total);
 /// Parses an image result or a total; a folder result contributes its "total". Errors name `source`.
 HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& source);
 
