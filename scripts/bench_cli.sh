@@ -316,10 +316,10 @@ if section gpu; then
         IMGHIST_GPU_TRACE=1 "$IMGHIST" hist gjpegs --format json -o out/v-$dev.json --device $dev -q 2>trace-$cmd-$dev.log
       fi
       echo "- $cmd --device $dev, trace:"
-      grep -E "gpu: (device|lane|worker|run)" trace-$cmd-$dev.log | sed 's/^imghist: gpu: /  - /'
-      awk '/gpu: decode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "total") { d += $(i + 1); nd++ } }
-           /gpu: equalize [0-9]+:/ { e += $(NF - 1); ne++ }
-           /gpu: encode [0-9]+ on/ { c += $(NF - 1); nc++ }
+      grep -E "gpu: (\[[0-9.]+ ms\] )?(device|lane|worker|run)" trace-$cmd-$dev.log | sed 's/^imghist: gpu: /  - /'
+      awk '/gpu: (\[[0-9.]+ ms\] )?decode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "total") { d += $(i + 1); nd++ } }
+           /gpu: (\[[0-9.]+ ms\] )?equalize [0-9]+:/ { e += $(NF - 1); ne++ }
+           /gpu: (\[[0-9.]+ ms\] )?encode [0-9]+ on/ { c += $(NF - 1); nc++ }
            END { printf "  - per decode call: %.1f ms (%d calls: a batch, or a part of 32 for equalize)", nd ? d / nd : 0, nd;
                  if (ne) printf ", equalize %.1f ms", e / ne; if (nc) printf ", per encode call %.1f ms", c / nc; print "" }' trace-$cmd-$dev.log
     done

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <functional>
 #include <map>
@@ -56,6 +57,12 @@ int gpu_jpeg_lanes() {
 namespace {
 std::atomic<bool> g_gpu_used{false};
 void wait_for_hardware_setups();  // below, with the GPUs' shared state
+// The trace's clock starts at the program's static initialisation, just before main (the dynamic loader's
+// part of the start, about 10 ms on the H100 host, is before it).
+const std::chrono::steady_clock::time_point g_trace_zero = std::chrono::steady_clock::now();
+double trace_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_trace_zero).count();
+}
 }
 
 int gpu_jpeg_exit(int code) {
@@ -66,7 +73,17 @@ int gpu_jpeg_exit(int code) {
     if (gpu_jpeg_trace()) {
         timespec ts{};
         clock_gettime(CLOCK_REALTIME, &ts);
-        std::fprintf(stderr, "imghist: gpu: exit at %.3f s (epoch)\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+        // The process's peak and current resident memory: the end of the process unmaps it.
+        std::string memory;
+        if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+            char line[256];
+            while (std::fgets(line, sizeof line, f))
+                if (std::strncmp(line, "VmHWM:", 6) == 0 || std::strncmp(line, "VmRSS:", 6) == 0)
+                    memory += std::string(", ") + std::string(line, std::strcspn(line, "\n"));
+            std::fclose(f);
+        }
+        std::fprintf(stderr, "imghist: gpu: [%.1f ms] exit at %.3f s (epoch)%s\n", trace_ms(),
+                     ts.tv_sec + ts.tv_nsec * 1e-9, memory.c_str());
     }
     const char* e = std::getenv("IMGHIST_GPU_EXIT");
     if (e && std::string(e) == "normal") {
@@ -91,7 +108,7 @@ bool gpu_jpeg_trace() {
 }
 
 void gpu_jpeg_trace_line(const std::string& line) {
-    if (gpu_jpeg_trace()) std::fprintf(stderr, "imghist: gpu: %s\n", line.c_str());
+    if (gpu_jpeg_trace()) std::fprintf(stderr, "imghist: gpu: [%.1f ms] %s\n", trace_ms(), line.c_str());
 }
 
 namespace {
