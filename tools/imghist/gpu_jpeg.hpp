@@ -120,8 +120,10 @@ public:
     /// Starts this GPU's hardware decoder set-up on a thread of its own (once per GPU; later calls do
     /// nothing): the handle and `lanes` batched states for `batch` images of `format`.
     void start_hardware_decoder(int batch, nv::OutputFormat format, int lanes);
-    /// Encoder states per lane.
-    static constexpr std::size_t kEncoderStates = 32;
+    /// Encoder states per lane: two per encoding thread. The warm-up makes each state's first, allocating
+    /// encode; with 8 states instead of 32 a run started 60-90 ms sooner, and its batches took as long
+    /// (H100 host, 1000 and 4000 1920x1080 JPEGs, alternating: docs/PERFORMANCE.md, "GPU JPEG pipeline").
+    static constexpr std::size_t kEncoderStates = 8;
     /// Host threads a batch's encode is split over, each with its own stream and kEncoderStates / threads
     /// states (encoding in rounds of that many images): 4, or IMGHIST_GPU_ENCODE_THREADS (1, 2, 4 or 8).
     static std::size_t encode_threads();
