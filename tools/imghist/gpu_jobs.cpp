@@ -109,7 +109,7 @@ void gpu_jpeg_stages(Stages& st, nv::OutputFormat warm_format, bool encodes) {
         // The hardware decoder first: the first batch waits for it, and its set-up is the longest part of the
         // start-up (once per GPU: later lanes find it started). The encoder states after it: made side by
         // side, the two contended in the driver and the decoder was ready 0.3 s later (H100: 0.91 s against
-        // 0.62 s after the context), while the encoder's warm-up takes 0.2 s. An error surfaces again, per
+        // 0.62 s after the context), while the encoder's warm-up takes about 0.1 s. An error surfaces again, per
         // file, in the real calls.
         // Luma equalization decodes in parts (gpu_image_batch), hist a batch at once.
         e.start_hardware_decoder(encodes && warm_format == nv::kOutputYUV ? static_cast<int>(kEncodePart) : batch,

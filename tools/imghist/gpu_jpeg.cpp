@@ -731,10 +731,9 @@ void GpuJpegEngine::prepare_encoders(bool warm) {
                      "nvjpegEncoderStateCreate");
     }
     if (!warm || !made) return;
-    // A state's first encode allocates its buffers (about 9 ms each on an H100; 32 one after the other took
-    // 0.26-0.33 s, on four threads 0.09-0.12 s, and a GPU run's start-up 0.19 s with its other steps; 8 on four
-    // threads 0.11 s): do that now, on a blank 1920x1080 4:2:0 image, while the first files are read.
-    // Larger images grow the buffers later.
+    // A state's first encode allocates its buffers (about 9 ms each on an H100; 32 states one after the other
+    // took 0.26-0.33 s, on four threads 0.09-0.12 s): do that now, on a blank 1920x1080 4:2:0 image, while the
+    // first files are read. Larger images grow the buffers later.
     const int w = 1920, hgt = 1080;
     imghist::DeviceBuffer blank(static_cast<std::size_t>(w) * hgt * 3 / 2);
     blank.fill_zero(m.stream);
