@@ -136,13 +136,17 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
     // different rows. Every result must equal the plain loop: 8-bit gray (contiguous), 8-bit colour seen
     // through an ROI at x-offset 7 (rows packed one by one), 16-bit with 1024 bins, float with values out of
     // range, a 4K and an 8K gray frame (the 8K frame's device rows fill more than one pinned chunk);
-    // thread budgets 3 (one packer), 5 and all.
+    // thread budgets 3 (one packer), 5 and all. Images larger than the pinned chunks (64 MiB) are not split:
+    // the route counts them on the device, their rows streamed through the chunks (every CPU thread packing),
+    // each chunk counted as it arrives and refilled once its copies have run — a 16K gray frame and an 8K
+    // colour frame through an ROI at x-offset 7, and the same device route of explicit Backend::Cuda calls,
+    // checked on every case.
     struct Case {
         TestImage img;
         ImageView view;
         BinSpec spec;
     };
-    std::vector<Case> cases(6);
+    std::vector<Case> cases(8);
     cases[0].img = TestImage(4096, 4096, SampleType::U8, 1);
     fill_dist<std::uint8_t>(cases[0].img, Dist::Uniform, 11, 255);
     cases[0].view = cases[0].img.view;
@@ -170,6 +174,14 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
     fill_dist<std::uint8_t>(cases[5].img, Dist::Exponential, 16, 255);
     cases[5].view = cases[5].img.view;
     cases[5].spec = BinSpec::u8();
+    cases[6].img = TestImage(15360, 8640, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(cases[6].img, Dist::Uniform, 17, 255);
+    cases[6].view = cases[6].img.view;
+    cases[6].spec = BinSpec::u8();
+    cases[7].img = TestImage(7687, 4320, SampleType::U8, 3, 7687 * 3 + 32, 3);
+    fill_dist<std::uint8_t>(cases[7].img, Dist::Normal, 18, 255);
+    cases[7].view = cases[7].img.view.roi(7, 0, 7680, 4320);
+    cases[7].spec = BinSpec::even(64, 0, 256);
     for (const Case& k : cases) {
         REQUIRE(k.view.row_bytes() * static_cast<std::size_t>(k.view.height) >= (std::size_t(4) << 20));
         const Histogram ref = plain_reference(k.view, k.spec);
@@ -185,6 +197,14 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
                 REQUIRE(h.counts == ref.counts);
                 REQUIRE(h.out_of_range == ref.out_of_range);
             }
+        }
+        for (int i = 0; i < 2; ++i) {  // the device route
+            INFO("Backend::Cuda call " << i);
+            imghist::Options opt;
+            opt.backend = Backend::Cuda;
+            const Histogram h = imghist::calcHist(k.view, k.spec, opt);
+            REQUIRE(h.counts == ref.counts);
+            REQUIRE(h.out_of_range == ref.out_of_range);
         }
         // Through Auto: a fresh class visits CUDA, the counting route and the CPU, three calls each.
         imghist::detail::host_backend_chooser().reset();

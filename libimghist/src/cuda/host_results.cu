@@ -81,6 +81,39 @@ struct PinnedResult {
     }
 };
 
+/// The counts of a host image streamed to the device in chunks (stage_stream_beside): each chunk's histogram
+/// is added into 64-bit device counters, zeroed in stream order first, and the total is copied into the
+/// call's pinned result at the end. A chunk's kernel runs while the copy engine moves the next chunks, and
+/// the device holds the ring of chunks instead of a copy of the whole image.
+class ChunkedCounts {
+public:
+    ChunkedCounts(Workspace& ws, const BinSpec& spec, int channels)
+        : ws_(ws), spec_(spec), words_(static_cast<std::size_t>(channels) * spec.bins + static_cast<std::size_t>(channels)) {
+        auto* d = ws.device_as<unsigned long long>(DeviceSlot::ChunkCounts, sizeof(unsigned long long) * words_);
+        IMGHIST_CUDA(cudaMemsetAsync(d, 0, sizeof(unsigned long long) * words_, cu(ws.stream())));
+        out_.counts = d;
+        out_.type = CountType::U64;
+        out_.out_of_range = d + (words_ - static_cast<std::size_t>(channels));
+    }
+    /// Enqueues the histogram of one device chunk, added to the counts (stage_stream_beside's chunk_ready).
+    void add(const ImageView& chunk) const {
+        AsyncOptions acc;
+        acc.accumulate = true;
+        cuda_histogram(ws_, chunk, spec_, out_, acc, OutputPlace::Device);
+    }
+    /// Enqueues the copy of the counts into `result` (same layout: counts, then the out-of-range counters).
+    void copy_to(const PinnedResult& result) const {
+        IMGHIST_CUDA(cudaMemcpyAsync(result.host, out_.counts, sizeof(unsigned long long) * words_, cudaMemcpyDeviceToHost,
+                                     cu(ws_.stream())));
+    }
+
+private:
+    Workspace& ws_;
+    const BinSpec& spec_;
+    std::size_t words_;
+    DeviceHistogramView out_;
+};
+
 /// The device's share of the rows of a split count, per kind of call (size class, sample type, channels,
 /// thread budget). After each call the rates the two sides reached (rows per second: the device's from the
 /// job's start to the end of its last copy, timed by events; the CPU threads' from the job's start to the
@@ -137,9 +170,10 @@ bool split_count_eligible(const ImageView& image, const ImageView* mask) {
     (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     const auto& t = cuda::tuning_for(major).staging;
     const std::size_t bytes = image.row_bytes() * static_cast<std::size_t>(image.height);
-    // The whole image must fit the pinned chunks, so that the device's share is never capped by them: a 16K
-    // frame (133 MB) split at the chunks' 64 MiB counted slower than the device alone (H100: 5.1-5.3 ms
-    // against 3.2-3.6 ms), and the rows past the chunks would wait for their copies to drain.
+    // At most what the pinned chunks hold. Beyond, the device's rows could stream through them, but the split
+    // then loses to the device alone: a 16K frame (133 MB) took 4.8 ms split against 3.5 ms on the device
+    // route (H100 host, the chooser's trace; 5.1-5.3 against 3.2-3.6 ms with the split capped at 64 MiB on
+    // an earlier machine): the CPU threads' counting and the packing then compete for the host's memory.
     return bytes >= t.split_min_bytes && bytes <= static_cast<std::size_t>(t.slots) * t.chunk_bytes && !is_pinned(image);
 }
 
@@ -165,7 +199,7 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     const SplitShares::Key key{size_class(image.row_bytes() * static_cast<std::size_t>(H)), static_cast<int>(image.type),
                                C, threads};
     const double share = split_shares().get(key);
-    const int g = std::max(1, std::min({static_cast<int>(std::lround(H * share)), H - 1, staging_capacity_rows(*ws, image)}));
+    const int g = std::max(1, std::min(static_cast<int>(std::lround(H * share)), H - 1));
     const std::size_t n = static_cast<std::size_t>(C) * spec.bins;
 
     // The CPU's rows [g, H) in `bands` bands, each counted by one part of the shared job into its own counts.
@@ -184,9 +218,9 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
         for (Clock::rep seen = cpu_end.load(); now > seen && !cpu_end.compare_exchange_weak(seen, now);) {
         }
     };
-    auto* dev = ws->device_as<unsigned char>(DeviceSlot::StageSrc, packed_bytes(image.roi(0, 0, image.width, g)));
-    // The device side is timed by events from before the job to the end of its last copy (its own clock):
-    // the kernel is enqueued only after the job, so it would add the CPU side's time to the device's.
+    auto* ring = ws->device_as<unsigned char>(DeviceSlot::StageSrc, staging_ring_bytes(*ws, image, g));
+    const ChunkedCounts device_counts(*ws, spec, C);
+    // The device side is timed by events from before the job to the end of its last copy (its own clock).
     const cudaStream_t s = cu(ws->stream());
     std::vector<cudaEvent_t> ev(static_cast<std::size_t>(packers) + 1, nullptr);
     struct Events {
@@ -198,10 +232,11 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     } events{ev};
     for (auto& e : ev) IMGHIST_CUDA(cudaEventCreate(&e));
     IMGHIST_CUDA(cudaEventRecord(ev[0], s));
-    const ImageView dimg = stage_upload_beside(*ws, image, g, dev, packers, bands, count_band,
-                                               reinterpret_cast<void* const*>(ev.data() + 1));
+    stage_stream_beside(*ws, image, g, ring, packers, bands, count_band,
+                        [&](const ImageView& chunk) { device_counts.add(chunk); },
+                        reinterpret_cast<void* const*>(ev.data() + 1));
     const PinnedResult result(*ws, n, C);
-    cuda_histogram(*ws, dimg, spec, result.view(), {}, OutputPlace::HostMapped);
+    device_counts.copy_to(result);
     IMGHIST_CUDA(cudaStreamSynchronize(s));
     end_blocking_call(*ws);
     float device_ms = 0.f;
@@ -225,6 +260,24 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     device = resolve_device(device);
     DeviceGuard guard(device);
     WorkspaceLease ws = blocking_workspace(device, stream, image.location == Location::Device);
+    if (mask == nullptr && image.location == Location::Host && image.height > staging_capacity_rows(*ws, image) &&
+        staging_capacity_rows(*ws, image) >= 1 && !is_pinned(image)) {
+        // A pageable image beyond the pinned chunks (a 16K frame): streamed through them, every CPU thread
+        // packing, and counted chunk by chunk, so the device holds the 64 MiB ring that the workspace keeps
+        // instead of a copy of the whole image allocated and freed again by every call. As fast as that copy
+        // (16K calcHist on an H100 host, alternating: 3.47-3.61 ms against 3.50-3.69 ms).
+        const ChunkedCounts device_counts(*ws, spec, image.channels);
+        auto* ring = ws->device_as<unsigned char>(DeviceSlot::StageSrc, staging_ring_bytes(*ws, image, image.height));
+        const int packers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        stage_stream_beside(*ws, image, image.height, ring, packers, 0, [](int) {},
+                            [&](const ImageView& chunk) { device_counts.add(chunk); });
+        const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
+        device_counts.copy_to(result);
+        IMGHIST_CUDA(cudaStreamSynchronize(cu(ws->stream())));
+        end_blocking_call(*ws);
+        result.add_to(counts, oor);
+        return;
+    }
     ImageView dimg = image, dmask = mask ? *mask : ImageView{};
     if (image.location == Location::Host && !image.empty()) {
         const std::size_t ibytes = packed_bytes(image);

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "imghist/internal/cuda_error.hpp"
@@ -121,31 +123,52 @@ int staging_capacity_rows(const Workspace& ws, const ImageView& host) {
                                                   static_cast<std::size_t>(host.height)));
 }
 
-ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* dst, int packers, int others,
-                              const std::function<void(int)>& other, void* const* packed_events) {
+std::size_t staging_ring_bytes(const Workspace& ws, const ImageView& host, int rows) {
+    const auto& t = staging_tuning(ws);
     const std::size_t row = host.row_bytes();
-    auto* dev = static_cast<std::uint8_t*>(dst);
+    const std::size_t slot_rows = t.chunk_bytes / std::max<std::size_t>(row, 1);
+    const std::size_t ring_rows = std::min(static_cast<std::size_t>(std::max(rows, 0)), static_cast<std::size_t>(t.slots) * slot_rows);
+    return std::max<std::size_t>(ring_rows * row, 1);
+}
+
+void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* ring, int packers, int others,
+                         const std::function<void(int)>& other, const std::function<void(const ImageView&)>& chunk_ready,
+                         void* const* packed_events) {
+    const std::size_t row = host.row_bytes();
+    auto* dev = static_cast<std::uint8_t*>(ring);
     const auto& t = staging_tuning(ws);
     const int slot_rows = static_cast<int>(t.chunk_bytes / std::max<std::size_t>(row, 1));
-    if (gpu_rows > staging_capacity_rows(ws, host) || slot_rows < 1)
-        throw Error(ErrorCode::InvalidArgument, "stage_upload_beside: the rows do not fit the pinned chunks");
-    prepare_slots(ws, static_cast<std::size_t>(std::min(slot_rows, std::max(gpu_rows, 1))) * row);
+    if (slot_rows < 1 || gpu_rows < 1 || gpu_rows > host.height)
+        throw Error(ErrorCode::InvalidArgument, "stage_stream_beside: no row fits a pinned chunk, or no rows to stream");
+    prepare_slots(ws, static_cast<std::size_t>(std::min(slot_rows, gpu_rows)) * row);
     auto& slots = ws.stage_slots();
+    const int nslots = static_cast<int>(slots.size());
     for (auto& s : slots)
         if (s.in_flight) {  // an earlier upload on this workspace may still read a chunk
             IMGHIST_CUDA(cudaEventSynchronize(ev(s.done)));
             s.in_flight = false;
         }
-    // Pieces of about copy_piece bytes, none across two chunks: piece k covers rows [first[k], first[k + 1]).
+    // Chunk c holds rows [c * slot_rows, ...) in pinned chunk and device chunk c % nslots. Pieces of about
+    // copy_piece bytes, none across two chunks: piece k covers rows [first[k], first[k + 1]).
+    const int chunks = (gpu_rows + slot_rows - 1) / slot_rows;
     const int piece_rows = static_cast<int>(std::max<std::size_t>(1, t.copy_piece / std::max<std::size_t>(row, 1)));
     std::vector<int> first;
+    std::vector<std::atomic<int>> pieces_left(static_cast<std::size_t>(chunks));
+    for (auto& n : pieces_left) n.store(0, std::memory_order_relaxed);
     for (int r = 0; r < gpu_rows;) {
         first.push_back(r);
+        pieces_left[static_cast<std::size_t>(r / slot_rows)].fetch_add(1, std::memory_order_relaxed);
         const int slot_end = (r / slot_rows + 1) * slot_rows;
         r = std::min({r + piece_rows, slot_end, gpu_rows});
     }
     const int pieces = static_cast<int>(first.size());
     first.push_back(gpu_rows);
+    // handed_on[c]: chunk c's copies are all enqueued, its event recorded and chunk_ready has run for it, so
+    // chunk c + nslots may refill both its chunks once that event has completed.
+    std::vector<std::atomic<bool>> handed_on(static_cast<std::size_t>(chunks));
+    for (auto& h : handed_on) h.store(false, std::memory_order_relaxed);
+    std::atomic<bool> failed{false};
+    std::mutex ready_mutex;
     const cudaStream_t s = cu(ws.stream());
     std::atomic<int> next{0};
     auto pack = [&] {
@@ -154,8 +177,20 @@ ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows
         IMGHIST_CUDA(cudaSetDevice(ws.device()));
         for (int k = next++; k < pieces; k = next++) {
             const int r0 = first[static_cast<std::size_t>(k)], r1 = first[static_cast<std::size_t>(k) + 1];
-            auto& slot = slots[static_cast<std::size_t>(r0 / slot_rows)];
-            std::uint8_t* pinned = slot.buffer.as<std::uint8_t>() + static_cast<std::size_t>(r0 % slot_rows) * row;
+            const int c = r0 / slot_rows;
+            auto& slot = slots[static_cast<std::size_t>(c % nslots)];
+            if (c >= nslots) {
+                // The chunks' previous rows: their pieces were taken before this one, so the threads packing
+                // them are running, never waiting for this one.
+                while (!handed_on[static_cast<std::size_t>(c - nslots)].load(std::memory_order_acquire)) {
+                    if (failed.load(std::memory_order_relaxed)) return;
+                    std::this_thread::yield();
+                }
+                IMGHIST_CUDA(cudaEventSynchronize(ev(slot.done)));
+            }
+            const int in_chunk = r0 - c * slot_rows;
+            std::uint8_t* pinned = slot.buffer.as<std::uint8_t>() + static_cast<std::size_t>(in_chunk) * row;
+            std::uint8_t* target = dev + (static_cast<std::size_t>(c % nslots) * slot_rows + in_chunk) * row;
             const auto* src = static_cast<const std::uint8_t*>(host.data);
             if (host.contiguous()) {
                 std::memcpy(pinned, src + static_cast<std::size_t>(r0) * row, static_cast<std::size_t>(r1 - r0) * row);
@@ -164,8 +199,17 @@ ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows
                     std::memcpy(pinned + static_cast<std::size_t>(r - r0) * row, src + static_cast<std::size_t>(r) * host.pitch, row);
             }
             // Enqueued from whichever thread packed the piece: copies of distinct rows, in any order.
-            IMGHIST_CUDA(cudaMemcpyAsync(dev + static_cast<std::size_t>(r0) * row, pinned,
-                                         static_cast<std::size_t>(r1 - r0) * row, cudaMemcpyHostToDevice, s));
+            IMGHIST_CUDA(cudaMemcpyAsync(target, pinned, static_cast<std::size_t>(r1 - r0) * row, cudaMemcpyHostToDevice, s));
+            if (pieces_left[static_cast<std::size_t>(c)].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                // The chunk's last copy is enqueued (the others returned before their counts fell): what reads
+                // the device chunk follows them in the stream, and precedes the chunk's next copies.
+                std::lock_guard<std::mutex> lock(ready_mutex);
+                IMGHIST_CUDA(cudaEventRecord(ev(slot.done), s));
+                const int c0 = c * slot_rows, c1 = std::min(gpu_rows, c0 + slot_rows);
+                chunk_ready(ImageView::device(dev + static_cast<std::size_t>(c % nslots) * slot_rows * row, host.width,
+                                              c1 - c0, host.type, host.channels, row));
+                handed_on[static_cast<std::size_t>(c)].store(true, std::memory_order_release);
+            }
         }
     };
     packers = std::max(1, packers);
@@ -174,7 +218,12 @@ ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows
         parallel_for(packers + others, packers + others, [&](int b, int e) {
             for (int i = b; i < e; ++i) {
                 if (i < packers) {
-                    pack();
+                    try {
+                        pack();
+                    } catch (...) {
+                        failed.store(true);  // packers waiting for a chunk this one would have handed on
+                        throw;
+                    }
                     if (packed_events) IMGHIST_CUDA(cudaEventRecord(ev(packed_events[i]), s));
                 } else {
                     other(i - packers);
@@ -187,13 +236,8 @@ ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows
         (void)cudaGetLastError();
         throw;
     }
-    // The chunks are free again once the copies enqueued so far have run.
-    const int used = std::min(static_cast<int>(slots.size()), (gpu_rows + slot_rows - 1) / slot_rows);
-    for (int k = 0; k < used; ++k) {
-        IMGHIST_CUDA(cudaEventRecord(ev(slots[static_cast<std::size_t>(k)].done), s));
-        slots[static_cast<std::size_t>(k)].in_flight = true;
-    }
-    return ImageView::device(dev, host.width, gpu_rows, host.type, host.channels, row);
+    // Each used chunk's event was recorded after its last copies: the chunks are free once those have run.
+    for (int k = 0; k < std::min(nslots, chunks); ++k) slots[static_cast<std::size_t>(k)].in_flight = true;
 }
 
 namespace {

@@ -23,19 +23,29 @@ IMGHIST_INTERNAL bool is_pinned(const ImageView& v);
 /// page-locked one is copied asynchronously: the caller synchronises the stream before it changes the image.
 IMGHIST_INTERNAL ImageView stage_upload(Workspace& ws, const ImageView& host, void* dst);
 
-/// Rows of `host` the workspace's pinned chunks hold at once (what stage_upload_beside can take).
+/// Rows of `host` the workspace's pinned chunks hold at once.
 IMGHIST_INTERNAL int staging_capacity_rows(const Workspace& ws, const ImageView& host);
 
-/// An upload that shares one parallel job of the CPU side with other work: `packers` of the job's parts pack
-/// rows [0, gpu_rows) of pageable `host` into the pinned chunks piece by piece, each piece's copy to `dst`
-/// (device memory, rows packed tightly) enqueued on the workspace's stream as soon as it is packed, while
-/// the job's other `others` parts run other(k) for k in [0, others). packed_events (optional): `packers`
-/// events (cudaEvent_t), packer i records event i after its last copy, so the latest of them marks the end
-/// of the copies. Returns the device view of those rows when the job has finished (their copies may still
-/// be in flight). gpu_rows <= staging_capacity_rows.
-IMGHIST_INTERNAL ImageView stage_upload_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* dst,
-                                               int packers, int others, const std::function<void(int)>& other,
-                                               void* const* packed_events = nullptr);
+/// Device bytes of the ring that stage_stream_beside fills with `rows` rows of `host`: the rows themselves
+/// when the pinned chunks hold them all, else one device chunk per pinned chunk (StagingTuning: 64 MiB), so
+/// that the device copy of an image of any size stays within what a workspace keeps between calls.
+IMGHIST_INTERNAL std::size_t staging_ring_bytes(const Workspace& ws, const ImageView& host, int rows);
+
+/// An upload that streams through the pinned chunks and shares one parallel job of the CPU side with other
+/// work: `packers` of the job's parts pack rows [0, gpu_rows) of pageable `host` piece by piece — chunk c
+/// (StagingTuning::chunk_bytes of rows) into pinned chunk c % slots, its copy to device chunk c % slots of
+/// `ring` (staging_ring_bytes, rows packed tightly) enqueued on the workspace's stream as soon as a piece is
+/// packed — while the job's other `others` parts run other(k) for k in [0, others). When every copy of a
+/// chunk is enqueued, chunk_ready(device view of the chunk's rows) runs, one call at a time, on the thread
+/// that enqueued the last one: it enqueues the work that reads them, which the stream orders after those
+/// copies and before the chunk's next rows (a chunk is refilled only after its previous copies have run
+/// and chunk_ready has returned for it). packed_events (optional): `packers` events (cudaEvent_t), packer i
+/// records event i after its last copy, so the latest of them marks the end of the device side's part.
+/// Returns when the job has finished (the copies and the chunks' work may still be in flight).
+IMGHIST_INTERNAL void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* ring, int packers,
+                                          int others, const std::function<void(int)>& other,
+                                          const std::function<void(const ImageView&)>& chunk_ready,
+                                          void* const* packed_events = nullptr);
 
 /// Host views on the CUDA backend: src is streamed to the device, `op` runs on device views (src, dst:
 /// packed copies of the same shapes) on the given stream, and the result is streamed back into dst.

@@ -178,7 +178,7 @@ struct StagingTuning {
     /// whole count takes a few hundred microseconds, no more than waking the CPU threads and the copy engine
     /// for both halves. At 8K (33 MB) on an H100 host the split counted in 0.8-1.1 ms against 1.1-1.4 ms for
     /// the device alone and 1.7-1.9 ms for the CPU (docs/PERFORMANCE.md). Images larger than the pinned
-    /// chunks (slots x chunk_bytes) are not split (split_count_eligible).
+    /// chunks (slots x chunk_bytes) are not split (split_count_eligible says why).
     std::size_t split_min_bytes = std::size_t(4) << 20;
 };
 

@@ -40,6 +40,7 @@ enum class DeviceSlot : int {
     HistSync,      ///< core: the one-pass overwrite's arrival and publication words (zero between launches)
     BatchDescs,    ///< core: per-image descriptors of a batch launch
     BatchResult,   ///< core: a batch's counts before the copy to the host
+    ChunkCounts,   ///< core: counts of a host image streamed to the device chunk by chunk, before the copy back
     Counts,        ///< filters: the histogram a table or a threshold is derived from
     Tables,        ///< filters: 4 x 256 table bytes, then the computed threshold (an int)
     Plane,         ///< filters: the luma plane of a colour equalization
@@ -53,7 +54,7 @@ enum class DeviceSlot : int {
     FusedCounts,   ///< filters: the one-launch filters' counters and ticket (zero between launches)
     MatchPoints,   ///< filters: the points of the last host target histogram one-launch matching used (cache,
                    ///< described by its host_tag)
-    StageSrc,      ///< staging: device copy of a host source image (bounded, see above)
+    StageSrc,      ///< staging: device copy of a host source image, or the ring of a streamed one (bounded, see above)
     StageDst,      ///< staging: device result to be copied back to a host image (bounded)
     Count
 };
