@@ -665,6 +665,19 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     const unsigned int slots = M == KMode::Direct ? 256u : static_cast<unsigned int>(p.out.bins) + 1u;
     const unsigned int flat_slots = C * slots;
     unsigned int* hist = smem;
+
+    // This block's vectors [v, v_end): vectors * blocks < 2^32 (the host takes this kernel for small images).
+    const unsigned int v_end = p.vectors * (blockIdx.x + 1) / gridDim.x;
+    const T* samples = reinterpret_cast<const T*>(p.base);
+    const uint4* vec = reinterpret_cast<const uint4*>(samples + p.head);
+    auto phase = [&](unsigned int v) { return C == 1 ? 0 : static_cast<int>((p.head + SPV * v) % C); };
+    unsigned int v = p.vectors * blockIdx.x / gridDim.x + tid;
+    // Groups of four vectors per thread, each group's loads issued before the previous group is counted, and
+    // the first group's before the shared counters are zeroed: the loads' latency hides the zeroing and
+    // the counting. Full groups are counted without a test per vector; the last, partial group after them.
+    uint4 q[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) q[j] = v + j * blockDim.x < v_end ? __ldg(vec + v + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
     zero_shared(hist, static_cast<int>(flat_slots) * copies);
     __syncthreads();
     if (tid >= ((blockDim.x - 1u) & ~31u)) zero_output_if_first(p.out, C);
@@ -675,20 +688,21 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
 
-    // This block's vectors [v, v_end): vectors * blocks < 2^32 (the host takes this kernel for small images).
-    const unsigned int v_end = p.vectors * (blockIdx.x + 1) / gridDim.x;
-    const T* samples = reinterpret_cast<const T*>(p.base);
-    const uint4* vec = reinterpret_cast<const uint4*>(samples + p.head);
-    auto phase = [&](unsigned int v) { return C == 1 ? 0 : static_cast<int>((p.head + SPV * v) % C); };
-    unsigned int v = p.vectors * blockIdx.x / gridDim.x + tid;
-    for (; v + 3 * blockDim.x < v_end; v += 4 * blockDim.x) {
-        uint4 q[4];
+    while (v + 3 * blockDim.x < v_end) {
+        const unsigned int vn = v + 4 * blockDim.x;
+        uint4 n[4];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) q[j] = __ldg(vec + v + j * blockDim.x);
+        for (int j = 0; j < 4; ++j)
+            n[j] = vn + j * blockDim.x < v_end ? __ldg(vec + vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
         for (int j = 0; j < 4; ++j) ctr.count_vector(q[j], phase(v + j * blockDim.x));
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q[j] = n[j];
+        v = vn;
     }
-    for (; v < v_end; v += blockDim.x) ctr.count_vector(__ldg(vec + v), phase(v));
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+        if (v + j * blockDim.x < v_end) ctr.count_vector(q[j], phase(v + j * blockDim.x));
     if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
     if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
         const unsigned int o = p.head + SPV * p.vectors + tid;
