@@ -146,42 +146,38 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
         ImageView view;
         BinSpec spec;
     };
-    std::vector<Case> cases(8);
-    cases[0].img = TestImage(4096, 4096, SampleType::U8, 1);
-    fill_dist<std::uint8_t>(cases[0].img, Dist::Uniform, 11, 255);
-    cases[0].view = cases[0].img.view;
-    cases[0].spec = BinSpec::u8();
-    cases[1].img = TestImage(2600, 2300, SampleType::U8, 3, 2600 * 3 + 64, 5);
-    fill_dist<std::uint8_t>(cases[1].img, Dist::Normal, 12, 255);
-    cases[1].view = cases[1].img.view.roi(7, 0, 2593, 2300);
-    cases[1].spec = BinSpec::u8();
-    cases[2].img = TestImage(3000, 3000, SampleType::U16, 1);
-    fill_dist<std::uint16_t>(cases[2].img, Dist::Poisson, 13, 65535);
-    cases[2].view = cases[2].img.view;
-    cases[2].spec = BinSpec::even(1024, 0, 65536);
-    cases[3].img = TestImage(2100, 2100, SampleType::F32, 1);
+    std::vector<Case> cases;
+    // An 8-bit image of w x h pixels and `ch` channels (pitch 0: packed rows), filled from distribution d,
+    // seen through the columns [x0, w).
+    auto add_u8 = [&](int w, int h, int ch, std::size_t pitch, std::size_t offset, Dist d, std::uint64_t seed, int x0,
+                      BinSpec spec) {
+        Case& c = cases.emplace_back();
+        c.img = TestImage(w, h, SampleType::U8, ch, pitch, offset);
+        fill_dist<std::uint8_t>(c.img, d, seed, 255);
+        c.view = c.img.view.roi(x0, 0, w - x0, h);
+        c.spec = spec;
+    };
+    add_u8(4096, 4096, 1, 0, 0, Dist::Uniform, 11, 0, BinSpec::u8());
+    add_u8(2600, 2300, 3, 2600 * 3 + 64, 5, Dist::Normal, 12, 7, BinSpec::u8());
     {
-        std::mt19937_64 rng(14);
-        cases[3].img.fill<float>([&](int, int, int) { return std::uniform_real_distribution<float>(-0.1f, 1.1f)(rng); });
+        Case& c = cases.emplace_back();
+        c.img = TestImage(3000, 3000, SampleType::U16, 1);
+        fill_dist<std::uint16_t>(c.img, Dist::Poisson, 13, 65535);
+        c.view = c.img.view;
+        c.spec = BinSpec::even(1024, 0, 65536);
     }
-    cases[3].view = cases[3].img.view;
-    cases[3].spec = BinSpec::even(256, 0, 1);
-    cases[4].img = TestImage(3840, 2160, SampleType::U8, 1);
-    fill_dist<std::uint8_t>(cases[4].img, Dist::Normal, 15, 255);
-    cases[4].view = cases[4].img.view;
-    cases[4].spec = BinSpec::u8();
-    cases[5].img = TestImage(7680, 4320, SampleType::U8, 1);
-    fill_dist<std::uint8_t>(cases[5].img, Dist::Exponential, 16, 255);
-    cases[5].view = cases[5].img.view;
-    cases[5].spec = BinSpec::u8();
-    cases[6].img = TestImage(15360, 8640, SampleType::U8, 1);
-    fill_dist<std::uint8_t>(cases[6].img, Dist::Uniform, 17, 255);
-    cases[6].view = cases[6].img.view;
-    cases[6].spec = BinSpec::u8();
-    cases[7].img = TestImage(7687, 4320, SampleType::U8, 3, 7687 * 3 + 32, 3);
-    fill_dist<std::uint8_t>(cases[7].img, Dist::Normal, 18, 255);
-    cases[7].view = cases[7].img.view.roi(7, 0, 7680, 4320);
-    cases[7].spec = BinSpec::even(64, 0, 256);
+    {
+        Case& c = cases.emplace_back();
+        c.img = TestImage(2100, 2100, SampleType::F32, 1);
+        std::mt19937_64 rng(14);
+        c.img.fill<float>([&](int, int, int) { return std::uniform_real_distribution<float>(-0.1f, 1.1f)(rng); });
+        c.view = c.img.view;
+        c.spec = BinSpec::even(256, 0, 1);
+    }
+    add_u8(3840, 2160, 1, 0, 0, Dist::Normal, 15, 0, BinSpec::u8());
+    add_u8(7680, 4320, 1, 0, 0, Dist::Exponential, 16, 0, BinSpec::u8());
+    add_u8(15360, 8640, 1, 0, 0, Dist::Uniform, 17, 0, BinSpec::u8());                        // beyond the chunks
+    add_u8(7687, 4320, 3, 7687 * 3 + 32, 3, Dist::Normal, 18, 7, BinSpec::even(64, 0, 256));  // beyond, ROI
     for (const Case& k : cases) {
         REQUIRE(k.view.row_bytes() * static_cast<std::size_t>(k.view.height) >= (std::size_t(4) << 20));
         const Histogram ref = plain_reference(k.view, k.spec);
