@@ -24,7 +24,7 @@
 // of every image one block holds whole (Params::store_whole) and adds those of images shared between
 // blocks into outputs zeroed before the launch; images of one geometry at equal distances are found by
 // their strides (Params::strides) instead of a descriptor array. contiguous_kernel is the same work for a
-// contiguous 8-bit or float image small enough for one range per block, without the general kernel's
+// contiguous 8-bit, 16-bit or float image small enough for one range per block, without the general kernel's
 // descriptors and tiling.
 //
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
@@ -648,7 +648,7 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
     if (tid == 0) *p.ticket = 0u;
 }
 
-/// One contiguous image of C channels (8-bit samples counted raw, or float samples binned as counted),
+/// One contiguous image of C channels (8-bit samples counted raw, 16-bit or float samples binned as counted),
 /// small enough that each block takes one range of its 16-byte vectors (the plan's small-image grid),
 /// overwritten in one pass. The general kernel's work without its generality: no descriptors, rows, tiles,
 /// masks or batch, a parameter block of a few words — at 640x480 its prologue, tiling and flush were most

@@ -93,7 +93,7 @@ struct OutputRef {
     unsigned int* sync;  ///< Params::sync
 };
 
-/// The parameters of contiguous_kernel: one contiguous image (8-bit or float samples) small enough for one
+/// The parameters of contiguous_kernel: one contiguous image (8-bit, 16-bit or float samples) small enough for one
 /// tile per block, overwritten in one pass. A few words instead of Params, so that the launch carries little.
 struct ContiguousParams {
     const unsigned char* base;  ///< first sample

@@ -262,6 +262,7 @@ void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream strea
 bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid) {
     const unsigned long long vectors = img.row_bytes() * img.height / 16;
     const bool kind = (img.type == SampleType::U8 && pl.kmode == KMode::Direct) ||
+                      (img.type == SampleType::U16 && (pl.kmode == KMode::ShiftFull || pl.kmode == KMode::Shift)) ||
                       (img.type == SampleType::F32 && (pl.kmode == KMode::ScaleF32 || pl.kmode == KMode::Arith));
     return kind && !masked && img.contiguous() && pl.storage == Storage::Smem && pl.one_tile_per_block &&
            pl.policy.threads <= 512 && img.channels <= 4 &&
@@ -305,6 +306,9 @@ void launch_contiguous(int device, const ImageView& img, const BinParams& bp, co
     p.identity = identity_fold(bp) ? 1 : 0;
     p.out = out;
     if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, img.channels, pl, grid, p, stream);
+    else if (img.type == SampleType::U16 && pl.kmode == KMode::ShiftFull)
+        launch_contiguous_as<std::uint16_t, KMode::ShiftFull>(device, img.channels, pl, grid, p, stream);
+    else if (img.type == SampleType::U16) launch_contiguous_as<std::uint16_t, KMode::Shift>(device, img.channels, pl, grid, p, stream);
     else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, img.channels, pl, grid, p, stream);
     else launch_contiguous_as<float, KMode::Arith>(device, img.channels, pl, grid, p, stream);
 }

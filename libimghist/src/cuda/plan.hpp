@@ -59,8 +59,9 @@ int grid_for(int device, KernelFn fn, const Plan& pl, unsigned long long tiles, 
 /// "hist<u8,c1,direct,smem>": the kernel family a plan runs (CudaHistogrammer::last_kernel).
 std::string kernel_name(SampleType t, int channels, const Plan& pl);
 void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream stream);
-/// Whether contiguous_kernel can take a one-pass overwrite of `img` on the plan's grid: contiguous 8-bit or
-/// float samples without a mask, the small-image grid, at most its 512 threads per block.
+/// Whether contiguous_kernel can take a one-pass overwrite of `img` on the plan's grid: contiguous 8-bit,
+/// 16-bit (bins by a shift) or float samples without a mask, the small-image grid, at most its 512 threads
+/// per block.
 bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid);
 /// Launches contiguous_kernel (raising its shared-memory limit once when the plan needs more).
 void launch_contiguous(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,

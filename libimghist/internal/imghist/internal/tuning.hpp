@@ -100,7 +100,9 @@ inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int c
     }
     // 16-bit frames with wide histograms (more than 1024 bins) up to 1 MiB: 1024 threads, one copy, 8 KiB per
     // block. Swept on H100 (u16 4096 bins, 640x480): constant data 10.6 us against 12.0 with the rows above
-    // (CUB 11.3), uniform 12.3 against 13.0 (CUB 18.7); 16 KiB per block 10.9 / 11.6.
+    // (CUB 11.3), uniform 12.3 against 13.0 (CUB 18.7); 16 KiB per block 10.9 / 11.6. These histograms
+    // (over zero_first_max_counters) are merged through the workspace, so they take the general kernel, whose
+    // 1024 threads won again in session 10's sweep (512: 11.0-12.6 against 10.3-11.8 us).
     if (!floating && sample_bytes == 2 && bins > 1024 && total_bytes <= (std::size_t(1) << 20)) {
         p.threads = 1024;
         p.copies = 1;
