@@ -556,13 +556,15 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                           {SampleType::U8, 3, BinSpec::even(64, 0, 256)},
                           {SampleType::U8, 4, BinSpec::even(100, 10, 250)},
                           {SampleType::U16, 1, BinSpec::even(4096, 0, 65536)},
+                          {SampleType::U16, 1, BinSpec::even(1024, 0, 65536)},  // a shift: the contiguous kernel
+                          {SampleType::U16, 3, BinSpec::even(256, 0, 4096)},    // a shift and a range test
                           {SampleType::F32, 1, BinSpec::even(256, 0.0, 1.0)},
                           {SampleType::F32, 3, BinSpec::even(100, -0.5, 1.5)}};  // the rule itself (Arith)
     imghist::CudaHistogrammer hg;
     imghist::DeviceBuffer counts(4 * 4096 * 8), oor(4 * 8);
     std::uint64_t seed = 1;
-    // Kernels seen: the contiguous kernel (8-bit and float) and the general one must all have run.
-    bool saw_contiguous = false, saw_contiguous_f32 = false, saw_general_u8 = false;
+    // Kernels seen: the contiguous kernel (8-bit, 16-bit and float) and the general one must all have run.
+    bool saw_contiguous = false, saw_contiguous_u16 = false, saw_contiguous_f32 = false, saw_general_u8 = false;
     for (const Geo& g : geos) {
         for (const Kind& k : kinds) {
             // Pads and offsets in samples: views of 2- and 4-byte samples must stay aligned to the sample.
@@ -597,6 +599,7 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                     hg.compute(d.view, k.spec, out);
                     const bool contiguous = hg.last_kernel().find(",contiguous") != std::string::npos;
                     if (k.t == SampleType::U8) (contiguous ? saw_contiguous : saw_general_u8) = true;
+                    if (k.t == SampleType::U16 && contiguous) saw_contiguous_u16 = true;
                     if (k.t == SampleType::F32 && contiguous) saw_contiguous_f32 = true;
                     const std::size_t n = static_cast<std::size_t>(k.channels) * k.spec.bins;
                     std::vector<std::uint64_t> got(n), got_oor(k.channels);
@@ -622,6 +625,7 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
         }
     }
     CHECK(saw_contiguous);
+    CHECK(saw_contiguous_u16);
     CHECK(saw_contiguous_f32);
     CHECK(saw_general_u8);
     // 0 x 0: the output is zeroed, nothing is launched; the blocking call returns zeros.
