@@ -179,8 +179,8 @@ struct AsyncOptions {
 /// stream) shared by every call on that stream (histograms and filters alike), allocated on first use and
 /// kept for the next call: at most 16 workspaces per device (a 17th stream makes the least recently used
 /// one go, after a wait for the device), and staging copies of host images above 64 MiB are freed when the
-/// blocking call that made them returns (imghist::release_filter_workspaces(), imghist/filters.hpp, frees
-/// them all).
+/// blocking call that made them returns (histograms of such images stream through a kept 64 MiB ring
+/// instead; imghist::release_filter_workspaces(), imghist/filters.hpp, frees them all).
 class IMGHIST_API CudaHistogrammer {
 public:
     /// device = -1: the current device. Throws Error(NoDevice) when CUDA is unavailable.
