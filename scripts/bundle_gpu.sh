@@ -4,9 +4,10 @@
 # Packs what a GPU host needs to run the test executables, the benchmark and the imghist CLI of a build,
 # without a compiler, OpenCV or any other development package there:
 #
-#   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, gpuhist_calls_bench, gpuhist_filters_sample
-#                       (those built)
-#   OUT_DIR/tests/      every test_* executable of BUILD_DIR/tests (and its subdirectories)
+#   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, gpuhist_calls_bench (those built)
+#   OUT_DIR/tests/      every test_* executable of BUILD_DIR/tests (and its subdirectories) but the CLI's
+#                       file-format tests (test_cli, test_cli_formats: CPU work, read back with OpenCV's
+#                       imgcodecs, whose GDAL, ICU and video codecs would be most of the bundle; CI runs them)
 #   OUT_DIR/lib/        every shared library ldd resolves for them, except the system's own
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
 #                       driver's (libcuda, libnvidia*)
@@ -46,9 +47,10 @@ while IFS= read -r -d '' f; do
         cp -p "$f" "$OUT_DIR/tests/"
         EXES+=("$OUT_DIR/tests/$(basename "$f")")
     fi
-done < <(find "$BUILD_DIR/tests" -maxdepth 2 -type f -name 'test_*' ! -name '*.*' -print0 2>/dev/null | sort -z)
+done < <(find "$BUILD_DIR/tests" -maxdepth 2 -type f -name 'test_*' ! -name '*.*' ! -name test_cli ! -name test_cli_formats \
+              -print0 2>/dev/null | sort -z)
 
-for name in imghist imghist-bench filters_bench gpuhist_calls_bench gpuhist_filters_sample; do
+for name in imghist imghist-bench filters_bench gpuhist_calls_bench; do
     # prefer the copy next to the CLI (tools/imghist), then any other in the build tree
     found=""
     for cand in "$BUILD_DIR/tools/imghist/$name" "$BUILD_DIR/bin/$name" "$BUILD_DIR/bench/$name" \

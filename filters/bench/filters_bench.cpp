@@ -22,13 +22,14 @@
 //   histogram's round trip to the host dominate.
 // Device timings: CUDA events around each call, after warm-up, median of --runs runs (>= 21).
 // Host timings (cv::Mat paths and OpenCV): steady clock, median. Data: uniform, gauss sigma 32, constant,
-// photo (a tiled photograph, or a synthetic scene when OpenCV's imgcodecs is missing).
+// photo (a tiled photograph, or a synthetic scene when the imghist program's file layer is not built).
 #include <cuda_runtime.h>
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
-#ifdef FILTERS_BENCH_HAVE_IMGCODECS
-#include <opencv2/imgcodecs.hpp>
+#ifdef FILTERS_BENCH_HAVE_PNG_READER
+#include "codec.hpp"   // the imghist program's file layer
+#include "fileio.hpp"
 #endif
 
 #include <algorithm>
@@ -104,16 +105,22 @@ double time_host(int runs, const std::function<void()>& fn, int warm = 1) {
 }
 
 /// camera.png ($IMGHIST_SAMPLES_DIR, as a bundle's env.sh sets it, or samples/images above the working
-/// directory), read once; a synthetic smooth scene where it cannot be read.
+/// directory; 8-bit gray), read once with the imghist program's PNG decoder; a synthetic smooth scene where
+/// it cannot be read.
 cv::Mat load_photo_tile() {
-#ifdef FILTERS_BENCH_HAVE_IMGCODECS
+#ifdef FILTERS_BENCH_HAVE_PNG_READER
     std::vector<std::string> paths;
     if (const char* dir = std::getenv("IMGHIST_SAMPLES_DIR")) paths.push_back(std::string(dir) + "/camera.png");
     for (const char* p : {"samples/images/camera.png", "../samples/images/camera.png", "../../samples/images/camera.png"})
         paths.push_back(p);
     for (const std::string& p : paths) {
-        cv::Mat m = cv::imread(p, cv::IMREAD_GRAYSCALE);
-        if (!m.empty()) return m;
+        try {
+            const cli::Image img = cli::decode_image(cli::read_file(p), p, cli::DecodeOptions{});
+            if (img.depth() != 8 || img.channels() != 1) continue;
+            return cv::Mat(img.height(), img.width(), CV_8UC1, const_cast<std::uint8_t*>(img.data()), img.row_bytes()).clone();
+        } catch (const std::exception&) {
+            // not there (or not readable): the next place
+        }
     }
 #endif
     cv::Mat m(512, 512, CV_8UC1);

@@ -7,8 +7,9 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
-#ifdef IMGHIST_TEST_HAVE_IMGCODECS
-#include <opencv2/imgcodecs.hpp>
+#ifdef IMGHIST_TEST_HAVE_PNG_READER
+#include "codec.hpp"   // the imghist program's file layer (imghist_cli_io)
+#include "fileio.hpp"
 #endif
 
 #include <algorithm>
@@ -82,26 +83,35 @@ inline const std::vector<int>& roi_offsets() {
     return shapes_only() ? quick : o;
 }
 
-#ifdef IMGHIST_TEST_HAVE_IMGCODECS
-/// One of the shipped photographs (samples/images). They are part of the repository, so a missing or
-/// unreadable file fails the test instead of being replaced by something else.
-inline cv::Mat sample_photo(const std::string& name, int flags) {
+#ifdef IMGHIST_TEST_HAVE_PNG_READER
+/// One of the shipped photographs (samples/images) as stored, 8-bit gray or colour (in OpenCV's channel
+/// order, BGR). Read with the imghist program's PNG decoder, so that the test needs no OpenCV imgcodecs (and a
+/// GPU host's bundle none of the libraries it brings); the decoder has its own tests against imgcodecs and
+/// PIL (tests/cli). The files are part of the repository: a missing or unreadable one fails the test
+/// instead of being replaced by something else.
+inline cv::Mat sample_photo(const std::string& name) {
     const std::string path = imghist_test::source_dir() + "/samples/images/" + name;
-    cv::Mat m = cv::imread(path, flags);
     INFO("photograph " << path);
-    REQUIRE_FALSE(m.empty());
+    const cli::Image img = cli::decode_image(cli::read_file(path), path, cli::DecodeOptions{});
+    REQUIRE(img.depth() == 8);
+    REQUIRE((img.channels() == 1 || img.channels() == 3));
+    const cv::Mat stored(img.height(), img.width(), CV_8UC(img.channels()), const_cast<std::uint8_t*>(img.data()),
+                         img.row_bytes());
+    cv::Mat m;
+    if (img.channels() == 3) cv::cvtColor(stored, m, cv::COLOR_RGB2BGR);
+    else m = stored.clone();
     return m;
 }
 #endif
 
 /// A photograph (camera.png in gray, coffee.png in colour; a synthetic smooth scene only in builds
-/// without OpenCV's imgcodecs) of the given channels.
+/// without the imghist program's file layer) of the given channels.
 inline cv::Mat photo(int channels) {
     static cv::Mat gray, color;
     if (gray.empty() || color.empty()) {
-#ifdef IMGHIST_TEST_HAVE_IMGCODECS
-        gray = sample_photo("camera.png", cv::IMREAD_GRAYSCALE);
-        color = sample_photo("coffee.png", cv::IMREAD_COLOR);
+#ifdef IMGHIST_TEST_HAVE_PNG_READER
+        gray = sample_photo("camera.png");
+        color = sample_photo("coffee.png");
 #else
         {
             gray.create(512, 512, CV_8UC1);
