@@ -544,9 +544,13 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
         int w, h;
         std::size_t pad;    // extra samples per row (0: tightly packed)
         std::size_t offset; // first sample's offset from a 64-byte boundary, in samples
+        std::size_t align;  // > 0: the pitch is the row rounded up to this many bytes (pad unused), as
+                            // cudaMallocPitch and OpenCV's GpuMats lay rows out: the contiguous kernel's rows
     };
-    const Geo geos[] = {{1, 1, 0, 0}, {1, 999, 0, 3}, {999, 1, 0, 7}, {17, 13, 5, 1}, {640, 480, 0, 0},
-                        {641, 479, 3, 9}, {1000, 1001, 16, 15}};
+    const Geo geos[] = {{1, 1, 0, 0, 0},      {1, 999, 0, 3, 0},    {999, 1, 0, 7, 0},   {17, 13, 5, 1, 0},
+                        {640, 480, 0, 0, 0},  {641, 479, 3, 9, 0},  {1000, 1001, 16, 15, 0},
+                        {640, 480, 0, 0, 512}, {333, 77, 0, 5, 16}, {1000, 300, 0, 3, 512},
+                        {20, 50, 0, 0, 16}};  // 20-byte rows: fewer than two vectors per row, the general kernel
     struct Kind {
         SampleType t;
         int channels;
@@ -563,14 +567,17 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
     imghist::CudaHistogrammer hg;
     imghist::DeviceBuffer counts(4 * 4096 * 8), oor(4 * 8);
     std::uint64_t seed = 1;
-    // Kernels seen: the contiguous kernel (8-bit, 16-bit and float) and the general one must all have run.
+    // Kernels seen: the contiguous kernel (8-bit, 16-bit and float; contiguous images and rows) and the general
+    // one must all have run.
     bool saw_contiguous = false, saw_contiguous_u16 = false, saw_contiguous_f32 = false, saw_general_u8 = false;
+    bool saw_rows_u8 = false, saw_rows_u16 = false, saw_rows_f32 = false;
     for (const Geo& g : geos) {
         for (const Kind& k : kinds) {
             // Pads and offsets in samples: views of 2- and 4-byte samples must stay aligned to the sample.
             const std::size_t ss = imghist::sample_size(k.t);
             const std::size_t row = static_cast<std::size_t>(g.w) * k.channels * ss;
-            TestImage img(g.w, g.h, k.t, k.channels, row + g.pad * ss, g.offset * ss);
+            const std::size_t pitch = g.align ? (row + g.align - 1) / g.align * g.align : row + g.pad * ss;
+            TestImage img(g.w, g.h, k.t, k.channels, pitch, g.offset * ss);
             std::mt19937_64 rng(seed++);
             // Out-of-range samples included (the f32 range is [0, 1), the 100-bin range [10, 250)).
             if (k.t == SampleType::F32)
@@ -598,9 +605,11 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                     REQUIRE(cudaMemset(oor.data(), 0x5A, 4 * 8) == cudaSuccess);
                     hg.compute(d.view, k.spec, out);
                     const bool contiguous = hg.last_kernel().find(",contiguous") != std::string::npos;
+                    const bool rows = hg.last_kernel().find(",contiguous-rows") != std::string::npos;
                     if (k.t == SampleType::U8) (contiguous ? saw_contiguous : saw_general_u8) = true;
                     if (k.t == SampleType::U16 && contiguous) saw_contiguous_u16 = true;
                     if (k.t == SampleType::F32 && contiguous) saw_contiguous_f32 = true;
+                    if (rows) (k.t == SampleType::U8 ? saw_rows_u8 : k.t == SampleType::U16 ? saw_rows_u16 : saw_rows_f32) = true;
                     const std::size_t n = static_cast<std::size_t>(k.channels) * k.spec.bins;
                     std::vector<std::uint64_t> got(n), got_oor(k.channels);
                     if (type == imghist::CountType::U64) {
@@ -628,6 +637,9 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
     CHECK(saw_contiguous_u16);
     CHECK(saw_contiguous_f32);
     CHECK(saw_general_u8);
+    CHECK(saw_rows_u8);
+    CHECK(saw_rows_u16);
+    CHECK(saw_rows_f32);
     // 0 x 0: the output is zeroed, nothing is launched; the blocking call returns zeros.
     imghist::DeviceHistogramView out;
     out.counts = counts.data();

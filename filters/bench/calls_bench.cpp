@@ -1,14 +1,17 @@
 // calls_bench — wall time of the user-facing calls at the frame sizes people have, as a program sees it
 // (validation, launches, transfers and the wait included), beside OpenCV's CPU functions on the same host.
 //
-//   calls_bench [--sizes 640x480,1080p,4K,8K,16K] [--reps N] [--json FILE]
+//   calls_bench [--sizes 640x480,1080p,4K,8K,16K] [--reps N] [--device-only] [--json FILE]
 //
 // Rows, for each size (8-bit gray, uniform random data — the hard case for a histogram):
 //   hist/view-blocking     imghist::calcHist(device view): counts in a host Histogram when it returns
 //   hist/gpumat+wait       gpuhist::calcHist(GpuMat -> GpuMat) + cudaStreamSynchronize
 //   equalize/gpumat+wait   gpuhist::equalizeHist(GpuMat) + cudaStreamSynchronize
 //   otsu/gpumat            gpuhist::threshold(GpuMat, THRESH_BINARY | THRESH_OTSU), which returns the value
-//   {hist,equalize,otsu}/mat-auto   the cv::Mat -> cv::Mat call with the default backend choice
+//                          (dst is written in stream order after it returns)
+//   otsu/gpumat+wait       the same + cudaStreamSynchronize: dst written too
+//   {hist,equalize,otsu}/mat-auto   the cv::Mat -> cv::Mat call with the default backend choice (these and
+//                          the rows below are left out with --device-only)
 //   {hist,equalize,otsu}/mat-cpu, /mat-cuda   the same with setBackend(Cpu) / setBackend(Cuda)
 //   {hist,equalize,otsu}/opencv     cv::calcHist, cv::equalizeHist, cv::threshold(OTSU) (all OpenCV threads)
 // Host clock (steady_clock) around each call, warm-up first, median of the runs. Every output is checked
@@ -82,6 +85,7 @@ bool parse_frame(const std::string& s, Frame& f) {
 int main(int argc, char** argv) {
     std::vector<Frame> frames;
     int reps = 201;
+    bool device_only = false;
     std::string json;
     std::string sizes = "640x480,1080p,4K,8K,16K";
     for (int i = 1; i < argc; ++i) {
@@ -93,8 +97,10 @@ int main(int argc, char** argv) {
         if (a == "--sizes") sizes = next();
         else if (a == "--reps") reps = std::max(7, std::atoi(next().c_str()));
         else if (a == "--json") json = next();
+        else if (a == "--device-only") device_only = true;
         else {
-            std::printf("usage: %s [--sizes 640x480,1080p,4K,8K,16K] [--reps N] [--json FILE]\n", argv[0]);
+            std::printf("usage: %s [--sizes 640x480,1080p,4K,8K,16K] [--reps N] [--device-only] [--json FILE]\n",
+                        argv[0]);
             return a == "--help" || a == "-h" ? 0 : 64;
         }
     }
@@ -145,14 +151,14 @@ int main(int argc, char** argv) {
 
         // OpenCV references.
         cv::Mat ref_hist, ref_eq, ref_otsu;
+        double ref_otsu_level = 0;
         {
             const int ch = 0, bins = 256;
             const float range[] = {0.f, 256.f};
             const float* ranges[] = {range};
             cv::calcHist(&src, 1, &ch, cv::Mat(), ref_hist, 1, &bins, ranges);
             cv::equalizeHist(src, ref_eq);
-            const double t = cv::threshold(src, ref_otsu, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
-            (void)t;
+            ref_otsu_level = cv::threshold(src, ref_otsu, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU);
         }
 
         // Device-resident, blocking.
@@ -189,12 +195,25 @@ int main(int argc, char** argv) {
                 });
         }
         {
-            gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU, imghist::Stream(stream));
+            const double t = gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU,
+                                                imghist::Stream(stream));
+            cudaStreamSynchronize(stream);  // the pass that writes dst completes in stream order
+            check(t == ref_otsu_level, "threshold(GpuMat, OTSU) level");
             check(same(download(ddst_store), ref_otsu), "threshold(GpuMat, OTSU)");
             time_call("otsu/gpumat", [&] {
                     (void)gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU,
                                              imghist::Stream(stream));
                 });
+            time_call("otsu/gpumat+wait", [&] {
+                    (void)gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU,
+                                             imghist::Stream(stream));
+                    cudaStreamSynchronize(stream);
+                });
+        }
+        cudaStreamSynchronize(stream);
+        if (device_only) {
+            std::printf("\n");
+            continue;
         }
 
         // Host cv::Mat -> cv::Mat, per backend, and OpenCV.

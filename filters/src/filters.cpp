@@ -92,20 +92,21 @@ void run_cuda(const ImageView& src, const ImageView& dst, const FilterOptions& o
 double cuda_threshold_any(const ImageView& src, const ImageView& dst, const detail::ThresholdParams& p,
                           AutoThreshold automatic, const FilterOptions& o, int* computed) {
     if (src.location == Location::Device) {
-        const bool wait = automatic != AutoThreshold::None && computed == nullptr;
-        const double r = detail::cuda_threshold(src, dst, p, automatic, computed, wait, o.device, o.stream);
-        return automatic == AutoThreshold::None ? p.used : r;
+        // A device image's automatic level is returned by threshold() itself (computed on the host); here it
+        // goes to `computed` on the stream (thresholdAsync).
+        detail::cuda_threshold(src, dst, p, automatic, computed, o.device, o.stream);
+        return automatic == AutoThreshold::None ? p.used : std::numeric_limits<double>::quiet_NaN();
     }
     if (automatic == AutoThreshold::None) {
         detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-            detail::cuda_threshold(s, d, p, automatic, nullptr, false, -1, st);
+            detail::cuda_threshold(s, d, p, automatic, nullptr, -1, st);
         });
         return p.used;
     }
     // The staged run synchronises its stream before returning, so the pinned value is final afterwards.
     int* value = detail::cuda_pinned_int(o.device, o.stream);
     detail::cuda_staged(src, dst, o.device, o.stream, [&](const ImageView& s, const ImageView& d, Stream st) {
-        detail::cuda_threshold(s, d, p, automatic, value, false, -1, st);
+        detail::cuda_threshold(s, d, p, automatic, value, -1, st);
     });
     if (computed) *computed = *value;
     return static_cast<double>(*value);
@@ -181,22 +182,42 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
     detail::ThresholdParams p = detail::threshold_params(src.type, thresh, maxval, type);
 
     double result = p.used;
-    auto device = [&] { result = cuda_threshold_any(src, dst, p, automatic, o, computed); };
     if (automatic == AutoThreshold::None) {
         on_backend(
-            src, o, detail::HostWork::PointFilter, [&] { detail::cpu_threshold(src, dst, p, o.cpu_threads); }, device);
+            src, o, detail::HostWork::PointFilter, [&] { detail::cpu_threshold(src, dst, p, o.cpu_threads); },
+            [&] { result = cuda_threshold_any(src, dst, p, automatic, o, computed); });
         return result;
     }
     const BinSpec spec = src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
+    // The level of a histogram (the host's arithmetic, the CPU backend's), and the parameters it gives.
+    auto level_params = [&](const Histogram& h) {
+        const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
+                                                       : triangle_threshold(h.channel(0));
+        if (computed) *computed = t;
+        p = detail::threshold_params(src.type, t, maxval, type);
+        result = p.used;
+    };
+    auto device = [&] {
+        if (src.location == Location::Device && computed == nullptr) {
+            // The level is returned, so the call waits for it: the histogram comes to the host in the core's
+            // blocking call (which returns as soon as the kernel's last block has written it), the level is
+            // computed here — its recurrence is sequential, and a host core runs it several times faster
+            // than one GPU thread — and the pass that writes dst is enqueued without waiting for it.
+            Options ho;
+            ho.backend = Backend::Cuda;
+            ho.device = o.device;
+            ho.stream = o.stream;
+            level_params(calcHist(src, spec, ho));
+            detail::cuda_threshold(src, dst, p, AutoThreshold::None, nullptr, o.device, o.stream);
+            return;
+        }
+        result = cuda_threshold_any(src, dst, p, automatic, o, computed);
+    };
     on_histogram_route(
         src, spec, o,
         [&](const Histogram& h) {
-            const int t = automatic == AutoThreshold::Otsu ? otsu_threshold(h.channel(0), spec.bins)
-                                                           : triangle_threshold(h.channel(0));
-            p = detail::threshold_params(src.type, t, maxval, type);
-            if (computed) *computed = t;
+            level_params(h);
             detail::cpu_threshold(src, dst, p, o.cpu_threads);
-            result = p.used;
         },
         device);
     return result;

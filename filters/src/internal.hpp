@@ -46,10 +46,10 @@ void cuda_equalize_color(const ImageView& src, const ImageView& dst, ColorEquali
                          Stream stream);
 void cuda_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int device, Stream stream);
 /// automatic == None: uses p as given. Otherwise computes the threshold on the device, writes it to
-/// `computed` when non-null, and applies with p.op / p.imaxval. Returns the value when `wait` (waiting on
-/// the stream), NaN otherwise.
-double cuda_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, AutoThreshold automatic,
-                      int* computed, bool wait, int device, Stream stream);
+/// `computed` (device or pinned host memory) when non-null, and applies with p.op / p.imaxval. Enqueues
+/// everything and returns without waiting.
+void cuda_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, AutoThreshold automatic,
+                    int* computed, int device, Stream stream);
 /// Histogram of a device image (optional device mask) written as 32-bit counts into caller device memory
 /// (`channel_stride` counters between channels), enqueued on `stream`.
 void cuda_histogram_into(const ImageView& img, const ImageView* mask, const BinSpec& spec, void* counts,

@@ -20,7 +20,7 @@ void cuda_equalize_color(const ImageView&, const ImageView&, ColorEqualize, int,
     no_cuda("equalize_hist_color");
 }
 void cuda_apply_lut(const ImageView&, const ImageView&, const Lut8*, int, Stream) { no_cuda("apply_lut"); }
-double cuda_threshold(const ImageView&, const ImageView&, const ThresholdParams&, AutoThreshold, int*, bool, int, Stream) {
+void cuda_threshold(const ImageView&, const ImageView&, const ThresholdParams&, AutoThreshold, int*, int, Stream) {
     no_cuda("threshold");
 }
 void cuda_histogram_into(const ImageView&, const ImageView*, const BinSpec&, void*, std::size_t, Stream) {

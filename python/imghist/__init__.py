@@ -43,9 +43,10 @@ Streams. Work on device arrays is enqueued on the caller's stream and the call r
   - other __cuda_array_interface__ producers: the interface's 'stream' entry (absent or None: the legacy
     default stream); the result's __cuda_array_interface__['stream'] names the stream it was written on;
   - other DLPack producers: __dlpack__(stream=1) is called and the work runs on the legacy default stream.
-  The one call that waits is threshold() with THRESH_OTSU / THRESH_TRIANGLE on a device array: it returns
-  the computed threshold, so it waits for its stream (only that stream). Host arrays: every call returns
-  finished results.
+  The calls that wait return a computed value: threshold() with THRESH_OTSU / THRESH_TRIANGLE on a device
+  array waits for the image's histogram (the level is computed on the host), thresholdMultiOtsu for its
+  threshold search; the output array is written in stream order after they return, like every other
+  call's. Host arrays: every call returns finished results.
 
 The GIL is released while the library works, so calls from several Python threads run in parallel.
 Errors are imghist.Error subclasses carrying the library's message (see imghist._errors): bad arguments
@@ -335,7 +336,8 @@ def threshold(src, thresh, maxval, type, dst=None, *, backend="auto"):
     """cv2.threshold: returns (retval, dst). type: THRESH_BINARY, _BINARY_INV, _TRUNC, _TOZERO, _TOZERO_INV,
     optionally | THRESH_OTSU (uint8, uint16, 1 channel) or | THRESH_TRIANGLE (uint8, 1 channel).
     Accepts uint8, uint16 and float32 images with 1, 3 or 4 channels. With an automatic threshold on a
-    device array the call waits for its stream (it returns the computed value)."""
+    device array the call waits for the image's histogram (it returns the computed value); dst is written
+    in stream order."""
     s = _input(src, "threshold: src")
     _check_backend(s, backend)
     out, out_arg = _output(s, dst, "threshold: dst")

@@ -51,11 +51,12 @@
 // Streams. Every function takes an optional last argument that is either a cv::cuda::Stream (OpenCV
 // builds with CUDA) or a raw cudaStream_t. GpuMat overloads enqueue their work on that stream and return
 // at once: histogram, table and apply stay on the device, with no copy to the host and no
-// synchronisation (the exceptions return a computed value and wait for their stream only: threshold() with
-// THRESH_OTSU / THRESH_TRIANGLE — thresholdAsync() does not wait — and thresholdMultiOtsu() on 8U, which
-// waits for its threshold search only; and the 16U
-// level-table operations above). Without a
-// stream argument GpuMat work goes to the default stream. Host calls return when dst is written.
+// synchronisation. The exceptions return a computed value and wait for the work that yields it only, and
+// dst completes in stream order after they return: threshold() with THRESH_OTSU / THRESH_TRIANGLE waits
+// for the image's histogram (the level is computed on the host; thresholdAsync() does not wait at all),
+// thresholdMultiOtsu() on 8U for its threshold search, and the 16U level-table operations above for their
+// histogram. Without a stream argument GpuMat work goes to the default stream. Host calls return when dst
+// is written.
 //
 // Backends. GpuMat inputs always run on CUDA. Host inputs run on CUDA when a device exists
 // (streamed through pinned staging buffers so that PCIe transfers overlap the host copies; Mats in
@@ -155,7 +156,8 @@ IMGHIST_API void equalizeHist(cv::InputArray src, cv::OutputArray dst, EqualizeM
 
 // ---- threshold -------------------------------------------------------------------------------------------
 /// cv::threshold; returns the threshold used. With THRESH_OTSU / THRESH_TRIANGLE the GpuMat overload waits
-/// on its stream for that value (use thresholdAsync to stay asynchronous).
+/// for that value (the histogram, counted on the stream) and enqueues the pass that writes dst without
+/// waiting for it (use thresholdAsync to stay asynchronous throughout).
 IMGHIST_API double threshold(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, double thresh, double maxval, int type,
                  StreamArg stream = {});
 /// Asynchronous threshold. With THRESH_OTSU / THRESH_TRIANGLE the computed threshold is written, on the

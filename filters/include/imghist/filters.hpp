@@ -37,8 +37,9 @@
 //   - Device views always run on CUDA. The work is enqueued on FilterOptions::stream and the call returns
 //     without waiting (histogram -> table -> apply all stay on the device; nothing is copied to the host
 //     and no stream or device is synchronised). Exception: threshold() with an automatic threshold and
-//     no `computed` output, which must wait for the value it returns (it waits on its stream only);
-//     likewise threshold_multiotsu, and the level-table operations on u16 images (see their section below).
+//     no `computed` output, which must wait for the value it returns (it waits for the image's histogram
+//     only; the pass that writes dst completes in stream order); likewise threshold_multiotsu, and the
+//     level-table operations on u16 images (see their section below).
 //   - Host views run on the backend chosen by FilterOptions::backend (Auto: the way measured faster for
 //     calls like it, see Backend in histogram.hpp; for equalization and the Otsu and Triangle thresholds
 //     one way is to count on the device, with CPU threads counting part of a large image beside it, and
@@ -115,7 +116,10 @@ void apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, con
 /// from the image. Returns the threshold used, as cv::threshold does (integer-valued for u8 and u16).
 /// Device views with an automatic threshold: when `computed` is non-null the computed threshold is
 /// written there as an int (device memory, or pinned host memory the device can write) on the stream,
-/// and the call returns NaN at once; when it is null the call waits for the value on its stream.
+/// and the call returns NaN at once (histogram, level and pass stay on the device). When it is null the
+/// call returns the value: the histogram is counted on the stream and comes to the host (the call waits
+/// for it alone), the level is computed on the host, and the pass that writes dst is enqueued on the
+/// stream without waiting — synchronise the stream (or order later work on it) before reading dst.
 IMGHIST_API
 double threshold(const ImageView& src, const ImageView& dst, double thresh, double maxval, ThresholdType type,
                  AutoThreshold automatic = AutoThreshold::None, const FilterOptions& options = {},

@@ -166,14 +166,13 @@ void cuda_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts
     launch_lut(ws, src, dst, nullptr, p, false, stream);
 }
 
-double cuda_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, AutoThreshold automatic,
-                      int* computed, bool wait, int device, Stream stream) {
+void cuda_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, AutoThreshold automatic,
+                    int* computed, int device, Stream stream) {
     require_device_views(src, dst);
     DeviceScope scope(device);
     WorkspaceLease lease = workspace(stream);
     Workspace& ws = *lease;
     const int* t_dev = nullptr;
-    int* waited = nullptr;
     if (automatic != AutoThreshold::None && src.type == SampleType::U8) {
         // One launch: the histogram, the threshold and the pass.
         FusedRequest r;
@@ -181,20 +180,14 @@ double cuda_threshold(const ImageView& src, const ImageView& dst, const Threshol
         r.maxval = p.imaxval;
         r.op = p.op;
         r.level = device_threshold(ws);
-        r.level_host = wait ? (waited = pinned_int(-1)) : computed;
-        if (try_fused_filter_u8(ws, src, dst, r, stream)) {
-            if (!waited) return std::numeric_limits<double>::quiet_NaN();
-            FILTERS_CUDA(cudaStreamSynchronize(cu(stream)));
-            return static_cast<double>(*waited);
-        }
-        waited = nullptr;
+        r.level_host = computed;
+        if (try_fused_filter_u8(ws, src, dst, r, stream)) return;
     }
     if (automatic != AutoThreshold::None) {
         const int bins = src.type == SampleType::U8 ? 256 : 65536;
         const CountType type = device_histogram(ws, src, bins);
         int* out = device_threshold(ws);
         int* out2 = computed;
-        if (wait) out2 = waited = pinned_int(-1);
         const bool u32 = type == CountType::U32;
         if (automatic == AutoThreshold::Triangle) {
             if (u32) kernels::triangle_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned int>(ws), out, out2);
@@ -234,11 +227,6 @@ double cuda_threshold(const ImageView& src, const ImageView& dst, const Threshol
         default: throw Error(ErrorCode::Unsupported, "threshold: unsupported sample type");
     }
     FILTERS_LAUNCHED("threshold kernel");
-    if (waited) {
-        FILTERS_CUDA(cudaStreamSynchronize(cu(stream)));
-        return static_cast<double>(*waited);
-    }
-    return std::numeric_limits<double>::quiet_NaN();
 }
 
 void cuda_clahe(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int device, Stream stream) {

@@ -20,12 +20,14 @@
 // A single-image launch that overwrites device memory does it in one pass (Params::zero_first): the first
 // block to arrive zeroes the output while the others count, and every block adds its counts straight into
 // it once that is published. Mapped host outputs (blocking calls) and wide histograms are counted in the
-// workspace instead and copied out by the last block to finish. A batch that overwrites stores the counts
+// workspace instead and copied out by the last block to finish (finish_merge), which for a blocking call
+// then raises a word in page-locked host memory: the host reads the result when it sees that word, instead
+// of synchronising the stream (measured on H100: about 1.5 us less of a blocking call). A batch that overwrites stores the counts
 // of every image one block holds whole (Params::store_whole) and adds those of images shared between
 // blocks into outputs zeroed before the launch; images of one geometry at equal distances are found by
 // their strides (Params::strides) instead of a descriptor array. contiguous_kernel is the same work for a
 // contiguous 8-bit, 16-bit or float image small enough for one range per block, without the general kernel's
-// descriptors and tiling.
+// descriptors and tiling, either way.
 //
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
 // samples out of range, so the hot loop has no branch), copy k of slot s of channel c sits at
@@ -38,6 +40,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "binning.hpp"  // BinParams, BinMode
 #include "cuda/histogram_params.hpp"  // Desc, Params: the launch parameters
@@ -124,6 +127,10 @@ __device__ __forceinline__ void smem_inc(unsigned int addr) {
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr));
 }
 
+__device__ __forceinline__ void smem_add(unsigned int addr, unsigned int v) {
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(addr), "r"(v));
+}
+
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     return static_cast<unsigned int>(__cvta_generic_to_shared(p));
 }
@@ -190,6 +197,16 @@ struct Counter {
                 count(static_cast<T>(Tr::get(q, k)), c);
             }
         }
+    }
+
+    /// 8-bit gray, raw values: when the vector is sixteen equal bytes, counts them with one increment by 16
+    /// and returns true (a sixteenth of the shared-memory atomics that bound the counting of flat data).
+    __device__ __forceinline__ bool count_if_flat(const uint4& q) {
+        static_assert(S == Storage::Smem && C == 1 && M == KMode::Direct && sizeof(T) == 1, "8-bit gray, raw values");
+        const unsigned int b = __byte_perm(q.x, 0u, 0x0000u);  // byte 0 in all four bytes
+        if (q.x != b || q.y != b || q.z != b || q.w != b) return false;
+        smem_add(lane_base + (b & 0xFFu) * slot_bytes, 16u);
+        return true;
     }
 };
 
@@ -488,6 +505,58 @@ struct FlushTarget {
     }
 };
 
+/// The workspace counters of the last-block merge as a flush target (bins counters per channel).
+__device__ __forceinline__ FlushTarget merge_target(const MergeRef& m, unsigned int bins) {
+    return FlushTarget{m.counts, bins, m.oor, bins, m.u64 != 0};
+}
+
+/// The end of a merged launch (MergeRef), called by every block after its counts are in the workspace: the
+/// last block to arrive copies the workspace to `out` (plain stores: `out` may be page-locked host memory,
+/// where device atomics would cross the bus), zeroes it and the ticket for the next launch, and then raises
+/// m.done for a host that is waiting for the result. Each thread fences its own stores at system scope
+/// before the barrier, so the host sees every count before it sees the word.
+__device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarget& out, int C) {
+    __shared__ bool last;
+    const unsigned int tid = threadIdx.x;
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(m.ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const unsigned int bins = out.bins;
+    const unsigned int n = static_cast<unsigned int>(C) * bins;
+    for (unsigned int i = tid; i < n; i += blockDim.x) {
+        unsigned long long v;
+        if (m.u64) {
+            auto* w = static_cast<unsigned long long*>(m.counts);
+            v = __ldcg(w + i);
+            w[i] = 0ull;
+        } else {
+            auto* w = static_cast<unsigned int*>(m.counts);
+            v = __ldcg(w + i);
+            w[i] = 0u;
+        }
+        const unsigned int c = C == 1 ? 0u : i / bins;
+        out.store(c, i - c * bins, v);
+    }
+    if (tid < static_cast<unsigned int>(C)) {
+        const unsigned long long o = __ldcg(m.oor + tid);
+        m.oor[tid] = 0ull;
+        out.store(tid, bins, o);
+    }
+    if (m.done == nullptr) {
+        if (tid == 0) *m.ticket = 0u;
+        return;
+    }
+    __threadfence_system();
+    __syncthreads();
+    if (tid == 0) {
+        *m.ticket = 0u;
+        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(m.done), "r"(m.done_seq) : "memory");
+    }
+}
+
 /// B: a batch launch (Params::descs, or equally spaced images). Single images take their own instance: the
 /// batch's image lookup, strides and stored flush would otherwise cost the counting loop registers it has
 /// none to spare of (64 at 1024 threads; measured on H100: 256 MiB 8-bit 100.8 -> 104-107 us, 8K 3-channel
@@ -558,9 +627,9 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         const unsigned long long img_end = min(t_end, D.tile_begin + D.tiles);
 
         if constexpr (S == Storage::Global) {
-            ctr.gcounts = direct ? D.counts : p.ws_counts;
+            ctr.gcounts = direct ? D.counts : p.merge.counts;
             ctr.gstride = direct ? D.ch_stride : static_cast<unsigned long long>(p.bins);
-            ctr.gu64 = direct ? p.count_u64 != 0 : p.ws_u64 != 0;
+            ctr.gu64 = direct ? p.count_u64 != 0 : p.merge.u64 != 0;
         }
         const bool any = t < img_end;
         for (; t < img_end; ++t) process_tile<T, C, M, S>(D, t - D.tile_begin, ctr, p);
@@ -583,7 +652,7 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         }
         const unsigned int bins = static_cast<unsigned int>(p.bins);
         const FlushTarget out = direct ? FlushTarget{D.counts, D.ch_stride, D.oor, bins, p.count_u64 != 0}
-                                       : FlushTarget{p.ws_counts, bins, p.ws_oor, bins, p.ws_u64 != 0};
+                                       : merge_target(p.merge, bins);
         if constexpr (S != Storage::Global) {
             for (unsigned int i = tid; i < owned; i += blockDim.x) {
                 const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
@@ -615,50 +684,73 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         return;
     }
     // Single image, overwrite mode without zero_first (mapped host output, wide histograms): the last block to
-    // finish copies the workspace to the output and clears the workspace for the next launch.
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    // finish copies the workspace to the output.
     const Desc& D = p.one;
-    const unsigned int bins = static_cast<unsigned int>(p.bins);
-    const FlushTarget out{D.counts, D.ch_stride, D.oor, bins, p.count_u64 != 0};
-    for (int i = tid; i < C * p.bins; i += blockDim.x) {
-        unsigned long long v;
-        if (p.ws_u64) {
-            auto* w = static_cast<unsigned long long*>(p.ws_counts);
-            v = __ldcg(w + i);
-            w[i] = 0ull;
-        } else {
-            auto* w = static_cast<unsigned int*>(p.ws_counts);
-            v = __ldcg(w + i);
-            w[i] = 0u;
-        }
-        const unsigned int c = static_cast<unsigned int>(i) / bins;
-        out.store(c, static_cast<unsigned int>(i) - c * bins, v);
-    }
-    if (tid < C) {
-        const unsigned long long o = __ldcg(p.ws_oor + tid);
-        p.ws_oor[tid] = 0ull;
-        out.store(tid, bins, o);
-    }
-    if (tid == 0) *p.ticket = 0u;
+    finish_merge(p.merge, FlushTarget{D.counts, D.ch_stride, D.oor, static_cast<unsigned int>(p.bins), p.count_u64 != 0},
+                 C);
 }
 
-/// One contiguous image of C channels (8-bit samples counted raw, 16-bit or float samples binned as counted),
-/// small enough that each block takes one range of its 16-byte vectors (the plan's small-image grid),
-/// overwritten in one pass. The general kernel's work without its generality: no descriptors, rows, tiles,
-/// masks or batch, a parameter block of a few words — at 640x480 its prologue, tiling and flush were most
-/// of its instructions. Block 0 also counts the unaligned head, the last block the tail. Counting
-/// (Counter), the zeroing of the output and the fold of raw 8-bit values into bins at the flush
-/// (binning.hpp's arith_slot) are the general kernel's.
-template <class T, int C, KMode M>
-__global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams p) {
+/// The rows of contiguous_kernel's arguments (none for a contiguous image).
+template <bool Merged>
+__device__ __forceinline__ ContiguousRows rows_of(const ContiguousArgs<Merged, false>&) { return ContiguousRows{}; }
+template <bool Merged>
+__device__ __forceinline__ const ContiguousRows& rows_of(const ContiguousArgs<Merged, true>& p) { return p.rows; }
+
+/// The 16-byte vectors of contiguous_kernel's image: vector i of one contiguous run, or (Rows) vector
+/// i mod row_vectors of row i / row_vectors.
+template <bool Rows>
+struct VectorGrid {
+    const unsigned char* aligned;  ///< the first vector (of row 0): 16-byte aligned
+    unsigned long long pitch;
+    unsigned long long row_magic;
+    unsigned int row_vectors;
+
+    __device__ __forceinline__ VectorGrid(const ContiguousParams& p, int sample_bytes, const ContiguousRows& r)
+        : aligned(p.base + static_cast<unsigned long long>(p.head) * sample_bytes),
+          pitch(r.pitch),
+          row_magic(r.row_magic),
+          row_vectors(r.row_vectors) {}
+    /// i / row_vectors: one multiply (ContiguousRows::row_magic; a float-reciprocal division here made the
+    /// CUDA 13.0 device compiler crash).
+    __device__ __forceinline__ unsigned int row_of(unsigned int i) const {
+        return static_cast<unsigned int>((static_cast<unsigned long long>(i) * row_magic) >> 40);
+    }
+    __device__ __forceinline__ uint4 load(unsigned int i) const {
+        if (!Rows) return __ldg(reinterpret_cast<const uint4*>(aligned) + i);
+        const unsigned int r = row_of(i);
+        return __ldg(reinterpret_cast<const uint4*>(aligned + static_cast<unsigned long long>(r) * pitch) + (i - r * row_vectors));
+    }
+    /// The channel of the vector's first sample, `head` samples before the first vector of a row (every row
+    /// starts with channel 0).
+    template <int C, int SPV>
+    __device__ __forceinline__ int phase(unsigned int i, unsigned int head) const {
+        if (C == 1) return 0;
+        const unsigned int column = Rows ? i - row_of(i) * row_vectors : i;
+        return static_cast<int>((head + SPV * column) % C);
+    }
+};
+
+/// One image of C channels (8-bit samples counted raw, 16-bit or float samples binned as counted), small
+/// enough that each block takes one range of its 16-byte vectors (the plan's small-image grid): contiguous, or
+/// for Rows in rows of the same 16-byte alignment (ContiguousParams); overwritten in one pass or, for Merged
+/// (blocking calls, histograms wider than the one-pass zeroing), through the last-block merge. The general
+/// kernel's work without its generality: no descriptors, tiles, masks or batch, a parameter block of a few
+/// words — at 640x480 its prologue, tiling and flush were most of its instructions. Contiguous: block 0 also
+/// counts the unaligned head, the last block the tail. Rows: vector i is vector i mod row_vectors of row
+/// i / row_vectors, and a row's unaligned head and tail samples are counted by the block whose range holds
+/// the row's first vector. Counting (Counter), the zeroing of the output, the merge and the fold of raw
+/// 8-bit values into bins at the flush (binning.hpp's arith_slot) are the general kernel's. Each choice is
+/// an instance of its own, so the contiguous one-pass kernel carries none of the others' code.
+///
+/// Flat 8-bit gray data (constant images, flat regions) is counted sixteen equal bytes at a time
+/// (Counter::count_if_flat) by warps whose first vectors are mostly such runs; other warps never test for
+/// it, since the test alone, made for every vector, cost uniform and noisy data 5-8% (8K and 256 MiB, H200).
+template <class T, int C, KMode M, bool Merged, bool Rows>
+__global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousArgs<Merged, Rows> p) {
     extern __shared__ unsigned int smem[];
-    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    constexpr int SZ = static_cast<int>(sizeof(T));
+    constexpr int SPV = 16 / SZ;
+    constexpr bool kFlat = C == 1 && SZ == 1 && M == KMode::Direct;
     const int copies = 1 << p.copies_log2;
     const unsigned int tid = threadIdx.x;
     // Slots per channel: the 256 raw values (Direct), or bins + 1 (the last counts samples out of range).
@@ -666,21 +758,22 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     const unsigned int flat_slots = C * slots;
     unsigned int* hist = smem;
 
-    // This block's vectors [v, v_end): vectors * blocks < 2^32 (the host takes this kernel for small images).
+    // This block's vectors [v_begin, v_end): vectors * blocks < 2^32 (the host takes this kernel for small
+    // images).
+    const unsigned int v_begin = p.vectors * blockIdx.x / gridDim.x;
     const unsigned int v_end = p.vectors * (blockIdx.x + 1) / gridDim.x;
     const T* samples = reinterpret_cast<const T*>(p.base);
-    const uint4* vec = reinterpret_cast<const uint4*>(samples + p.head);
-    auto phase = [&](unsigned int v) { return C == 1 ? 0 : static_cast<int>((p.head + SPV * v) % C); };
-    unsigned int v = p.vectors * blockIdx.x / gridDim.x + tid;
+    const VectorGrid<Rows> grid(p, SZ, rows_of(p));
+    unsigned int v = v_begin + tid;
     // Groups of four vectors per thread, each group's loads issued before the previous group is counted, and
     // the first group's before the shared counters are zeroed: the loads' latency hides the zeroing and
     // the counting. Full groups are counted without a test per vector; the last, partial group after them.
     uint4 q[4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) q[j] = v + j * blockDim.x < v_end ? __ldg(vec + v + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
+    for (int j = 0; j < 4; ++j) q[j] = v + j * blockDim.x < v_end ? grid.load(v + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
     zero_shared(hist, static_cast<int>(flat_slots) * copies);
     __syncthreads();
-    if (tid >= ((blockDim.x - 1u) & ~31u)) zero_output_if_first(p.out, C);
+    if (!Merged && tid >= ((blockDim.x - 1u) & ~31u)) zero_output_if_first(p.out, C);
 
     Counter<T, C, M, Storage::Smem> ctr;
     ctr.br = BinRegs(p.rule, p.out.bins);
@@ -688,31 +781,68 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
 
-    while (v + 3 * blockDim.x < v_end) {
-        const unsigned int vn = v + 4 * blockDim.x;
-        uint4 n[4];
+    auto count_all = [&](auto flat_tag) {
+        constexpr bool flat = decltype(flat_tag)::value;
+        auto count = [&](const uint4& x, unsigned int at) {
+            if constexpr (flat) {
+                if (ctr.count_if_flat(x)) return;
+            }
+            ctr.count_vector(x, grid.template phase<C, SPV>(at, p.head));
+        };
+        while (v + 3 * blockDim.x < v_end) {
+            const unsigned int vn = v + 4 * blockDim.x;
+            uint4 n[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) n[j] = vn + j * blockDim.x < v_end ? grid.load(vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) count(q[j], v + j * blockDim.x);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) q[j] = n[j];
+            v = vn;
+        }
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-            n[j] = vn + j * blockDim.x < v_end ? __ldg(vec + vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) ctr.count_vector(q[j], phase(v + j * blockDim.x));
-#pragma unroll
-        for (int j = 0; j < 4; ++j) q[j] = n[j];
-        v = vn;
+            if (v + j * blockDim.x < v_end) count(q[j], v + j * blockDim.x);
+    };
+    if constexpr (kFlat) {
+        // Warp-uniform: every lane of the warp reaches this point. Flat mode when at least half of the
+        // warp's first vectors are flat (with any one, textured parts of photographs paid the test).
+        const bool flat_start = v < v_end && (q[0].x == __byte_perm(q[0].x, 0u, 0x0000u)) && q[0].x == q[0].y &&
+                                q[0].x == q[0].z && q[0].x == q[0].w;
+        if (__popc(__ballot_sync(0xFFFFFFFFu, flat_start)) >= 16) count_all(std::true_type{});
+        else count_all(std::false_type{});
+    } else {
+        count_all(std::false_type{});
     }
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-        if (v + j * blockDim.x < v_end) ctr.count_vector(q[j], phase(v + j * blockDim.x));
-    if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
-    if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
-        const unsigned int o = p.head + SPV * p.vectors + tid;
-        ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
+    if constexpr (Rows) {
+        // The head and tail samples (fewer than 32 per row) of the rows whose first vector is in this
+        // block's range: 32 threads per row.
+        const unsigned int per_row = p.head + p.tail;
+        if (per_row != 0) {
+            const unsigned int rv = p.rows.row_vectors;
+            const unsigned int r0 = (v_begin + rv - 1) / rv, r1 = (v_end + rv - 1) / rv;
+            for (unsigned int k = tid; k < (r1 - r0) * 32u; k += blockDim.x) {
+                const unsigned int j = k & 31u;
+                if (j >= per_row) continue;
+                const unsigned int x = j < p.head ? j : j + rv * SPV;  // sample within the row
+                const T* row = reinterpret_cast<const T*>(p.base + static_cast<unsigned long long>(r0 + (k >> 5)) * p.rows.pitch);
+                ctr.count(row[x], C == 1 ? 0 : static_cast<int>(x % C));
+            }
+        }
+    } else {
+        if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
+        if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
+            const unsigned int o = p.head + SPV * p.vectors + tid;
+            ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
+        }
     }
-    if (tid == 0) wait_output_zeroed(p.out.sync);
+    if (!Merged && tid == 0) wait_output_zeroed(p.out.sync);
     __syncthreads();
 
     const FlushTarget out{p.out.counts, p.out.ch_stride, p.out.oor, static_cast<unsigned int>(p.out.bins),
                           p.out.count_u64 != 0};
+    FlushTarget to = out;
+    if constexpr (Merged) to = merge_target(p.merge, static_cast<unsigned int>(p.out.bins));
     for (unsigned int i = tid; i < flat_slots; i += blockDim.x) {
         const unsigned long long sum = take_copies<false>(hist + (i << p.copies_log2), copies, i);
         if (sum == 0) continue;
@@ -721,8 +851,9 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousParams 
         if constexpr (M == KMode::Direct) {
             if (!p.identity) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.out.bins);
         }
-        out.add(c, b, sum, nullptr);
+        to.add(c, b, sum, nullptr);
     }
+    if constexpr (Merged) finish_merge(p.merge, out, C);
 }
 
 }  // namespace imghist::detail::cuda

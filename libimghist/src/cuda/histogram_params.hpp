@@ -46,6 +46,21 @@ struct BatchStrides {
     long long oor;     ///< bytes between two outputs' out-of-range counters
 };
 
+/// The last-block merge: the blocks add their counts into workspace counters that are zero between launches,
+/// and the last block to finish copies them to the output with plain stores (so the output may be the
+/// caller's page-locked host memory), zeroes them again, and for a blocking call then raises `done`.
+struct MergeRef {
+    void* counts;             ///< C * bins, zero between launches; 32-bit when u64 == 0
+    unsigned long long* oor;  ///< C, zero between launches
+    unsigned int* ticket;     ///< zero between launches
+    int u64;                  ///< 0: the image has fewer than 2^32 samples, 32-bit counters
+    /// Null, or a page-locked host word that the last block sets to done_seq once the output and the
+    /// workspace are written (after a system-scope fence): the host reads the result when it sees it,
+    /// without synchronising the stream (the kernel writes nothing after it).
+    unsigned int* done;
+    unsigned int done_seq;
+};
+
 struct Params {
     const Desc* descs;  ///< device array of ndesc entries, or null: `one`, moved by `strides` per image
     unsigned int ndesc;
@@ -65,7 +80,7 @@ struct Params {
                      ///< 640x480 on H100, bench/experiments/small_kernel_phases.cu)
     // output
     int count_u64;
-    int direct;                      ///< 1: add straight into Desc::counts; 0: into ws, last block finalizes
+    int direct;                      ///< 1: add straight into Desc::counts; 0: into `merge`, the last block finishes
     /// A batch overwrite: a block that holds every tile of an image stores that image's counts (its output
     /// needs no zeroing); images shared between blocks are added into zeroed outputs. Set only where each
     /// counted slot is one output counter (Smem storage; 8-bit values only with the identity fold).
@@ -77,10 +92,7 @@ struct Params {
     int zero_first;
     unsigned int* sync;
     unsigned int* overflow_flag;     ///< set when a 32-bit output counter wraps (direct mode only)
-    void* ws_counts;                 ///< C * bins, zero between launches; 32-bit when ws_u64 == 0
-    int ws_u64;                      ///< 0: the image has fewer than 2^32 samples, 32-bit workspace counters
-    unsigned long long* ws_oor;      ///< C, zero between launches
-    unsigned int* ticket;            ///< zero between launches
+    MergeRef merge;                  ///< direct == 0
 };
 
 /// Where a launch that overwrites one output writes (the one-pass overwrite's zeroing, Params::zero_first).
@@ -93,17 +105,50 @@ struct OutputRef {
     unsigned int* sync;  ///< Params::sync
 };
 
-/// The parameters of contiguous_kernel: one contiguous image (8-bit, 16-bit or float samples) small enough for one
-/// tile per block, overwritten in one pass. A few words instead of Params, so that the launch carries little.
+/// The parameters of contiguous_kernel: one image (8-bit, 16-bit or float samples) small enough for one range
+/// of vectors per block, overwritten in one pass (`out`, zeroed by the first block to arrive). A few words
+/// instead of Params, so that the launch carries little: the one-pass kernel of a contiguous image takes
+/// these alone (120 bytes; with the fields of the two other cases below in every launch, 200 bytes, the
+/// one-pass kernel took 0.1-0.3 us longer at 640x480 and 1080p on H200, every sample type).
 struct ContiguousParams {
-    const unsigned char* base;  ///< first sample
-    unsigned int head;          ///< samples before the first 16-byte boundary (< 16 bytes' worth)
-    unsigned int vectors;       ///< 16-byte vectors from there
-    unsigned int tail;          ///< samples after them (< 16 bytes' worth)
+    const unsigned char* base;  ///< first sample (of row 0)
+    unsigned int head;          ///< samples before the first 16-byte boundary (of each row; < 16 bytes' worth)
+    unsigned int vectors;       ///< 16-byte vectors from there (in all rows)
+    unsigned int tail;          ///< samples after them (at the end of each row; < 16 bytes' worth)
     int copies_log2;
     BinFields rule;  ///< the counting mode's fields, and for raw 8-bit counts the fold at the flush (arith_slot)
     int identity;  ///< 8-bit samples with 256 bins over [0, 256): every raw value is its own bin
-    OutputRef out;
+    OutputRef out;  ///< the output (its sync words: the one-pass overwrite only)
+};
+
+/// An image in rows that all start at the same 16-byte alignment (a pitch that is a multiple of 16:
+/// cudaMallocPitch's images, OpenCV's GpuMats): vectors = rows x row_vectors.
+struct ContiguousRows {
+    unsigned int row_vectors;  ///< vectors per row
+    unsigned long long pitch;  ///< bytes between rows
+    /// floor(2^40 / row_vectors) + 1, so that i / row_vectors = (i * row_magic) >> 40 for every vector index
+    /// i: exact while i < 2^24 and 2 <= row_vectors < 2^16 (the error i / 2^40 < 2^-16 stays below the
+    /// 1 / row_vectors that separates i / row_vectors from the next integer; the product fits 64 bits).
+    unsigned long long row_magic;
+};
+
+/// contiguous_kernel's parameters for each case: Rows (ContiguousRows), Merged (the last-block merge into
+/// `merge` and its copy to `out`: blocking calls, whose output is page-locked host memory, and histograms
+/// wider than the one-pass zeroing). Each instance carries only the fields it reads.
+template <bool Merged, bool Rows>
+struct ContiguousArgs : ContiguousParams {};
+template <>
+struct ContiguousArgs<false, true> : ContiguousParams {
+    ContiguousRows rows;
+};
+template <>
+struct ContiguousArgs<true, false> : ContiguousParams {
+    MergeRef merge;
+};
+template <>
+struct ContiguousArgs<true, true> : ContiguousParams {
+    ContiguousRows rows;
+    MergeRef merge;
 };
 
 }  // namespace imghist::detail::cuda

@@ -33,7 +33,8 @@ struct LastLaunch {
     detail::cuda::Plan plan{};
     int grid = 0;
     int vectors = 0;
-    bool contiguous = false;
+    bool contiguous = false;  ///< contiguous_kernel ran (on a contiguous image, or on rows: `rows`)
+    bool rows = false;
     bool batch = false;
 };
 }  // namespace
@@ -76,7 +77,7 @@ std::string CudaHistogrammer::last_kernel() const {
     const LastLaunch& l = impl_->last;
     if (!l.valid) return {};
     std::string name = detail::cuda::kernel_name(l.type, l.channels, l.plan);
-    if (l.contiguous) name.insert(name.size() - 1, ",contiguous");
+    if (l.contiguous) name.insert(name.size() - 1, l.rows ? ",contiguous-rows" : ",contiguous");
     if (l.batch) name += "[batch]";
     return name;
 }
@@ -110,16 +111,18 @@ using LaunchRecord = LastLaunch*;
 
 /// The merge counters of the finishing block: zero between launches (each launch's last block restores
 /// that), zeroed in stream order when first allocated.
-void bind_merge_workspace(Workspace& ws, dc::Params& p, std::size_t counters) {
+dc::MergeRef bind_merge_workspace(Workspace& ws, std::size_t counters) {
     const std::size_t cap = std::max<std::size_t>(counters, 1024);
     bool g1 = false, g2 = false, g3 = false;
-    p.ws_counts = ws.device_buffer(DeviceSlot::HistCounters, cap * sizeof(unsigned long long), &g1);
-    p.ws_oor = ws.device_as<unsigned long long>(DeviceSlot::HistOor, 4 * sizeof(unsigned long long), &g2);
-    p.ticket = ws.device_as<unsigned int>(DeviceSlot::HistTicket, 4 * sizeof(unsigned int), &g3);
+    dc::MergeRef m{};
+    m.counts = ws.device_buffer(DeviceSlot::HistCounters, cap * sizeof(unsigned long long), &g1);
+    m.oor = ws.device_as<unsigned long long>(DeviceSlot::HistOor, 4 * sizeof(unsigned long long), &g2);
+    m.ticket = ws.device_as<unsigned int>(DeviceSlot::HistTicket, 4 * sizeof(unsigned int), &g3);
     const cudaStream_t s = detail::cu(ws.stream());
-    if (g1) IMGHIST_CUDA(cudaMemsetAsync(p.ws_counts, 0, ws.device_size(DeviceSlot::HistCounters), s));
-    if (g2) IMGHIST_CUDA(cudaMemsetAsync(p.ws_oor, 0, ws.device_size(DeviceSlot::HistOor), s));
-    if (g3) IMGHIST_CUDA(cudaMemsetAsync(p.ticket, 0, ws.device_size(DeviceSlot::HistTicket), s));
+    if (g1) IMGHIST_CUDA(cudaMemsetAsync(m.counts, 0, ws.device_size(DeviceSlot::HistCounters), s));
+    if (g2) IMGHIST_CUDA(cudaMemsetAsync(m.oor, 0, ws.device_size(DeviceSlot::HistOor), s));
+    if (g3) IMGHIST_CUDA(cudaMemsetAsync(m.ticket, 0, ws.device_size(DeviceSlot::HistTicket), s));
+    return m;
 }
 
 /// The first-arrival zeroing's two words (Params::sync): zero between launches, zeroed in stream order
@@ -132,9 +135,10 @@ unsigned int* bind_sync_words(Workspace& ws) {
     return w;
 }
 
-void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                const AsyncOptions& options, OutputPlace place, const CudaHistogrammer::Shape& shape,
-                LaunchRecord rec, const char* who) {
+/// Returns whether the launch raises `signal` (see cuda_histogram).
+bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                const AsyncOptions& options, OutputPlace place, const detail::ResultSignal* signal,
+                const CudaHistogrammer::Shape& shape, LaunchRecord rec, const char* who) {
     detail::validate_image(image);
     if (image.location != Location::Device && !image.empty())
         throw Error(ErrorCode::InvalidArgument, std::string(who) + " needs a device image view");
@@ -148,7 +152,7 @@ void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
     const Stream stream = ws.stream();
     if (image.empty()) {
         if (!options.accumulate) dc::zero_output_async(out, image.channels, spec.bins, stream);
-        return;
+        return false;
     }
     const int device = ws.device();
     const std::size_t total_bytes = image.row_bytes() * image.height;
@@ -177,22 +181,29 @@ void compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
         p.sync = bind_sync_words(ws);
     } else if (!options.accumulate) {
         // Mapped host memory, wide histograms: counted in the workspace, copied out by the last block.
-        bind_merge_workspace(ws, p, counters);
+        p.merge = bind_merge_workspace(ws, counters);
         // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
-        p.ws_u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
+        p.merge.u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
+        if (signal && place == OutputPlace::HostMapped) {
+            p.merge.done = signal->word;
+            p.merge.done_seq = signal->seq;
+        }
     }
     const int grid = dc::grid_for(device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
                                   shape.max_blocks);
-    const bool contiguous = p.zero_first && dc::contiguous_eligible(image, mask != nullptr, pl, grid);
+    const bool merged = !p.direct;
+    const bool contiguous = (p.zero_first || merged) && dc::contiguous_eligible(image, mask != nullptr, pl, grid);
     if (contiguous) {
         dc::launch_contiguous(device, image, bp, pl, grid,
                               dc::OutputRef{out.counts, p.one.ch_stride, out.out_of_range, spec.bins, p.count_u64,
                                             p.sync},
-                              stream);
+                              merged ? &p.merge : nullptr, stream);
     } else {
         dc::launch(fn, pl, grid, p, stream);
     }
-    if (rec) *rec = LastLaunch{true, image.type, image.channels, pl, grid, p.vectors, contiguous, false};
+    if (rec) *rec = LastLaunch{true, image.type, image.channels, pl, grid, p.vectors, contiguous,
+                               contiguous && !image.contiguous(), false};
+    return p.merge.done != nullptr;
 }
 
 }  // namespace
@@ -201,8 +212,8 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
                                Stream stream, const AsyncOptions& options) {
     detail::DeviceGuard guard(impl_->device);
     detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
-    compute_on(*ws, image, spec, out, options, OutputPlace::Device, impl_->shape,
-               &impl_->last, "CudaHistogrammer::compute");
+    (void)compute_on(*ws, image, spec, out, options, OutputPlace::Device, nullptr, impl_->shape, &impl_->last,
+                     "CudaHistogrammer::compute");
 }
 
 namespace {
@@ -322,7 +333,7 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
     p.total_tiles = tiles;
     const int grid = dc::grid_for(ws.device(), fn, pl, tiles, total_bytes, max_samples, shape.max_blocks);
     dc::launch(fn, pl, grid, p, stream);
-    if (rec) *rec = LastLaunch{true, first.type, first.channels, pl, grid, p.vectors, false, true};
+    if (rec) *rec = LastLaunch{true, first.type, first.channels, pl, grid, p.vectors, false, false, true};
 }
 
 }  // namespace
@@ -339,10 +350,9 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
 
 namespace detail {
 
-void cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                    const AsyncOptions& options, OutputPlace place) {
-    compute_on(ws, image, spec, out, options, place, CudaHistogrammer::Shape{}, nullptr,
-               "histogram");
+bool cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
+                    const AsyncOptions& options, OutputPlace place, const ResultSignal* signal) {
+    return compute_on(ws, image, spec, out, options, place, signal, CudaHistogrammer::Shape{}, nullptr, "histogram");
 }
 
 void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,

@@ -48,7 +48,8 @@ WorkspaceLease blocking_workspace(int device, Stream caller, bool device_input) 
     return acquire_private_workspace(device);
 }
 
-/// After the stream has been synchronised: the staging chunks are free, and oversized staging goes.
+/// After the stream has been synchronised (or the call's result signalled): the staging chunks are free, and
+/// oversized staging goes.
 void end_blocking_call(Workspace& ws) {
     for (auto& s : ws.stage_slots()) s.in_flight = false;
     ws.trim_staging();
@@ -56,17 +57,26 @@ void end_blocking_call(Workspace& ws) {
 
 /// The result of a blocking call of one image (n counts, then `channels` out-of-range counters) goes
 /// straight into page-locked host memory, which the device addresses directly (unified addressing): the
-/// kernel's last block writes the final counts there, so no copy follows the kernel and the call returns
-/// one stream synchronisation after the launch.
+/// kernel's last block writes the final counts there, so no copy follows the kernel, and then raises the
+/// signal word behind them (ResultSignal), so the call returns as soon as the host sees that word.
 struct PinnedResult {
     unsigned long long* host;
     std::size_t n;
     int channels;
+    ResultSignal signal;
 
     PinnedResult(Workspace& ws, std::size_t n_, int channels_)
-        : host(static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + 4)))),
+        : host(static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + 5)))),
           n(n_),
-          channels(channels_) {}
+          channels(channels_) {
+        // Counts, 4 out-of-range counters, then the signal word. It is cleared before the launch (no launch
+        // of an earlier call can still write it: each call returned after its word or its stream), and each
+        // call waits for a value of its own.
+        static std::atomic<unsigned int> calls{0};
+        signal.word = reinterpret_cast<unsigned int*>(host + n + 4);
+        *reinterpret_cast<volatile unsigned int*>(signal.word) = 0u;
+        do signal.seq = calls.fetch_add(1, std::memory_order_relaxed) + 1; while (signal.seq == 0u);
+    }
     DeviceHistogramView view() const {
         DeviceHistogramView out;
         out.counts = host;
@@ -74,10 +84,40 @@ struct PinnedResult {
         out.out_of_range = host + n;
         return out;
     }
-    /// After the stream has been synchronised: adds the result to the caller's counts.
+    bool signalled() const { return *reinterpret_cast<const volatile unsigned int*>(signal.word) == signal.seq; }
+    /// Returns once the result is complete: when the launch raises the signal, as soon as the host sees it;
+    /// otherwise, or when it has not come after BlockingTuning::spin_us (a long kernel, work queued before
+    /// it, a failed launch), after synchronising the stream, which reports a kernel's failure.
+    void wait(const Workspace& ws, bool raised) const {
+        if (raised) {
+            using Clock = std::chrono::steady_clock;
+            const auto limit = std::chrono::microseconds(cuda::tuning_for(ws.cc_major()).blocking.spin_us);
+            const auto t0 = Clock::now();
+            do {
+                for (int i = 0; i < 32; ++i) {
+                    if (signalled()) {
+                        std::atomic_thread_fence(std::memory_order_acquire);  // the counts were written before it
+                        return;
+                    }
+                    spin_pause();
+                }
+            } while (Clock::now() - t0 < limit);
+        }
+        IMGHIST_CUDA(cudaStreamSynchronize(cu(ws.stream())));
+        if (raised && !signalled())
+            throw Error(ErrorCode::Cuda, "histogram: the kernel finished without signalling its result (internal error)");
+    }
+    /// After wait(): adds the result to the caller's counts.
     void add_to(std::uint64_t* counts, std::uint64_t* oor) const {
         for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
         for (int c = 0; c < channels; ++c) oor[c] += host[n + c];
+    }
+
+private:
+    static void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
     }
 };
 
@@ -290,8 +330,10 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped);
-    IMGHIST_CUDA(cudaStreamSynchronize(cu(ws->stream())));
+    const bool raised = cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.signal);
+    // Once the signal is seen, every block has read the image (staged copies included) and the last one has
+    // written the result, so the staging can go back to the workspace.
+    result.wait(*ws, raised);
     end_blocking_call(*ws);
     result.add_to(counts, oor);
 }

@@ -259,58 +259,122 @@ void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream strea
     IMGHIST_CUDA(cudaGetLastError());
 }
 
+namespace {
+
+/// The vector geometry of an image for contiguous_kernel: one run (a contiguous image), or rows that all
+/// start at the same 16-byte alignment (pitch a multiple of 16). rows == 0: neither (no whole vector in a
+/// row, or rows of different alignments).
+struct VectorGeometry {
+    unsigned long long rows = 0;         ///< 1: contiguous
+    unsigned long long row_vectors = 0;  ///< 16-byte vectors per row (per run)
+    unsigned int head = 0, tail = 0;     ///< samples before and after them in each row
+};
+
+VectorGeometry vector_geometry(const ImageView& img) {
+    VectorGeometry g;
+    const std::size_t ss = img.sample_bytes();
+    const std::size_t addr = reinterpret_cast<std::size_t>(img.data);
+    const std::size_t head = ((16 - addr % 16) % 16) / ss;  // views are aligned to their sample size
+    const std::size_t spv = 16 / ss;
+    const bool one_run = img.contiguous();
+    if (!one_run && img.pitch % 16 != 0) return g;
+    const std::size_t n = one_run ? img.row_bytes() * img.height / ss : img.row_bytes() / ss;  // samples per run
+    if (n < head + spv) {
+        if (one_run) {  // no whole vector: block 0 counts every sample (< 32)
+            g.rows = 1;
+            g.head = static_cast<unsigned int>(n);
+        }
+        return g;
+    }
+    g.rows = one_run ? 1 : static_cast<unsigned long long>(img.height);
+    g.head = static_cast<unsigned int>(head);
+    g.row_vectors = (n - head) / spv;
+    g.tail = static_cast<unsigned int>(n - head - spv * g.row_vectors);
+    return g;
+}
+
+}  // namespace
+
 bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid) {
-    const unsigned long long vectors = img.row_bytes() * img.height / 16;
     const bool kind = (img.type == SampleType::U8 && pl.kmode == KMode::Direct) ||
                       (img.type == SampleType::U16 && (pl.kmode == KMode::ShiftFull || pl.kmode == KMode::Shift)) ||
                       (img.type == SampleType::F32 && (pl.kmode == KMode::ScaleF32 || pl.kmode == KMode::Arith));
-    return kind && !masked && img.contiguous() && pl.storage == Storage::Smem && pl.one_tile_per_block &&
-           pl.policy.threads <= 512 && img.channels <= 4 &&
-           (vectors + 1) * static_cast<unsigned long long>(grid) < (1ull << 32);
+    if (!kind || masked || pl.storage != Storage::Smem || !pl.one_tile_per_block || pl.policy.threads > 512 ||
+        img.channels > 4)
+        return false;
+    const VectorGeometry g = vector_geometry(img);
+    const unsigned long long vectors = g.rows * g.row_vectors;
+    // Rows: the kernel's division of vector indices by row_vectors (ContiguousRows::row_magic) is exact
+    // within these bounds.
+    return g.rows != 0 && (vectors + 1) * static_cast<unsigned long long>(grid) < (1ull << 32) &&
+           (g.rows == 1 || (vectors < (1ull << 24) && g.row_vectors >= 2 && g.row_vectors < (1ull << 16)));
 }
 
 namespace {
 
-template <class T, KMode M>
-void launch_contiguous_as(int device, int channels, const Plan& pl, int grid, const ContiguousParams& p, Stream stream) {
-    using Fn = void (*)(ContiguousParams);
-    const Fn fns[4] = {contiguous_kernel<T, 1, M>, contiguous_kernel<T, 2, M>, contiguous_kernel<T, 3, M>,
-                       contiguous_kernel<T, 4, M>};
+template <class T, KMode M, bool Merged, bool Rows>
+void launch_contiguous_args(int device, int channels, const Plan& pl, int grid, const ContiguousArgs<Merged, Rows>& a,
+                            Stream stream) {
+    using Fn = void (*)(ContiguousArgs<Merged, Rows>);
+    static const Fn fns[4] = {contiguous_kernel<T, 1, M, Merged, Rows>, contiguous_kernel<T, 2, M, Merged, Rows>,
+                              contiguous_kernel<T, 3, M, Merged, Rows>, contiguous_kernel<T, 4, M, Merged, Rows>};
     const Fn fn = fns[channels - 1];
     if (pl.smem > HistogramLimits::default_smem)
         (void)prepare_kernel(device, reinterpret_cast<const void*>(fn), pl.policy.threads, pl.smem);
-    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(p);
+    fn<<<grid, pl.policy.threads, pl.smem, stream>>>(a);
     IMGHIST_CUDA(cudaGetLastError());
+}
+
+/// The instance for the case (rows: a non-null `rows`; merged: a non-null `merge`).
+template <class T, KMode M>
+void launch_contiguous_as(int device, int channels, const Plan& pl, int grid, const ContiguousParams& p,
+                          const ContiguousRows* rows, const MergeRef* merge, Stream stream) {
+    if (rows && merge) {
+        ContiguousArgs<true, true> a{p};
+        a.rows = *rows;
+        a.merge = *merge;
+        launch_contiguous_args<T, M>(device, channels, pl, grid, a, stream);
+    } else if (rows) {
+        ContiguousArgs<false, true> a{p};
+        a.rows = *rows;
+        launch_contiguous_args<T, M>(device, channels, pl, grid, a, stream);
+    } else if (merge) {
+        ContiguousArgs<true, false> a{p};
+        a.merge = *merge;
+        launch_contiguous_args<T, M>(device, channels, pl, grid, a, stream);
+    } else {
+        launch_contiguous_args<T, M>(device, channels, pl, grid, ContiguousArgs<false, false>{p}, stream);
+    }
 }
 
 }  // namespace
 
 void launch_contiguous(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
-                       const OutputRef& out, Stream stream) {
+                       const OutputRef& out, const MergeRef* merge, Stream stream) {
+    const VectorGeometry g = vector_geometry(img);
     ContiguousParams p{};
     p.base = static_cast<const unsigned char*>(img.data);
-    const std::size_t ss = img.sample_bytes();
-    const std::size_t n = img.row_bytes() * img.height / ss;  // samples
-    const std::size_t addr = reinterpret_cast<std::size_t>(p.base);
-    const std::size_t head = ((16 - addr % 16) % 16) / ss;      // views are aligned to their sample size
-    const std::size_t spv = 16 / ss;
-    if (n < head + spv) {
-        p.head = static_cast<unsigned int>(n);  // no whole vector: block 0 counts every sample (< 32)
-    } else {
-        p.head = static_cast<unsigned int>(head);
-        p.vectors = static_cast<unsigned int>((n - head) / spv);
-        p.tail = static_cast<unsigned int>(n - head - spv * static_cast<std::size_t>(p.vectors));
-    }
+    p.head = g.head;
+    p.tail = g.tail;
+    p.vectors = static_cast<unsigned int>(g.rows * g.row_vectors);
     p.copies_log2 = pl.copies_log2;
     p.rule = bin_fields(bp);
     p.identity = identity_fold(bp) ? 1 : 0;
     p.out = out;
-    if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, img.channels, pl, grid, p, stream);
+    ContiguousRows rows{};
+    if (g.rows > 1) {
+        rows.row_vectors = static_cast<unsigned int>(g.row_vectors);
+        rows.pitch = img.pitch;
+        rows.row_magic = (1ull << 40) / g.row_vectors + 1;  // row_vectors >= 2 (contiguous_eligible)
+    }
+    const ContiguousRows* r = g.rows > 1 ? &rows : nullptr;
+    const int C = img.channels;
+    if (img.type == SampleType::U8) launch_contiguous_as<std::uint8_t, KMode::Direct>(device, C, pl, grid, p, r, merge, stream);
     else if (img.type == SampleType::U16 && pl.kmode == KMode::ShiftFull)
-        launch_contiguous_as<std::uint16_t, KMode::ShiftFull>(device, img.channels, pl, grid, p, stream);
-    else if (img.type == SampleType::U16) launch_contiguous_as<std::uint16_t, KMode::Shift>(device, img.channels, pl, grid, p, stream);
-    else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, img.channels, pl, grid, p, stream);
-    else launch_contiguous_as<float, KMode::Arith>(device, img.channels, pl, grid, p, stream);
+        launch_contiguous_as<std::uint16_t, KMode::ShiftFull>(device, C, pl, grid, p, r, merge, stream);
+    else if (img.type == SampleType::U16) launch_contiguous_as<std::uint16_t, KMode::Shift>(device, C, pl, grid, p, r, merge, stream);
+    else if (pl.kmode == KMode::ScaleF32) launch_contiguous_as<float, KMode::ScaleF32>(device, C, pl, grid, p, r, merge, stream);
+    else launch_contiguous_as<float, KMode::Arith>(device, C, pl, grid, p, r, merge, stream);
 }
 
 namespace {

@@ -1,7 +1,7 @@
-// Internal: every launch constant of the CUDA side (core histogram kernels, the filters' kernels and the
-// host-staging pipeline, transfer thresholds included) in one per-architecture table, kept apart from the algorithms (CUB-style). The plan
-// layer (libimghist/src/cuda/plan.cu) and the filters read their rows from here; nothing else hard-codes a
-// block size, a grid target or a chunk size.
+// Internal: every launch constant of the CUDA side (core histogram kernels, the filters' kernels, the
+// host-staging pipeline with its transfer thresholds, and how blocking calls wait) in one per-architecture
+// table, kept apart from the algorithms (CUB-style). The plan layer (libimghist/src/cuda/plan.cu) and the
+// filters read their rows from here; nothing else hard-codes a block size, a grid target or a chunk size.
 //
 // Histogram rows: values come from the benchmark's shape sweep (imghist-bench --sweep): on an H200 (sm_90)
 // the default 512 threads x 4 loads, 2 blocks/SM, 32 copies was within 0.5% of the best of 352 shapes for
@@ -193,9 +193,21 @@ struct WorkspaceTuning {
     static constexpr int max_per_device = 16;
 };
 
+/// How a blocking call waits for a result that its launch signals (the last-block merge's word in page-locked
+/// host memory, detail::ResultSignal).
+struct BlockingTuning {
+    /// Microseconds the host spins on the word before it synchronises the stream instead. The spin replaces
+    /// the runtime's own spin inside cudaStreamSynchronize for the short kernels of frame-sized images (on an
+    /// H100 host the synchronisation's wake-up took 1.5 us more than the word, bench/experiments/
+    /// completion_wait.cu); past it, a long kernel, work queued before it or a failed launch is left to
+    /// cudaStreamSynchronize, which honours the device's scheduling flags and reports a kernel's error.
+    int spin_us = 500;
+};
+
 struct Tuning {
     FilterTuning filters;
     StagingTuning staging;
+    BlockingTuning blocking;
 };
 
 /// The row for a compute-capability major version (one row today: sm_80 and sm_90 were not measured apart).
