@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -154,6 +155,25 @@ private:
     DeviceHistogramView out_;
 };
 
+/// Rows [0, gpu_rows) of pageable host image `image` streamed through the pinned chunks and counted on the
+/// device chunk by chunk (ChunkedCounts), while `others` parts of the same job run other(k); then the counts
+/// are added to counts / oor once the stream has drained. The device route of images beyond the pinned
+/// chunks (packers: every CPU thread, no others) and the split count (the others count the rest of the rows
+/// on the CPU) share it. packed_events: as stage_stream_beside's.
+void stream_count_to_host(Workspace& ws, const ImageView& image, int gpu_rows, const BinSpec& spec, int packers,
+                          int others, const std::function<void(int)>& other, void* const* packed_events,
+                          std::uint64_t* counts, std::uint64_t* oor) {
+    auto* ring = ws.device_as<unsigned char>(DeviceSlot::StageSrc, staging_ring_bytes(ws, image, gpu_rows));
+    const ChunkedCounts device_counts(ws, spec, image.channels);
+    stage_stream_beside(ws, image, gpu_rows, ring, packers, others, other,
+                        [&](const ImageView& chunk) { device_counts.add(chunk); }, packed_events);
+    const PinnedResult result(ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
+    device_counts.copy_to(result);
+    IMGHIST_CUDA(cudaStreamSynchronize(cu(ws.stream())));
+    end_blocking_call(ws);
+    result.add_to(counts, oor);
+}
+
 /// The device's share of the rows of a split count, per kind of call (size class, sample type, channels,
 /// thread budget). After each call the rates the two sides reached (rows per second: the device's from the
 /// job's start to the end of its last copy, timed by events; the CPU threads' from the job's start to the
@@ -258,8 +278,6 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
         for (Clock::rep seen = cpu_end.load(); now > seen && !cpu_end.compare_exchange_weak(seen, now);) {
         }
     };
-    auto* ring = ws->device_as<unsigned char>(DeviceSlot::StageSrc, staging_ring_bytes(*ws, image, g));
-    const ChunkedCounts device_counts(*ws, spec, C);
     // The device side is timed by events from before the job to the end of its last copy (its own clock).
     const cudaStream_t s = cu(ws->stream());
     std::vector<cudaEvent_t> ev(static_cast<std::size_t>(packers) + 1, nullptr);
@@ -272,13 +290,8 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     } events{ev};
     for (auto& e : ev) IMGHIST_CUDA(cudaEventCreate(&e));
     IMGHIST_CUDA(cudaEventRecord(ev[0], s));
-    stage_stream_beside(*ws, image, g, ring, packers, bands, count_band,
-                        [&](const ImageView& chunk) { device_counts.add(chunk); },
-                        reinterpret_cast<void* const*>(ev.data() + 1));
-    const PinnedResult result(*ws, n, C);
-    device_counts.copy_to(result);
-    IMGHIST_CUDA(cudaStreamSynchronize(s));
-    end_blocking_call(*ws);
+    stream_count_to_host(*ws, image, g, spec, packers, bands, count_band, reinterpret_cast<void* const*>(ev.data() + 1),
+                         counts, oor);
     float device_ms = 0.f;
     for (std::size_t i = 1; i < ev.size(); ++i) {
         float ms = 0.f;
@@ -287,7 +300,6 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     }
     const double cpu_s = std::chrono::duration<double>(Clock::duration(cpu_end.load()) - t0.time_since_epoch()).count();
     split_shares().update(key, g, device_ms * 1e-3, H - g, cpu_s);
-    result.add_to(counts, oor);
     for (int k = 0; k < bands; ++k) {
         const std::uint64_t* c = local.data() + static_cast<std::size_t>(k) * (n + C);
         for (std::size_t i = 0; i < n; ++i) counts[i] += c[i];
@@ -306,16 +318,8 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
         // packing, and counted chunk by chunk, so the device holds the 64 MiB ring that the workspace keeps
         // instead of a copy of the whole image allocated and freed again by every call. As fast as that copy
         // (16K calcHist on an H100 host, alternating: 3.47-3.61 ms against 3.50-3.69 ms).
-        const ChunkedCounts device_counts(*ws, spec, image.channels);
-        auto* ring = ws->device_as<unsigned char>(DeviceSlot::StageSrc, staging_ring_bytes(*ws, image, image.height));
         const int packers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        stage_stream_beside(*ws, image, image.height, ring, packers, 0, [](int) {},
-                            [&](const ImageView& chunk) { device_counts.add(chunk); });
-        const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
-        device_counts.copy_to(result);
-        IMGHIST_CUDA(cudaStreamSynchronize(cu(ws->stream())));
-        end_blocking_call(*ws);
-        result.add_to(counts, oor);
+        stream_count_to_host(*ws, image, image.height, spec, packers, 0, [](int) {}, nullptr, counts, oor);
         return;
     }
     ImageView dimg = image, dmask = mask ? *mask : ImageView{};
