@@ -17,8 +17,10 @@
 // clamp(floor(v * a + b), 0, bins - 1). Samples outside [low, high) and NaN are not counted; their number
 // is reported per channel in `out_of_range`. Masked-out pixels are neither counted nor out of range.
 //
-// Asynchrony: calcHist / calcHistBatch / accumulateHist return finished host results (they synchronise
-// only the stream they use, never the whole device). CudaHistogrammer enqueues work on a caller stream
+// Asynchrony: calcHist / calcHistBatch / accumulateHist return finished host results: they wait for their
+// own work on the stream they use, and so for the work queued on it before them, never for the whole device
+// (a single image's call returns when its kernel has written the result, which it signals in page-locked
+// memory, instead of synchronising the stream; the kernel's own exit may follow a few microseconds later). CudaHistogrammer enqueues work on a caller stream
 // and returns at once; it reuses its temporary storage, so steady-state calls allocate nothing.
 #pragma once
 
@@ -112,7 +114,7 @@ struct Options {
     std::optional<ImageView> mask;     ///< 8-bit, 1 channel, same size; same location as the image
     int device = -1;                   ///< CUDA device ordinal; -1 = the calling thread's current device
     int cpu_threads = 0;               ///< CPU worker threads; 0 = all hardware threads
-    /// CUDA stream used (and synchronised) by the blocking calls. nullptr: device images are read on the
+    /// CUDA stream used (and waited for) by the blocking calls. nullptr: device images are read on the
     /// legacy default stream, so the call is ordered like any default-stream operation (after the caller's
     /// cudaMemcpy and earlier work on blocking streams; cudaStreamNonBlocking streams are not waited for);
     /// host images are staged on a non-blocking stream of the library's own. Multi-stream code, and code

@@ -22,12 +22,13 @@
 // it once that is published. Mapped host outputs (blocking calls) and wide histograms are counted in the
 // workspace instead and copied out by the last block to finish (finish_merge), which for a blocking call
 // then raises a word in page-locked host memory: the host reads the result when it sees that word, instead
-// of synchronising the stream (measured on H100: about 1.5 us less of a blocking call). A batch that overwrites stores the counts
-// of every image one block holds whole (Params::store_whole) and adds those of images shared between
-// blocks into outputs zeroed before the launch; images of one geometry at equal distances are found by
-// their strides (Params::strides) instead of a descriptor array. contiguous_kernel is the same work for a
-// contiguous 8-bit, 16-bit or float image small enough for one range per block, without the general kernel's
-// descriptors and tiling, either way.
+// of synchronising the stream (about 1.5 us less of a blocking call on H100 and H200, bench/experiments/
+// completion_wait.cu). A batch that overwrites stores the counts of every image one block holds whole
+// (Params::store_whole) and adds those of images shared between blocks into outputs zeroed before the
+// launch; images of one geometry at equal distances are found by their strides (Params::strides) instead
+// of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit or float
+// image small enough for one range per block, contiguous or in rows of one 16-byte alignment, without the
+// general kernel's descriptors and tiling.
 //
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
 // samples out of range, so the hot loop has no branch), copy k of slot s of channel c sits at
