@@ -136,6 +136,12 @@ __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     return static_cast<unsigned int>(__cvta_generic_to_shared(p));
 }
 
+/// Whether the vector holds sixteen equal bytes.
+__device__ __forceinline__ bool sixteen_equal_bytes(const uint4& q) {
+    const unsigned int b = __byte_perm(q.x, 0u, 0x0000u);  // byte 0 in all four bytes
+    return q.x == b && q.y == b && q.z == b && q.w == b;
+}
+
 template <class T, int C, KMode M, Storage S>
 struct Counter {
     BinRegs br;
@@ -204,9 +210,8 @@ struct Counter {
     /// and returns true (a sixteenth of the shared-memory atomics that bound the counting of flat data).
     __device__ __forceinline__ bool count_if_flat(const uint4& q) {
         static_assert(S == Storage::Smem && C == 1 && M == KMode::Direct && sizeof(T) == 1, "8-bit gray, raw values");
-        const unsigned int b = __byte_perm(q.x, 0u, 0x0000u);  // byte 0 in all four bytes
-        if (q.x != b || q.y != b || q.z != b || q.w != b) return false;
-        smem_add(lane_base + (b & 0xFFu) * slot_bytes, 16u);
+        if (!sixteen_equal_bytes(q)) return false;
+        smem_add(lane_base + (q.x & 0xFFu) * slot_bytes, 16u);
         return true;
     }
 };
@@ -808,8 +813,7 @@ __global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousArgs<Me
     if constexpr (kFlat) {
         // Warp-uniform: every lane of the warp reaches this point. Flat mode when at least half of the
         // warp's first vectors are flat (with any one, textured parts of photographs paid the test).
-        const bool flat_start = v < v_end && (q[0].x == __byte_perm(q[0].x, 0u, 0x0000u)) && q[0].x == q[0].y &&
-                                q[0].x == q[0].z && q[0].x == q[0].w;
+        const bool flat_start = v < v_end && sixteen_equal_bytes(q[0]);
         if (__popc(__ballot_sync(0xFFFFFFFFu, flat_start)) >= 16) count_all(std::true_type{});
         else count_all(std::false_type{});
     } else {

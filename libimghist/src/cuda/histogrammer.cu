@@ -192,17 +192,18 @@ bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
     const int grid = dc::grid_for(device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
                                   shape.max_blocks);
     const bool merged = !p.direct;
-    const bool contiguous = (p.zero_first || merged) && dc::contiguous_eligible(image, mask != nullptr, pl, grid);
+    const dc::VectorGeometry g =
+        p.zero_first || merged ? dc::contiguous_geometry(image, mask != nullptr, pl, grid) : dc::VectorGeometry{};
+    const bool contiguous = g.rows != 0;
     if (contiguous) {
-        dc::launch_contiguous(device, image, bp, pl, grid,
+        dc::launch_contiguous(device, image, g, bp, pl, grid,
                               dc::OutputRef{out.counts, p.one.ch_stride, out.out_of_range, spec.bins, p.count_u64,
                                             p.sync},
                               merged ? &p.merge : nullptr, stream);
     } else {
         dc::launch(fn, pl, grid, p, stream);
     }
-    if (rec) *rec = LastLaunch{true, image.type, image.channels, pl, grid, p.vectors, contiguous,
-                               contiguous && !image.contiguous(), false};
+    if (rec) *rec = LastLaunch{true, image.type, image.channels, pl, grid, p.vectors, contiguous, g.rows > 1, false};
     return p.merge.done != nullptr;
 }
 

@@ -261,15 +261,8 @@ void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream strea
 
 namespace {
 
-/// The vector geometry of an image for contiguous_kernel: one run (a contiguous image), or rows that all
-/// start at the same 16-byte alignment (pitch a multiple of 16). rows == 0: neither (no whole vector in a
-/// row, or rows of different alignments).
-struct VectorGeometry {
-    unsigned long long rows = 0;         ///< 1: contiguous
-    unsigned long long row_vectors = 0;  ///< 16-byte vectors per row (per run)
-    unsigned int head = 0, tail = 0;     ///< samples before and after them in each row
-};
-
+/// The image's vectors, whatever the plan (rows == 0: no whole vector in a row, or rows of different
+/// alignments).
 VectorGeometry vector_geometry(const ImageView& img) {
     VectorGeometry g;
     const std::size_t ss = img.sample_bytes();
@@ -295,19 +288,20 @@ VectorGeometry vector_geometry(const ImageView& img) {
 
 }  // namespace
 
-bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid) {
+VectorGeometry contiguous_geometry(const ImageView& img, bool masked, const Plan& pl, int grid) {
     const bool kind = (img.type == SampleType::U8 && pl.kmode == KMode::Direct) ||
                       (img.type == SampleType::U16 && (pl.kmode == KMode::ShiftFull || pl.kmode == KMode::Shift)) ||
                       (img.type == SampleType::F32 && (pl.kmode == KMode::ScaleF32 || pl.kmode == KMode::Arith));
     if (!kind || masked || pl.storage != Storage::Smem || !pl.one_tile_per_block || pl.policy.threads > 512 ||
         img.channels > 4)
-        return false;
+        return VectorGeometry{};
     const VectorGeometry g = vector_geometry(img);
     const unsigned long long vectors = g.rows * g.row_vectors;
     // Rows: the kernel's division of vector indices by row_vectors (ContiguousRows::row_magic) is exact
     // within these bounds.
-    return g.rows != 0 && (vectors + 1) * static_cast<unsigned long long>(grid) < (1ull << 32) &&
-           (g.rows == 1 || (vectors < (1ull << 24) && g.row_vectors >= 2 && g.row_vectors < (1ull << 16)));
+    const bool fits = (vectors + 1) * static_cast<unsigned long long>(grid) < (1ull << 32) &&
+                      (g.rows <= 1 || (vectors < (1ull << 24) && g.row_vectors >= 2 && g.row_vectors < (1ull << 16)));
+    return fits ? g : VectorGeometry{};
 }
 
 namespace {
@@ -349,9 +343,8 @@ void launch_contiguous_as(int device, int channels, const Plan& pl, int grid, co
 
 }  // namespace
 
-void launch_contiguous(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
-                       const OutputRef& out, const MergeRef* merge, Stream stream) {
-    const VectorGeometry g = vector_geometry(img);
+void launch_contiguous(int device, const ImageView& img, const VectorGeometry& g, const BinParams& bp, const Plan& pl,
+                       int grid, const OutputRef& out, const MergeRef* merge, Stream stream) {
     ContiguousParams p{};
     p.base = static_cast<const unsigned char*>(img.data);
     p.head = g.head;
@@ -365,7 +358,7 @@ void launch_contiguous(int device, const ImageView& img, const BinParams& bp, co
     if (g.rows > 1) {
         rows.row_vectors = static_cast<unsigned int>(g.row_vectors);
         rows.pitch = img.pitch;
-        rows.row_magic = (1ull << 40) / g.row_vectors + 1;  // row_vectors >= 2 (contiguous_eligible)
+        rows.row_magic = (1ull << 40) / g.row_vectors + 1;  // row_vectors >= 2 (contiguous_geometry)
     }
     const ContiguousRows* r = g.rows > 1 ? &rows : nullptr;
     const int C = img.channels;

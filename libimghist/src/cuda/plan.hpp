@@ -59,14 +59,22 @@ int grid_for(int device, KernelFn fn, const Plan& pl, unsigned long long tiles, 
 /// "hist<u8,c1,direct,smem>": the kernel family a plan runs (CudaHistogrammer::last_kernel).
 std::string kernel_name(SampleType t, int channels, const Plan& pl);
 void launch(KernelFn fn, const Plan& pl, int grid, const Params& p, Stream stream);
-/// Whether contiguous_kernel can take an overwrite of `img` on the plan's grid: 8-bit, 16-bit (bins by a
-/// shift) or float samples without a mask, contiguous or in rows of one 16-byte alignment (a pitch that is a
-/// multiple of 16, each row holding a whole vector), the small-image grid, at most its 512 threads per block.
-bool contiguous_eligible(const ImageView& img, bool masked, const Plan& pl, int grid);
-/// Launches contiguous_kernel (raising its shared-memory limit once when the plan needs more): a one-pass
-/// overwrite of `out`, or with `merge` the last-block merge into it.
-void launch_contiguous(int device, const ImageView& img, const BinParams& bp, const Plan& pl, int grid,
-                       const OutputRef& out, const MergeRef* merge, Stream stream);
+/// contiguous_kernel's view of an image: one run of 16-byte vectors (a contiguous image), or rows that all start
+/// at the same 16-byte alignment (a pitch that is a multiple of 16). rows == 0: the kernel cannot take it.
+struct VectorGeometry {
+    unsigned long long rows = 0;         ///< 1: contiguous
+    unsigned long long row_vectors = 0;  ///< 16-byte vectors per row (per run)
+    unsigned int head = 0, tail = 0;     ///< samples before and after them in each row
+};
+/// The geometry with which contiguous_kernel can take an overwrite of `img` on the plan's grid (rows == 0:
+/// it cannot): 8-bit, 16-bit (bins by a shift) or float samples without a mask, contiguous or in rows of one
+/// 16-byte alignment, each row holding at least two vectors, the small-image grid, at most its 512 threads
+/// per block.
+VectorGeometry contiguous_geometry(const ImageView& img, bool masked, const Plan& pl, int grid);
+/// Launches contiguous_kernel on `img` with its contiguous_geometry (raising its shared-memory limit once when
+/// the plan needs more): a one-pass overwrite of `out`, or with `merge` the last-block merge into it.
+void launch_contiguous(int device, const ImageView& img, const VectorGeometry& g, const BinParams& bp, const Plan& pl,
+                       int grid, const OutputRef& out, const MergeRef* merge, Stream stream);
 /// Zeroes the outputs of a batch (overwrite mode) whose descriptors are at `descs` on the device.
 void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream);
 /// Zeroes a device output (counts and out-of-range counters) on the stream: the empty-image case.
