@@ -122,10 +122,22 @@ __device__ __forceinline__ uint4 load_segment(const SegmentRef& r) {
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-/// One increment per byte of the segment into this lane's copy of the channel's 256 counters.
+/// One increment per byte of the segment into this lane's copy of the channel's 256 counters. A whole
+/// 16-byte segment (all but the heads and tails of rows) takes a path without a test per byte: with one,
+/// every increment was a branch of its own that rebuilt the shared address (about 19 instructions per
+/// counted byte, ncu on an H200), and at frame sizes, where a block has few warps to hide latency with,
+/// the instructions rather than the memory set the one-launch filter's time.
 template <int C>
 __device__ __forceinline__ void count_segment(const uint4& q, const SegmentRef& r, std::uint32_t* mine, int copies_log2) {
     unsigned c = C == 1 ? 0u : static_cast<unsigned>(r.offset % C);
+    if (r.n == 16) {
+#pragma unroll
+        for (int b = 0; b < 16; ++b) {
+            atomicAdd(mine + ((c * 256u + byte_of(q, b)) << copies_log2), 1u);
+            if (C > 1) c = c + 1 == C ? 0u : c + 1;
+        }
+        return;
+    }
 #pragma unroll
     for (int b = 0; b < 16; ++b) {
         if (b < static_cast<int>(r.n)) atomicAdd(mine + ((c * 256u + byte_of(q, b)) << copies_log2), 1u);
@@ -152,6 +164,26 @@ __device__ __forceinline__ void store_segment(const SegmentRef& r, const uint4& 
             r.dst[r.offset + b] = op.byte(static_cast<std::uint8_t>(byte_of(q, b)), r.offset + b);
 }
 
+/// LutOp's tables (C x 64 x 32 words: each word of four entries in 32 copies, one per lane) from the entries
+/// the block's 256 threads hold, entry tid of channel c in e[c]: each word is gathered by shuffles from the
+/// four lanes that hold its entries, and each of those lanes stores 8 of its 32 copies, rotated by the word's
+/// index so that a warp's 32 stores fall in 32 different banks. (kernels.cuh's spread_tables, which reads
+/// the entries back from memory byte by byte, took 112 instructions per thread here.)
+template <int C>
+__device__ __forceinline__ void spread_entries(const unsigned (&e)[C], std::uint32_t* tab) {
+    const unsigned tid = threadIdx.x, first = tid & 31u & ~3u, g = tid >> 2, sub = tid & 3u;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const unsigned word = __shfl_sync(0xFFFFFFFFu, e[c], first) | (__shfl_sync(0xFFFFFFFFu, e[c], first + 1) << 8) |
+                              (__shfl_sync(0xFFFFFFFFu, e[c], first + 2) << 16) |
+                              (__shfl_sync(0xFFFFFFFFu, e[c], first + 3) << 24);
+        std::uint32_t* copies = tab + (c * 64u + g) * 32u + sub * 8u;
+#pragma unroll
+        for (unsigned k = 0; k < 8; ++k) copies[(k + g) & 7u] = word;
+    }
+    __syncthreads();
+}
+
 /// Dynamic shared memory of the kernel: the privatized counters, later reused for the spread tables.
 __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int copies_log2) {
     const std::size_t counters = (static_cast<std::size_t>(channels) * 256u * 4u) << copies_log2;
@@ -163,7 +195,6 @@ template <int C, FusedKind K, class Args>
 __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ Args a) {
     extern __shared__ std::uint32_t work[];  // the counters, then the tables as LutOp reads them
     __shared__ unsigned int counts[C * 256];
-    __shared__ std::uint8_t lut[C * 256];
     __shared__ bool last;
     const unsigned tid = threadIdx.x;
     const unsigned copies = 1u << a.copies_log2;
@@ -208,16 +239,18 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     const unsigned nthreads = gridDim.x * blockDim.x;
     const unsigned g = blockIdx.x * blockDim.x + tid;
     std::uint32_t* mine = work + (tid & 31u & (copies - 1u));
+    // The kept segments are all loaded before any is counted, and their places stay in registers for the
+    // pass (a segment beyond the image is one of no bytes).
     uint4 kept[kFusedKept];
+    SegmentRef kept_at[kFusedKept];
 #pragma unroll
     for (int j = 0; j < kFusedKept; ++j) {
         const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
-        if (idx < a.segments) {
-            const SegmentRef r = segment_at(a.s, idx);
-            kept[j] = load_segment(r);
-            count_segment<C>(kept[j], r, mine, a.copies_log2);
-        }
+        kept_at[j] = idx < a.segments ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
+        kept[j] = kept_at[j].n != 0 ? load_segment(kept_at[j]) : make_uint4(0u, 0u, 0u, 0u);
     }
+#pragma unroll
+    for (int j = 0; j < kFusedKept; ++j) count_segment<C>(kept[j], kept_at[j], mine, a.copies_log2);
     for (unsigned idx = g + kFusedKept * nthreads; idx < a.segments; idx += nthreads) {
         const SegmentRef r = segment_at(a.s, idx);
         count_segment<C>(load_segment(r), r, mine, a.copies_log2);
@@ -254,10 +287,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     // 4. The tables (or the threshold), then the pass over the kept segments and any others.
     auto apply = [&](const auto& op) {
 #pragma unroll
-        for (int j = 0; j < kFusedKept; ++j) {
-            const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
-            if (idx < a.segments) store_segment(segment_at(a.s, idx), kept[j], op);
-        }
+        for (int j = 0; j < kFusedKept; ++j) store_segment(kept_at[j], kept[j], op);
         if (g + kFusedKept * nthreads < a.segments) {
             for (unsigned j = (a.segments - 1 - g) / nthreads; j >= static_cast<unsigned>(kFusedKept); --j) {
                 const SegmentRef r = segment_at(a.s, g + j * nthreads);
@@ -273,17 +303,16 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
         }
         apply(threshold_u8_op(t, a.maxval, a.op));
     } else {
+        // The counters in `work` were last read before the grid barrier: the tables may overwrite them now.
+        unsigned e[C];
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            std::uint8_t e;
-            if constexpr (K == FusedKind::Equalize) e = equalize_entry_block(counts + c * 256);
-            else if constexpr (K == FusedKind::Stretch) e = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
-            else if constexpr (kPoints) e = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
-            else e = match_entry_block(counts + c * 256, target_count[c]);
-            lut[c * 256 + tid] = e;
+            if constexpr (K == FusedKind::Equalize) e[c] = equalize_entry_block(counts + c * 256);
+            else if constexpr (K == FusedKind::Stretch) e[c] = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
+            else if constexpr (kPoints) e[c] = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
+            else e[c] = match_entry_block(counts + c * 256, target_count[c]);
         }
-        __syncthreads();
-        spread_tables<C>(lut, work);
+        spread_entries<C>(e, work);
         apply(LutOp<C>{work, tid & 31u});
     }
 }
