@@ -128,7 +128,9 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     if (threshold ? src.channels != 1 : (src.channels != 1 && src.channels != 3 && src.channels != 4)) return false;
     const kernels::Span2D s = kernels::span_of(src, dst, false);
     const std::size_t bytes = s.row_bytes * static_cast<std::size_t>(s.rows);
-    if (bytes == 0 || bytes > fused_max_bytes(ws) || !cooperative_launch_supported(ws.device())) return false;
+    // The kernel counts, sums and indexes segments in 32 bits (also with IMGHIST_FUSED_MAX_BYTES set high).
+    if (bytes == 0 || bytes > fused_max_bytes(ws) || bytes > 0xFFFFFFFFu || !cooperative_launch_supported(ws.device()))
+        return false;
 
     // Counters (4 x 256) and the ticket: zeroed when the buffer is new, left zero by every launch.
     bool grown = false;

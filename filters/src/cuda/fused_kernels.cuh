@@ -184,6 +184,23 @@ __device__ __forceinline__ void spread_entries(const unsigned (&e)[C], std::uint
     __syncthreads();
 }
 
+/// A gray image's table, 256 bytes of shared memory read a byte at a time (the pass of the one-launch filter
+/// over 1-channel images). Its 64 words lie two to a bank, so a warp's 32 reads conflict at most two ways;
+/// LutOp's copies per lane avoid even that, but take about twice the instructions per byte, and at frame
+/// sizes the instructions, not shared memory, set this kernel's time.
+struct ByteLutOp {
+    const std::uint8_t* lut;
+    __device__ __forceinline__ std::uint32_t word(std::uint32_t x) const {
+        return static_cast<std::uint32_t>(lut[x & 0xFFu]) | (static_cast<std::uint32_t>(lut[(x >> 8) & 0xFFu]) << 8) |
+               (static_cast<std::uint32_t>(lut[(x >> 16) & 0xFFu]) << 16) |
+               (static_cast<std::uint32_t>(lut[x >> 24]) << 24);
+    }
+    __device__ __forceinline__ std::uint8_t byte(std::uint8_t in, std::size_t) const { return lut[in]; }
+    __device__ __forceinline__ uint4 vec(uint4 in, std::size_t) const {
+        return make_uint4(word(in.x), word(in.y), word(in.z), word(in.w));
+    }
+};
+
 /// Dynamic shared memory of the kernel: the privatized counters, later reused for the spread tables.
 __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int copies_log2) {
     const std::size_t counters = (static_cast<std::size_t>(channels) * 256u * 4u) << copies_log2;
@@ -193,8 +210,9 @@ __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int cop
 
 template <int C, FusedKind K, class Args>
 __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ Args a) {
-    extern __shared__ std::uint32_t work[];  // the counters, then the tables as LutOp reads them
+    extern __shared__ std::uint32_t work[];  // the counters, then (3 or 4 channels) the tables as LutOp reads them
     __shared__ unsigned int counts[C * 256];
+    __shared__ std::uint8_t gray_lut[C == 1 ? 256 : 1];  // the table of a 1-channel image (ByteLutOp)
     __shared__ bool last;
     const unsigned tid = threadIdx.x;
     const unsigned copies = 1u << a.copies_log2;
@@ -307,13 +325,19 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
         unsigned e[C];
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            if constexpr (K == FusedKind::Equalize) e[c] = equalize_entry_block(counts + c * 256);
+            if constexpr (K == FusedKind::Equalize) e[c] = equalize_entry_block<unsigned>(counts + c * 256);  // < 2^32 samples
             else if constexpr (K == FusedKind::Stretch) e[c] = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
             else if constexpr (kPoints) e[c] = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
             else e[c] = match_entry_block(counts + c * 256, target_count[c]);
         }
-        spread_entries<C>(e, work);
-        apply(LutOp<C>{work, tid & 31u});
+        if constexpr (C == 1) {
+            gray_lut[tid] = static_cast<std::uint8_t>(e[0]);
+            __syncthreads();
+            apply(ByteLutOp{gray_lut});
+        } else {
+            spread_entries<C>(e, work);
+            apply(LutOp<C>{work, tid & 31u});
+        }
     }
 }
 

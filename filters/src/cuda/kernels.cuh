@@ -295,13 +295,14 @@ __device__ __forceinline__ T block_sum(T v, T* scratch /* >= 32 */) {
 }
 
 /// Exclusive prefix sum over the block (blockDim.x <= 1024, a multiple of 32); returns the block total too.
-__device__ __forceinline__ unsigned long long block_exclusive_scan(unsigned long long v, unsigned long long* scratch,
-                                                                   unsigned long long& total) {
+/// T: unsigned long long, or unsigned where the caller knows that the total fits (half the shuffles).
+template <class T>
+__device__ __forceinline__ T block_exclusive_scan(T v, T* scratch, T& total) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    unsigned long long incl = v;
+    T incl = v;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        const unsigned long long u = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        const T u = __shfl_up_sync(0xFFFFFFFFu, incl, o);
         if (lane >= o) incl += u;
     }
     __syncthreads();
@@ -309,18 +310,18 @@ __device__ __forceinline__ unsigned long long block_exclusive_scan(unsigned long
     __syncthreads();
     if (warp == 0) {
         const int nw = blockDim.x >> 5;
-        unsigned long long w = lane < nw ? scratch[lane] : 0ull;
-        unsigned long long wi = w;
+        T w = lane < nw ? scratch[lane] : T(0);
+        T wi = w;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
-            const unsigned long long u = __shfl_up_sync(0xFFFFFFFFu, wi, o);
+            const T u = __shfl_up_sync(0xFFFFFFFFu, wi, o);
             if (lane >= o) wi += u;
         }
         if (lane < nw) scratch[lane] = wi - w;  // exclusive offset of each warp
         if (lane == nw - 1) scratch[32] = wi;
     }
     __syncthreads();
-    const unsigned long long r = scratch[warp] + incl - v;
+    const T r = scratch[warp] + incl - v;
     total = scratch[32];
     __syncthreads();
     return r;
@@ -328,24 +329,26 @@ __device__ __forceinline__ unsigned long long block_exclusive_scan(unsigned long
 
 // ---- tables from device histograms ------------------------------------------------------------------------
 /// cv::equalizeHist's table entry for value threadIdx.x (< 256) of the channel whose 256 counts start at
-/// `counts`. Every thread of the block must call it (it synchronises); threads >= 256 return 0.
-template <class Count>
+/// `counts`. Every thread of the block must call it (it synchronises); threads >= 256 return 0. Sums are
+/// taken in Sum: unsigned long long, or unsigned where the caller knows that the channel has fewer than 2^32
+/// samples (the one-launch filter: the same entries, from half the shuffles).
+template <class Sum = unsigned long long, class Count>
 __device__ __forceinline__ std::uint8_t equalize_entry_block(const Count* __restrict__ counts) {
-    __shared__ unsigned long long scratch[33];
+    __shared__ Sum scratch[33];
     __shared__ int first;
-    __shared__ unsigned long long h0s;
+    __shared__ Sum h0s;
     const int t = threadIdx.x;
-    const unsigned long long h = t < 256 ? static_cast<unsigned long long>(counts[t]) : 0ull;
+    const Sum h = t < 256 ? static_cast<Sum>(counts[t]) : Sum(0);
     if (t == 0) first = 256;
     __syncthreads();
     if (h != 0) atomicMin(&first, t);
-    unsigned long long total;
-    const unsigned long long excl = block_exclusive_scan(h, scratch, total);  // synchronises
+    Sum total;
+    const Sum excl = block_exclusive_scan(h, scratch, total);  // synchronises
     const int i0 = first;
     // Bins before i0 are empty, so the inclusive sum at i0 is h[i0]; broadcast it.
     if (t == i0) h0s = h;
     __syncthreads();
-    const unsigned long long h0 = h0s;
+    const Sum h0 = h0s;
     std::uint8_t out = 0;
     if (total != 0 && t < 256) {
         if (h0 == total) {
