@@ -20,7 +20,7 @@
 
 #include "imghist/histogram.hpp"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+#include "host_timing.hpp"
 
 __global__ void spin(long long cycles) {
     const long long t0 = clock64();

@@ -13,24 +13,9 @@
 
 #include "imghist/histogram.hpp"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+#include "host_timing.hpp"
 
 __global__ void empty_kernel() {}
-
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double median_us(F f, int reps = 2001, int warm = 200) {
-    for (int i = 0; i < warm; ++i) f();
-    std::vector<double> t(reps);
-    for (int i = 0; i < reps; ++i) {
-        const auto a = Clock::now();
-        f();
-        t[i] = std::chrono::duration<double, std::micro>(Clock::now() - a).count();
-    }
-    std::sort(t.begin(), t.end());
-    return t[reps / 2];
-}
 
 int main() {
     cudaDeviceProp prop;

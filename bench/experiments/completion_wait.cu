@@ -15,9 +15,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
-
-using Clock = std::chrono::steady_clock;
+#include "host_timing.hpp"
 
 __device__ unsigned long long now_ns() {
     unsigned long long t;
@@ -49,19 +47,6 @@ __global__ void timed_kernel(unsigned ns, unsigned* ticket, unsigned* out, volat
             *flag = seq;
         }
     }
-}
-
-template <class F>
-double median_us(F f, int reps = 2001, int warm = 200) {
-    for (int i = 0; i < warm; ++i) f();
-    std::vector<double> t(reps);
-    for (int i = 0; i < reps; ++i) {
-        const auto a = Clock::now();
-        f();
-        t[i] = std::chrono::duration<double, std::micro>(Clock::now() - a).count();
-    }
-    std::sort(t.begin(), t.end());
-    return t[reps / 2];
 }
 
 int main() {

@@ -20,9 +20,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
-
-using Clock = std::chrono::steady_clock;
+#include "host_timing.hpp"
 
 enum Work { Empty = 0, Count = 1, CountBarrier = 2, Full = 3 };
 enum Barrier { Coop = 0, Ticket = 1 };
@@ -141,20 +139,6 @@ __global__ void __launch_bounds__(kThreads) shape_kernel(const __grid_constant__
 
 int g_reps = 2001, g_warm = 200;  // ./fused_barrier REPS WARM: fewer for a profiler
 
-template <class F>
-double median_us(F f) {
-    const int reps = g_reps, warm = g_warm;
-    for (int i = 0; i < warm; ++i) f();
-    std::vector<double> t(reps);
-    for (int i = 0; i < reps; ++i) {
-        const auto t0 = Clock::now();
-        f();
-        t[i] = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    }
-    std::sort(t.begin(), t.end());
-    return t[reps / 2];
-}
-
 template <int W, int B>
 double time_shape(const Args& a, unsigned grid, cudaStream_t st, bool coop_launch) {
     auto fn = shape_kernel<W, B>;
@@ -166,7 +150,7 @@ double time_shape(const Args& a, unsigned grid, cudaStream_t st, bool coop_launc
         else
             fn<<<grid, kThreads, 0, st>>>(a);
         cudaStreamSynchronize(st);
-    });
+    }, g_reps, g_warm);
 }
 
 int main(int argc, char** argv) {

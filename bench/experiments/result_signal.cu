@@ -12,9 +12,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
-
-using Clock = std::chrono::steady_clock;
+#include "host_timing.hpp"
 
 enum Mode { FenceWord = 0, Word = 1, Tagged = 2, WordOnly = 3, Sync = 4 };
 
