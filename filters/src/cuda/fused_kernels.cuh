@@ -168,7 +168,8 @@ __device__ __forceinline__ void store_segment(const SegmentRef& r, const uint4& 
 /// the block's 256 threads hold, entry tid of channel c in e[c]: each word is gathered by shuffles from the
 /// four lanes that hold its entries, and each of those lanes stores 8 of its 32 copies, rotated by the word's
 /// index so that a warp's 32 stores fall in 32 different banks. (kernels.cuh's spread_tables, which reads
-/// the entries back from memory byte by byte, took 112 instructions per thread here.)
+/// the entries back from memory byte by byte, took 112 instructions per thread and channel in this kernel.)
+/// Images of 3 and 4 channels; a gray image's table is read as it is (ByteLutOp).
 template <int C>
 __device__ __forceinline__ void spread_entries(const unsigned (&e)[C], std::uint32_t* tab) {
     const unsigned tid = threadIdx.x, first = tid & 31u & ~3u, g = tid >> 2, sub = tid & 3u;
@@ -201,7 +202,8 @@ struct ByteLutOp {
     }
 };
 
-/// Dynamic shared memory of the kernel: the privatized counters, later reused for the spread tables.
+/// Dynamic shared memory of the kernel: the privatized counters, later reused for the spread tables (3 or 4
+/// channels; sized for them at every channel count, which with 8 copies is the counters' size anyway).
 __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int copies_log2) {
     const std::size_t counters = (static_cast<std::size_t>(channels) * 256u * 4u) << copies_log2;
     const std::size_t tables = static_cast<std::size_t>(channels) * 64u * 32u * 4u;
