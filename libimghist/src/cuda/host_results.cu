@@ -59,17 +59,20 @@ void end_blocking_call(Workspace& ws) {
 /// The result of a blocking call of one image (n counts, then `channels` out-of-range counters) goes
 /// straight into page-locked host memory, which the device addresses directly (unified addressing): the
 /// kernel's last block writes the final counts there, so no copy follows the kernel, and then raises the
-/// signal word behind them (ResultSignal), so the call returns as soon as the host sees that word.
+/// signal word behind them (ResultSignal, armed with Signal::Armed), so the call returns as soon as the host
+/// sees that word. Results that a copy fills (the streamed paths) leave the signal unarmed.
 struct PinnedResult {
+    enum class Signal { None, Armed };
     unsigned long long* host;
     std::size_t n;
     int channels;
-    ResultSignal signal;
+    ResultSignal signal;  ///< word == nullptr unless armed
 
-    PinnedResult(Workspace& ws, std::size_t n_, int channels_)
+    PinnedResult(Workspace& ws, std::size_t n_, int channels_, Signal armed = Signal::None)
         : host(static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + 5)))),
           n(n_),
           channels(channels_) {
+        if (armed == Signal::None) return;
         // Counts, 4 out-of-range counters, then the signal word. It is cleared before the launch (no launch
         // of an earlier call can still write it: each call returned after its word or its stream), and each
         // call waits for a value of its own.
@@ -86,9 +89,9 @@ struct PinnedResult {
         return out;
     }
     bool signalled() const { return *reinterpret_cast<const volatile unsigned int*>(signal.word) == signal.seq; }
-    /// Returns once the result is complete: when the launch raises the signal, as soon as the host sees it;
-    /// otherwise, or when it has not come after BlockingTuning::spin_us (a long kernel, work queued before
-    /// it, a failed launch), after synchronising the stream, which reports a kernel's failure.
+    /// Returns once the result is complete: when the launch raises the (armed) signal, as soon as the host
+    /// sees it; otherwise, or when it has not come after BlockingTuning::spin_us (a long kernel, work queued
+    /// before it, a failed launch), after synchronising the stream, which reports a kernel's failure.
     void wait(const Workspace& ws, bool raised) const {
         if (raised) {
             using Clock = std::chrono::steady_clock;
@@ -331,7 +334,8 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
         if (mask) dmask = stage_upload(*ws, *mask, buf + ibytes);
     }
     if (image.empty()) return;  // nothing to add
-    const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
+    const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels,
+                              PinnedResult::Signal::Armed);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
     const bool raised = cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.signal);
