@@ -76,16 +76,6 @@ struct ResidentBlocks {
     void lower(int device, int blocks) { per_device[device].store(std::max(blocks, 0) + 1, std::memory_order_relaxed); }
 };
 
-/// Copies of the global histogram, log2, for a grid (FilterTuning::fused_blocks_per_merge_copy).
-int merge_copies_log2(const Workspace& ws, unsigned grid) {
-    const auto& t = cuda::tuning_for(ws.cc_major()).filters;
-    const auto per_copy = static_cast<unsigned>(std::max(1, t.fused_blocks_per_merge_copy));
-    const int most = std::min(t.fused_max_merge_log2, kernels::kFusedMaxMergeLog2);
-    int k = 0;
-    while (k < most && (grid >> k) > per_copy) ++k;
-    return k;
-}
-
 template <int C, FusedKind K, class Args>
 bool launch(Workspace& ws, Args& a, Stream stream) {
     static ResidentBlocks resident;  // one per kernel
@@ -99,7 +89,6 @@ bool launch(Workspace& ws, Args& a, Stream stream) {
         if (per_sm <= 0) return false;
         const long long fit = static_cast<long long>(per_sm) * ws.sm_count();
         const unsigned grid = static_cast<unsigned>(std::max(1LL, std::min(wanted, fit)));
-        a.merge_copies_log2 = merge_copies_log2(ws, grid);
         const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(fn), dim3(grid),
                                                           dim3(kernels::kFusedThreads), params, smem, cu(stream));
         if (e != cudaErrorCooperativeLaunchTooLarge) {
@@ -143,19 +132,17 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     if (bytes == 0 || bytes > fused_max_bytes(ws) || bytes > 0xFFFFFFFFu || !cooperative_launch_supported(ws.device()))
         return false;
 
-    // The global histogram's copies (at most 8 x 4 x 256 counters) and the ticket: zeroed when the buffer is
-    // new, left zero by every launch.
-    constexpr std::size_t kCounters = std::size_t(4 * 256) << kernels::kFusedMaxMergeLog2;
+    // Counters (4 x 256) and the ticket: zeroed when the buffer is new, left zero by every launch.
     bool grown = false;
-    auto* zeroed = ws.device_as<unsigned int>(DeviceSlot::FusedCounts, (kCounters + 1) * sizeof(unsigned int), &grown);
+    auto* zeroed = ws.device_as<unsigned int>(DeviceSlot::FusedCounts, (4 * 256 + 1) * sizeof(unsigned int), &grown);
     if (grown)
-        cuda_check(cudaMemsetAsync(zeroed, 0, (kCounters + 1) * sizeof(unsigned int), cu(stream)), "filters: fused counters");
+        cuda_check(cudaMemsetAsync(zeroed, 0, (4 * 256 + 1) * sizeof(unsigned int), cu(stream)), "filters: fused counters");
 
     auto fill = [&](kernels::FusedArgs& a) {
         a.s = s;
         a.segments = static_cast<unsigned int>(s.segs_per_row * static_cast<std::size_t>(s.rows));
         a.counts = zeroed;
-        a.ticket = zeroed + kCounters;
+        a.ticket = zeroed + 4 * 256;
         a.copies_log2 = cuda::tuning_for(ws.cc_major()).filters.fused_copies_log2;
         a.q_lo = r.q_lo;
         a.q_hi = r.q_hi;

@@ -25,12 +25,6 @@
 
 #include "level_kernels.cuh"
 
-// Marks the end of phase p (0 start, 1 kept segments counted, 2 all counted, 3 merged, 4 grid barrier passed,
-// 5 tables built, 6 pass done) for bench/experiments/fused_phases.cu, which times them; nothing in the library.
-#ifndef IMGHIST_FUSED_MARK
-#define IMGHIST_FUSED_MARK(p)
-#endif
-
 namespace imghist::detail::kernels {
 
 enum class FusedKind : int { Equalize, Stretch, Match, Otsu, Triangle };
@@ -41,10 +35,9 @@ constexpr int kFusedKept = 2;       // segments per thread held in registers acr
 struct FusedArgs {
     Span2D s;
     unsigned int segments;   ///< s.rows * s.segs_per_row
-    unsigned int* counts;    ///< the global histogram's copies (C x 256 counters each), zero on entry and again on exit
+    unsigned int* counts;    ///< C x 256 counters, zero on entry and again on exit
     unsigned int* ticket;    ///< zero on entry and again on exit
     int copies_log2;         ///< privatized copies of the shared counters, log2
-    int merge_copies_log2;   ///< copies of the global histogram, log2 (<= kFusedMaxMergeLog2); block b adds to copy b mod copies
     double q_lo, q_hi;       ///< Stretch
     const unsigned int* target;  ///< Match to an image: its counts, channel c at target + c * target_stride
     int target_stride;
@@ -52,23 +45,6 @@ struct FusedArgs {
     int* level;              ///< Otsu, Triangle: receives the threshold (device memory), or null
     int* level_host;         ///< Otsu, Triangle: the same, in page-locked host memory, or null
 };
-
-/// Copies of the global histogram, log2, at most: every block adds each of its C x 256 counts to one copy, and
-/// the L2 applies the atomics on one address one after another, so with a single copy each address took one
-/// atomic per block in line (at 1080p, 256 blocks: about 2.5 us before the grid barrier let the blocks on,
-/// bench/experiments/fused_phases.cu on an H100). After the barrier every block sums the copies of its bins.
-constexpr int kFusedMaxMergeLog2 = 3;
-
-/// Counter i (of C x 256) of the global histogram: the sum of its copies (read from L2, written by atomics).
-template <int C, class Args>
-__device__ __forceinline__ unsigned global_count(const Args& a, unsigned i) {
-    const unsigned copies = 1u << a.merge_copies_log2;
-    unsigned s = 0;
-#pragma unroll
-    for (unsigned m = 0; m < (1u << kFusedMaxMergeLog2); ++m)
-        if (m < copies) s += __ldcg(a.counts + m * (C * 256u) + i);
-    return s;
-}
 
 /// The workspace's cache of a host target's points (DeviceSlot::MatchPoints), up to four channels.
 struct SavedMatchPoints {
@@ -236,15 +212,14 @@ __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int cop
 
 template <int C, FusedKind K, class Args>
 __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ Args a) {
-    extern __shared__ __align__(16) std::uint32_t work[];  // the counters, then (3 or 4 channels) the tables as LutOp reads them
-    __shared__ unsigned int counts[K == FusedKind::Equalize ? 1 : C * 256];  // the histogram (not equalization)
+    extern __shared__ std::uint32_t work[];  // the counters, then (3 or 4 channels) the tables as LutOp reads them
+    __shared__ unsigned int counts[C * 256];
     __shared__ std::uint8_t gray_lut[C == 1 ? 256 : 1];  // the table of a 1-channel image (ByteLutOp)
     __shared__ bool last;
     const unsigned tid = threadIdx.x;
-    IMGHIST_FUSED_MARK(0);
     const unsigned copies = 1u << a.copies_log2;
-    const unsigned quads = (C * 64u) << a.copies_log2;  // the counters, four to a 16-byte store
-    for (unsigned i = tid; i < quads; i += blockDim.x) reinterpret_cast<uint4*>(work)[i] = make_uint4(0u, 0u, 0u, 0u);
+    const unsigned words = (C * 256u) << a.copies_log2;
+    for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
     __syncthreads();
 
     // Matching's target does not depend on the image: loaded now, its latency hides behind the pass. Points
@@ -296,7 +271,6 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     }
 #pragma unroll
     for (int j = 0; j < kFusedKept; ++j) count_segment<C>(kept[j], kept_at[j], mine, a.copies_log2);
-    IMGHIST_FUSED_MARK(1);
     for (unsigned idx = g + kFusedKept * nthreads; idx < a.segments; idx += nthreads) {
         const SegmentRef r = segment_at(a.s, idx);
         count_segment<C>(load_segment(r), r, mine, a.copies_log2);
@@ -309,52 +283,28 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
         }
     }
     __syncthreads();
-    IMGHIST_FUSED_MARK(2);
-    // Thread i sums the copies of counter i, rotated by i so that the threads of a warp hit different banks,
-    // and adds the sum to this block's copy of the global histogram.
-    unsigned* const global_copy = a.counts + (blockIdx.x & ((1u << a.merge_copies_log2) - 1u)) * (C * 256u);
+    // Thread i sums the copies of counter i, rotated by i so that the threads of a warp hit different banks.
     for (unsigned i = tid; i < C * 256u; i += blockDim.x) {
         const std::uint32_t* base = work + (i << a.copies_log2);
         unsigned sum = 0;
         for (unsigned k = 0; k < copies; ++k) sum += base[(k + i) & (copies - 1u)];
-        if (sum != 0) atomicAdd(global_copy + i, sum);
+        if (sum != 0) atomicAdd(a.counts + i, sum);
     }
-    IMGHIST_FUSED_MARK(3);
 
     // 2. Every block's counts are in.
     cooperative_groups::this_grid().sync();
-    IMGHIST_FUSED_MARK(4);
 
-    // 3. The histogram, and from it the tables (or the threshold). Equalization needs each bin's count only
-    // in the thread of its value (the rest reaches it through equalize_entries_block's sums), so its counts go
-    // straight to registers and all C tables take one barrier; the other filters read every bin, from shared
-    // memory.
-    unsigned e[C];  // entry tid of each channel's table (the table filters)
-    if constexpr (K == FusedKind::Equalize) {
-        unsigned h[C];
-#pragma unroll
-        for (int c = 0; c < C; ++c) h[c] = global_count<C>(a, c * 256 + tid);
-        std::uint8_t q[C];
-        equalize_entries_block<unsigned, C>(h, q);  // < 2^32 samples
-#pragma unroll
-        for (int c = 0; c < C; ++c) e[c] = q[c];
-    } else {
-        for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = global_count<C>(a, i);
-        __syncthreads();
-    }
-    // Every thread's reads of the counts are done (they preceded a barrier): the block takes its ticket, and
-    // the last block to take one clears the counts for the next launch. `last` is read after the next barrier
-    // (inside the table and threshold builders, or after the tables are stored).
+    // 3. The histogram, then the counters cleared for the next launch by the last block to read them.
+    for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = __ldcg(a.counts + i);
+    __syncthreads();
     if (tid == 0) last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-    IMGHIST_FUSED_MARK(5);
-    auto clear_if_last = [&] {
-        if (last) {
-            for (unsigned i = tid; i < (C * 256u) << a.merge_copies_log2; i += blockDim.x) a.counts[i] = 0u;
-            if (tid == 0) *a.ticket = 0u;
-        }
-    };
+    __syncthreads();
+    if (last) {
+        for (unsigned i = tid; i < C * 256u; i += blockDim.x) a.counts[i] = 0u;
+        if (tid == 0) *a.ticket = 0u;
+    }
 
-    // 4. The pass over the kept segments and any others.
+    // 4. The tables (or the threshold), then the pass over the kept segments and any others.
     auto apply = [&](const auto& op) {
 #pragma unroll
         for (int j = 0; j < kFusedKept; ++j) store_segment(kept_at[j], kept[j], op);
@@ -364,11 +314,9 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
                 store_segment(r, load_segment(r), op);
             }
         }
-        IMGHIST_FUSED_MARK(6);
     };
     if constexpr (K == FusedKind::Otsu || K == FusedKind::Triangle) {
-        const int t = K == FusedKind::Otsu ? otsu256_block(counts) : triangle_block(counts);  // synchronise
-        clear_if_last();
+        const int t = K == FusedKind::Otsu ? otsu256_block(counts) : triangle_block(counts);
         if (blockIdx.x == 0 && tid == 0) {
             if (a.level) *a.level = t;
             if (a.level_host) *a.level_host = t;
@@ -376,20 +324,20 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
         apply(threshold_u8_op(t, a.maxval, a.op));
     } else {
         // The counters in `work` were last read before the grid barrier: the tables may overwrite them now.
+        unsigned e[C];
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            if constexpr (K == FusedKind::Stretch) e[c] = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
+            if constexpr (K == FusedKind::Equalize) e[c] = equalize_entry_block<unsigned>(counts + c * 256);  // < 2^32 samples
+            else if constexpr (K == FusedKind::Stretch) e[c] = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
             else if constexpr (kPoints) e[c] = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
-            else if constexpr (K == FusedKind::Match) e[c] = match_entry_block(counts + c * 256, target_count[c]);
+            else e[c] = match_entry_block(counts + c * 256, target_count[c]);
         }
         if constexpr (C == 1) {
             gray_lut[tid] = static_cast<std::uint8_t>(e[0]);
             __syncthreads();
-            clear_if_last();
             apply(ByteLutOp{gray_lut});
         } else {
-            spread_entries<C>(e, work);  // synchronises
-            clear_if_last();
+            spread_entries<C>(e, work);
             apply(LutOp<C>{work, tid & 31u});
         }
     }

@@ -273,117 +273,99 @@ __global__ void threshold_elem_kernel(Span2D s, const int* __restrict__ t_dev, i
 }
 
 // ---- block-wide helpers -----------------------------------------------------------------------------------
-// Both take two barriers: each warp publishes its part, and then every warp combines the (at most 32) parts
-// itself, instead of one warp combining them and broadcasting the result behind two more barriers (at frame
-// sizes a table builder's barriers cost about what its arithmetic does). The second barrier lets the next
-// call reuse `scratch`. blockDim.x <= 1024, a multiple of 32.
-
-/// Sum over the block, returned to every thread. Integer T only: the order of the additions differs per warp.
 template <class T>
 __device__ __forceinline__ T block_sum(T v, T* scratch /* >= 32 */) {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    __syncthreads();
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
-    v = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : T(0);
+    if (warp == 0) {
+        const int nw = (blockDim.x + 31) >> 5;
+        v = lane < nw ? scratch[lane] : T(0);
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-    __syncthreads();
-    return v;
-}
-
-/// Inclusive prefix sum over the 32 lanes of a warp.
-template <class T>
-__device__ __forceinline__ T warp_inclusive_scan(T v) {
-    const int lane = threadIdx.x & 31;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const T u = __shfl_up_sync(0xFFFFFFFFu, v, o);
-        if (lane >= o) v += u;
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+        if (lane == 0) scratch[0] = v;
     }
-    return v;
+    __syncthreads();
+    const T r = scratch[0];
+    __syncthreads();
+    return r;
 }
 
-/// Exclusive prefix sum over the block; returns the block total too.
+/// Exclusive prefix sum over the block (blockDim.x <= 1024, a multiple of 32); returns the block total too.
 /// T: unsigned long long, or unsigned where the caller knows that the total fits (half the shuffles).
 template <class T>
-__device__ __forceinline__ T block_exclusive_scan(T v, T* scratch /* >= 32 */, T& total) {
+__device__ __forceinline__ T block_exclusive_scan(T v, T* scratch, T& total) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const T incl = warp_inclusive_scan(v);
+    T incl = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const T u = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (lane >= o) incl += u;
+    }
+    __syncthreads();
     if (lane == 31) scratch[warp] = incl;
     __syncthreads();
-    const T w = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : T(0);
-    const T wi = warp_inclusive_scan(w);
-    total = __shfl_sync(0xFFFFFFFFu, wi, 31);
-    const T before = __shfl_sync(0xFFFFFFFFu, wi - w, warp);  // the warps before this one
+    if (warp == 0) {
+        const int nw = blockDim.x >> 5;
+        T w = lane < nw ? scratch[lane] : T(0);
+        T wi = w;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const T u = __shfl_up_sync(0xFFFFFFFFu, wi, o);
+            if (lane >= o) wi += u;
+        }
+        if (lane < nw) scratch[lane] = wi - w;  // exclusive offset of each warp
+        if (lane == nw - 1) scratch[32] = wi;
+    }
     __syncthreads();
-    return before + incl - v;
+    const T r = scratch[warp] + incl - v;
+    total = scratch[32];
+    __syncthreads();
+    return r;
 }
 
 // ---- tables from device histograms ------------------------------------------------------------------------
-/// cv::equalizeHist's table entries for value threadIdx.x (< 256) of C channels, out[c] from h[c], this
-/// thread's count of its value in channel c (threads >= 256 pass 0 and get 0). Every thread of the block
-/// calls it. One barrier for all channels: each warp publishes, per channel, its sum, its first non-empty
-/// bin and that bin's count; every warp then combines the records itself (a block scan would take two
-/// barriers per channel, and finding the first bin and broadcasting its count three more). Sums are taken in
-/// Sum: unsigned long long, or unsigned where the caller knows that a channel has fewer than 2^32 samples
-/// (the one-launch filter: the same entries, from half the shuffles). Call it once per block: its records
-/// are not protected for a second call.
-template <class Sum, int C>
-__device__ __forceinline__ void equalize_entries_block(const Sum (&h)[C], std::uint8_t (&out)[C]) {
-    struct Record {
-        Sum total;        ///< the warp's sum
-        Sum first_count;  ///< the count of its first non-empty bin
-        int first;        ///< that bin, or kNone
-    };
-    constexpr int kNone = 0x7FFFFFFF;
-    __shared__ Record records[C][32];
-    const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
-    Sum incl[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-        incl[c] = warp_inclusive_scan(h[c]);
-        const unsigned nonempty = __ballot_sync(0xFFFFFFFFu, h[c] != 0);
-        const int f = nonempty ? __ffs(nonempty) - 1 : 0;
-        const Sum fc = __shfl_sync(0xFFFFFFFFu, h[c], f);
-        if (lane == 31) records[c][warp] = Record{incl[c], fc, nonempty ? warp * 32 + f : kNone};
-    }
+/// cv::equalizeHist's table entry for value threadIdx.x (< 256) of the channel whose 256 counts start at
+/// `counts`. Every thread of the block must call it (it synchronises); threads >= 256 return 0. Sums are
+/// taken in Sum: unsigned long long, or unsigned where the caller knows that the channel has fewer than 2^32
+/// samples (the one-launch filter: the same entries, from half the shuffles).
+template <class Sum = unsigned long long, class Count>
+__device__ __forceinline__ std::uint8_t equalize_entry_block(const Count* __restrict__ counts) {
+    __shared__ Sum scratch[33];
+    __shared__ int first;
+    __shared__ Sum h0s;
+    const int t = threadIdx.x;
+    const Sum h = t < 256 ? static_cast<Sum>(counts[t]) : Sum(0);
+    if (t == 0) first = 256;
     __syncthreads();
-    const bool record_lane = lane < static_cast<int>(blockDim.x >> 5);
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-        const Record r = record_lane ? records[c][lane] : Record{Sum(0), Sum(0), kNone};
-        const Sum wi = warp_inclusive_scan(r.total);
-        const Sum total = __shfl_sync(0xFFFFFFFFu, wi, 31);
-        const Sum before = __shfl_sync(0xFFFFFFFFu, wi - r.total, warp);  // the warps before this one
-        // The image's first non-empty bin i0 is the first warp's that has one; bins before it are empty, so
-        // the cumulative count at i0 is h[i0].
-        const unsigned has = __ballot_sync(0xFFFFFFFFu, r.first != kNone);
-        const int src = has ? __ffs(has) - 1 : 0;
-        const int i0 = __shfl_sync(0xFFFFFFFFu, r.first, src);
-        const Sum h0 = __shfl_sync(0xFFFFFFFFu, r.first_count, src);
-        std::uint8_t e = 0;
-        if (total != 0 && t < 256) {
-            if (h0 == total) {
-                e = static_cast<std::uint8_t>(i0);
-            } else if (t > i0) {
-                const float scale = fmath::equalize_scale(total, h0);
-                e = fmath::equalize_entry(before + incl[c] - h0, scale);  // cumulative count at t minus h[i0]
-            }
+    if (h != 0) atomicMin(&first, t);
+    Sum total;
+    const Sum excl = block_exclusive_scan(h, scratch, total);  // synchronises
+    const int i0 = first;
+    // Bins before i0 are empty, so the inclusive sum at i0 is h[i0]; broadcast it.
+    if (t == i0) h0s = h;
+    __syncthreads();
+    const Sum h0 = h0s;
+    std::uint8_t out = 0;
+    if (total != 0 && t < 256) {
+        if (h0 == total) {
+            out = static_cast<std::uint8_t>(i0);
+        } else if (t > i0) {
+            const float scale = fmath::equalize_scale(total, h0);
+            out = fmath::equalize_entry(excl + h - h0, scale);
         }
-        out[c] = e;
     }
+    __syncthreads();  // the shared words above are reused by the next call
+    return out;
 }
 
-/// One block (>= 256 threads) per channel: cv::equalizeHist's table for channel blockIdx.x.
+/// One block of 256 threads per channel: cv::equalizeHist's table for channel blockIdx.x.
 template <class Count>
 __global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uint8_t* __restrict__ luts) {
-    const unsigned t = threadIdx.x;
-    const unsigned long long h[1] = {t < 256 ? static_cast<unsigned long long>(counts[blockIdx.x * 256 + t]) : 0ull};
-    std::uint8_t e[1];
-    equalize_entries_block<unsigned long long, 1>(h, e);
-    if (t < 256) luts[blockIdx.x * 256 + t] = e[0];
+    luts[blockIdx.x * 256 + threadIdx.x] = equalize_entry_block(counts + blockIdx.x * 256);
 }
 
 /// Equalization in one pass after the histogram (images above FilterTuning::fused_max_bytes; smaller ones
@@ -394,13 +376,8 @@ template <int C, class Count>
 __global__ void equalize_apply_kernel(Span2D s, const Count* __restrict__ counts) {
     extern __shared__ std::uint32_t tab[];
     __shared__ std::uint8_t lut[C * 256];
-    unsigned long long h[C];
 #pragma unroll
-    for (int c = 0; c < C; ++c) h[c] = counts[c * 256 + threadIdx.x];
-    std::uint8_t e[C];
-    equalize_entries_block<unsigned long long, C>(h, e);
-#pragma unroll
-    for (int c = 0; c < C; ++c) lut[c * 256 + threadIdx.x] = e[c];
+    for (int c = 0; c < C; ++c) lut[c * 256 + threadIdx.x] = equalize_entry_block(counts + c * 256);
     __syncthreads();
     apply_tables<C>(s, lut, tab);
 }

@@ -151,12 +151,6 @@ struct FilterTuning {
     /// Privatized copies of the fused kernel's shared counters, log2: 8 copies of C x 256 counters fill the
     /// C x 8 KiB of shared memory its tables need afterwards, so the counters cost no extra room.
     int fused_copies_log2 = 3;
-    /// Copies of the fused kernel's global histogram (kernels::kFusedMaxMergeLog2 says why it has copies): a
-    /// launch takes the fewest, a power of two up to 2^fused_max_merge_log2, that leave at most
-    /// fused_blocks_per_merge_copy blocks adding to each (the best of 1-8 copies for the instrumented kernel of
-    /// bench/experiments/fused_phases.cu at 1080p and 4K on an H100).
-    int fused_blocks_per_merge_copy = 64;
-    int fused_max_merge_log2 = 2;
     /// CLAHE's 16-bit table kernel: one block per tile, 1024 threads over its 65536 levels.
     int clahe_lut16_threads = 1024;
     /// CLAHE's interpolation pass: 32 x 8 blocks (a warp along a row), at most clahe_max_grid_x blocks across
