@@ -109,6 +109,96 @@ IMGHIST_BACKEND_CASE("constant images", "[core][data]") {
     check_against_references(backend, w16.view, BinSpec::even(65536, 0, 65536));
 }
 
+/// A flat image (value v) with textured spots: one sample on a diagonal every 101 columns and short runs on
+/// every 37th row, so that vectors of equal samples alternate with broken ones at every alignment.
+template <class T>
+void fill_mostly_flat(TestImage& img, int v, int noise_max) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(v) * 7919 + static_cast<std::uint64_t>(img.view.width));
+    std::uniform_int_distribution<int> noise(0, noise_max);
+    img.fill<T>([&](int x, int y, int) {
+        const bool spot = x % 101 == y % 101 || (y % 37 == 5 && x % 53 < 3);
+        return spot ? noise(rng) : v;
+    });
+}
+
+IMGHIST_BACKEND_CASE("flat and mostly flat images, 8- and 16-bit", "[core][data]") {
+    // Flat data is where every increment of a warp meets one counter, and where the 8-bit small-image kernel
+    // counts sixteen equal bytes with one addition (its warps whose first vectors are mostly flat). Frame
+    // sizes that take the small-image kernel and the general one (16-bit, 4096 bins at 640x480), ROI x-offsets
+    // of 0-15 bytes, flat values in and out of range, the shift and the arithmetic binning rules, wholly and
+    // mostly flat images, and batches.
+    struct Shape {
+        int w, h;
+        std::vector<int> offsets;  // bytes
+    };
+    const std::vector<Shape> shapes = {{640, 480, {0, 6, 14}}, {333, 7, {0, 1, 2, 3, 7, 8, 15}},
+                                       {1, 999, {0, 4}}, {999, 1, {0, 6}}, {0, 0, {0}}};
+    for (const Shape& sh : shapes) {
+        for (int off_bytes : sh.offsets) {
+            for (SampleType t : {SampleType::U8, SampleType::U16}) {
+                const int ss = static_cast<int>(imghist::sample_size(t));
+                if (off_bytes % ss != 0) continue;
+                const std::vector<int> values = t == SampleType::U8 ? std::vector<int>{0, 200, 255}
+                                                                    : std::vector<int>{1000, 5000, 65535};
+                const std::vector<BinSpec> specs =
+                    t == SampleType::U8
+                        ? std::vector<BinSpec>{BinSpec::u8(), BinSpec::even(10, 5, 250)}
+                        : std::vector<BinSpec>{BinSpec::even(4096, 0, 65536), BinSpec::even(1024, 0, 65536),
+                                               BinSpec::even(4096, 0, 4096), BinSpec::even(1000, 3, 1003.5)};
+                for (int v : values) {
+                    for (bool textured : {false, true}) {
+                        // The view starts off_bytes into a wider parent row: the ROI's alignment.
+                        const int off = off_bytes / ss;
+                        TestImage parent(sh.w + 16, sh.h, t, 1);
+                        if (t == SampleType::U8) {
+                            if (textured) fill_mostly_flat<std::uint8_t>(parent, v, 255);
+                            else parent.fill<std::uint8_t>([&](int, int, int) { return v; });
+                        } else {
+                            if (textured) fill_mostly_flat<std::uint16_t>(parent, v, 65535);
+                            else parent.fill<std::uint16_t>([&](int, int, int) { return v; });
+                        }
+                        ImageView view = parent.view;
+                        view.width = sh.w;
+                        if (sh.w > 0 && sh.h > 0) view.data = static_cast<const unsigned char*>(view.data) + off * ss;
+                        CAPTURE(sh.w, sh.h, off_bytes, imghist::to_string(t), v, textured);
+                        for (const BinSpec& s : specs) check_against_references(backend, view, s);
+                    }
+                }
+            }
+        }
+    }
+    // Batches of flat and mostly flat frames (the batch kernel's counting loop).
+    std::vector<TestImage> imgs;
+    for (int i = 0; i < 4; ++i) {
+        imgs.emplace_back(640, 480, SampleType::U16, 1);
+        if (i % 2) fill_mostly_flat<std::uint16_t>(imgs.back(), 3000 + i, 65535);
+        else imgs.back().fill<std::uint16_t>([i](int, int, int) { return 3000 + i; });
+    }
+    for (int i = 0; i < 4; ++i) {
+        imgs.emplace_back(640, 480, SampleType::U8, 1);
+        if (i % 2) fill_mostly_flat<std::uint8_t>(imgs.back(), 17 * i, 255);
+        else imgs.back().fill<std::uint8_t>([i](int, int, int) { return 17 * i; });
+    }
+    std::vector<DeviceCopy> dev;
+    if (backend == Backend::Cuda)
+        for (auto& img : imgs) dev.emplace_back(img.view);
+    imghist::Options opt;
+    opt.backend = backend;
+    for (int first : {0, 4}) {
+        std::vector<ImageView> views;
+        for (int i = first; i < first + 4; ++i) views.push_back(backend == Backend::Cuda ? dev[i].view : imgs[i].view);
+        const BinSpec s = first == 0 ? BinSpec::even(4096, 0, 65536) : BinSpec::u8();
+        const auto hs = imghist::calcHistBatch(views, s, opt);
+        REQUIRE(hs.size() == 4);
+        for (int i = 0; i < 4; ++i) {
+            CAPTURE(first + i);
+            const Histogram ref = plain_reference(imgs[first + i].view, s);
+            REQUIRE(hs[i].counts == ref.counts);
+            REQUIRE(hs[i].out_of_range == ref.out_of_range);
+        }
+    }
+}
+
 IMGHIST_BACKEND_CASE("the five test distributions", "[core][data]") {
     std::uint64_t seed = 1000;
     for (Dist d : {Dist::Uniform, Dist::Normal, Dist::Binomial, Dist::Poisson, Dist::Exponential}) {
