@@ -123,15 +123,17 @@ void fill_mostly_flat(TestImage& img, int v, int noise_max) {
 
 IMGHIST_BACKEND_CASE("flat and mostly flat images, 8- and 16-bit", "[core][data]") {
     // Flat data is where every increment of a warp meets one counter, and where the 8-bit small-image kernel
-    // counts sixteen equal bytes with one addition (its warps whose first vectors are mostly flat). Frame
-    // sizes that take the small-image kernel and the general one (16-bit, 4096 bins at 640x480), ROI x-offsets
-    // of 0-15 bytes, flat values in and out of range, the shift and the arithmetic binning rules, wholly and
-    // mostly flat images, and batches.
+    // counts sixteen equal bytes with one addition (its warps whose first vectors are mostly flat). 640x480
+    // views (a 16-byte multiple pitch: the small-image kernel, or the general one for 16-bit samples in 4096
+    // bins) at every ROI x-offset of 0-15 bytes (the even ones for 16-bit samples), odd pitches and single
+    // rows or columns at some; flat values below, inside and above the bin range; the shift and the
+    // arithmetic binning rules; wholly and mostly flat images; batches.
     struct Shape {
         int w, h;
         std::vector<int> offsets;  // bytes
     };
-    const std::vector<Shape> shapes = {{640, 480, {0, 6, 14}}, {333, 7, {0, 1, 2, 3, 7, 8, 15}},
+    const std::vector<Shape> shapes = {{640, 480, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+                                       {333, 7, {0, 1, 2, 3, 7, 8, 15}},
                                        {1, 999, {0, 4}}, {999, 1, {0, 6}}, {0, 0, {0}}};
     for (const Shape& sh : shapes) {
         for (int off_bytes : sh.offsets) {
@@ -139,7 +141,7 @@ IMGHIST_BACKEND_CASE("flat and mostly flat images, 8- and 16-bit", "[core][data]
                 const int ss = static_cast<int>(imghist::sample_size(t));
                 if (off_bytes % ss != 0) continue;
                 const std::vector<int> values = t == SampleType::U8 ? std::vector<int>{0, 200, 255}
-                                                                    : std::vector<int>{1000, 5000, 65535};
+                                                                    : std::vector<int>{2, 1000, 5000, 65535};
                 const std::vector<BinSpec> specs =
                     t == SampleType::U8
                         ? std::vector<BinSpec>{BinSpec::u8(), BinSpec::even(10, 5, 250)}
