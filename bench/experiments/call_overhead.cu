@@ -19,8 +19,7 @@ __global__ void empty_kernel() {}
 
 int main() {
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device %s\n", prop.name);
+    CK(describe_device(prop));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     std::printf("empty kernel launch only          %6.2f us\n", median_us([&] { empty_kernel<<<1, 32, 0, st>>>(); }));

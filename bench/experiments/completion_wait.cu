@@ -51,8 +51,7 @@ __global__ void timed_kernel(unsigned ns, unsigned* ticket, unsigned* out, volat
 
 int main() {
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    CK(describe_device(prop));
     unsigned* ticket;
     CK(cudaMalloc(&ticket, 4));
     CK(cudaMemset(ticket, 0, 4));

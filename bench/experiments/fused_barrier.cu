@@ -156,8 +156,7 @@ double time_shape(const Args& a, unsigned grid, cudaStream_t st, bool coop_launc
 int main(int argc, char** argv) {
     if (argc > 2) g_reps = std::max(1, std::atoi(argv[1])), g_warm = std::max(0, std::atoi(argv[2]));
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    CK(describe_device(prop));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     const std::size_t max_bytes = 7680ull * 4320;

@@ -33,8 +33,7 @@ __global__ void hand_over(int mode, unsigned long long* out, volatile unsigned* 
 
 int main() {
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device %s\n", prop.name);
+    CK(describe_device(prop));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     unsigned long long* out;
