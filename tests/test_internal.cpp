@@ -1,5 +1,7 @@
-// The core's internal interface as the filters use it: the CPU side's one parallel-for.
+// The core's internal interface as the filters use it: the CPU side's one parallel-for; and the workspace
+// state behind blocking CUDA calls (their tagged results).
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -7,6 +9,11 @@
 
 #include "core_support.hpp"
 #include "imghist/internal/parallel_for.hpp"
+#if IMGHIST_TEST_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "imghist/internal/workspace.hpp"
+#endif
 
 namespace {
 
@@ -95,4 +102,61 @@ TEST_CASE("parallel_for: a nested call runs on the calling worker as one part", 
     // thread run nested calls themselves (a second job would wait for the first to end: a deadlock).
     REQUIRE(observed.calls().size() == 5);
     for (std::size_t i = 1; i < observed.calls().size(); ++i) CHECK(observed.calls()[i].second == 1);
+}
+
+// A blocking calcHist of a device image returns once every word of its page-locked result carries the call's
+// tag (the last block stores (tag << 32) | count). Tags count up per buffer from 1; a grown buffer and the
+// count's wrap zero the buffer and start again at 1, so no word left by an earlier call is taken for this
+// call's. Each step below counts another image than the step before it, so a result read before its
+// kernel wrote it shows as a wrong count; the tag after the wrap must not be 0, which zeroed words carry.
+TEST_CASE("blocking calls: tagged results through a growing buffer and the tag's wrap", "[core][internal][cuda]") {
+    if (!imghist_test::cuda_or_skip()) return;
+#if IMGHIST_TEST_WITH_CUDA
+    using namespace imghist_test;
+    cudaStream_t s = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    struct StreamGone {
+        cudaStream_t s;
+        ~StreamGone() {
+            cudaStreamSynchronize(s);
+            cudaStreamDestroy(s);
+        }
+    } gone{s};
+    int device = 0;
+    REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+
+    TestImage a(641, 37, SampleType::U8, 1), b(641, 37, SampleType::U8, 1);
+    fill_dist<std::uint8_t>(a, Dist::Uniform, 11, 255);
+    fill_dist<std::uint8_t>(b, Dist::Normal, 12, 255);
+    const DeviceCopy da(a.view), db(b.view);
+    imghist::Options o;
+    o.backend = Backend::Cuda;
+    o.stream = s;
+    auto run = [&](const DeviceCopy& d, const TestImage& h, const imghist::BinSpec& spec) {
+        const Histogram got = imghist::calcHist(d.view, spec, o);
+        const Histogram ref = plain_reference(h.view, spec);
+        CAPTURE(spec.bins);
+        REQUIRE(got.counts == ref.counts);
+        REQUIRE(got.out_of_range == ref.out_of_range);
+    };
+    // The workspace the calls run in: the caller's stream's (the lease's lock is recursive for this thread).
+    imghist::detail::WorkspaceLease ws = imghist::detail::acquire_workspace(device, reinterpret_cast<imghist::Stream>(s));
+    std::uint32_t& last = ws->pinned_counter(imghist::detail::PinnedSlot::Result);
+    const imghist::BinSpec narrow = imghist::BinSpec::even(16, 0, 256), wide = imghist::BinSpec::u8();
+
+    run(db, b, narrow);  // a new buffer: tag 1
+    CHECK(last == 1u);
+    run(da, a, wide);  // the buffer grows: tag 1 again
+    CHECK(last == 1u);
+    run(db, b, wide);
+    CHECK(last == 2u);
+    last = 0xFFFFFFFEu;  // as after 2^32 - 2 calls
+    run(da, a, wide);
+    CHECK(last == 0xFFFFFFFFu);
+    run(db, b, wide);  // the wrap: the buffer zeroed, tag 1
+    CHECK(last == 1u);
+    run(da, a, narrow);
+    run(db, b, wide);
+    CHECK(last == 3u);
+#endif
 }

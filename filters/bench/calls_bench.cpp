@@ -6,7 +6,10 @@
 // Rows, for each size (8-bit gray, uniform random data — the hard case for a histogram):
 //   hist/view-blocking     imghist::calcHist(device view): counts in a host Histogram when it returns
 //   hist/gpumat+wait       gpuhist::calcHist(GpuMat -> GpuMat) + cudaStreamSynchronize
+//   hist/gpumat-enqueue    gpuhist::calcHist(GpuMat -> GpuMat) alone: the host's part of an asynchronous call
+//                          (the stream is drained after each run, outside the time)
 //   equalize/gpumat+wait   gpuhist::equalizeHist(GpuMat) + cudaStreamSynchronize
+//   equalize/gpumat-enqueue  gpuhist::equalizeHist(GpuMat) alone, as above
 //   otsu/gpumat            gpuhist::threshold(GpuMat, THRESH_BINARY | THRESH_OTSU), which returns the value
 //                          (dst is written in stream order after it returns)
 //   otsu/gpumat+wait       the same + cudaStreamSynchronize: dst written too
@@ -46,15 +49,20 @@ struct Result {
     std::string note;
 };
 
-template <class Op>
-double median_us(Op&& op, int reps, int& runs) {
-    for (int i = 0; i < 3; ++i) op();
+/// after() runs after each op(), outside the time.
+template <class Op, class After>
+double median_us(Op&& op, After&& after, int reps, int& runs) {
+    for (int i = 0; i < 3; ++i) {
+        op();
+        after();
+    }
     std::vector<double> t;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i) {
         const auto a = std::chrono::steady_clock::now();
         op();
         t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+        after();
         // Long calls: stop after ~2 s of runs, but take at least 7.
         if (i >= 6 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 2.0) break;
     }
@@ -145,7 +153,13 @@ int main(int argc, char** argv) {
         // Times one call (median of up to `reps` runs) and records it.
         auto time_call = [&](const std::string& call, auto&& op) {
             int runs = 0;
-            const double us = median_us(op, reps, runs);
+            const double us = median_us(op, [] {}, reps, runs);
+            add(call, f, us, runs);
+        };
+        // The same for an asynchronous call's host part: the stream drains after each run, untimed.
+        auto time_enqueue = [&](const std::string& call, auto&& op) {
+            int runs = 0;
+            const double us = median_us(op, [&] { cudaStreamSynchronize(stream); }, reps, runs);
             add(call, f, us, runs);
         };
 
@@ -178,6 +192,7 @@ int main(int argc, char** argv) {
                     gpuhist::calcHist(dsrc, dhist, imghist::Stream(stream));
                     cudaStreamSynchronize(stream);
                 });
+            time_enqueue("hist/gpumat-enqueue", [&] { gpuhist::calcHist(dsrc, dhist, imghist::Stream(stream)); });
         }
         auto same = [&](const cv::Mat& a, const cv::Mat& b) { return cv::countNonZero(a != b) == 0; };
         auto download = [&](imghist::DeviceImage& store) {
@@ -193,6 +208,7 @@ int main(int argc, char** argv) {
                     gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream));
                     cudaStreamSynchronize(stream);
                 });
+            time_enqueue("equalize/gpumat-enqueue", [&] { gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream)); });
         }
         {
             const double t = gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU,

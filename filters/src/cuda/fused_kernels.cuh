@@ -4,7 +4,7 @@
 // Why one launch: at frame sizes (640x480 to 4K) the two-kernel path (the core's histogram, then an apply
 // kernel that derives the table) pays two launches, the gap between them and a second read of the image;
 // each of those costs about as much as the memory traffic itself. Here every block
-//   1. reads its segments of the image (the first kFusedKept per thread stay in registers), counts them in
+//   1. reads its segments of the image (the first FusedArgs::kept per thread stay in registers), counts them in
 //      shared memory and adds its counts to one global histogram;
 //   2. waits at a grid-wide barrier (the launch is cooperative, so every block is resident);
 //   3. reads the finished histogram, derives the C tables (or the threshold) itself — the same block
@@ -30,11 +30,14 @@ namespace imghist::detail::kernels {
 enum class FusedKind : int { Equalize, Stretch, Match, Otsu, Triangle };
 
 constexpr int kFusedThreads = 256;  // one thread per 8-bit level: the table builders are written for it
-constexpr int kFusedKept = 2;       // segments per thread held in registers across the barrier
+constexpr int kFusedKeptMax = 2;    // segments per thread held in registers across the barrier, at most
 
 struct FusedArgs {
     Span2D s;
     unsigned int segments;   ///< s.rows * s.segs_per_row
+    /// Segments per thread held in registers across the barrier, 1 or kFusedKeptMax (fused.cu's
+    /// kept_per_thread: one for images small enough to make at most one block per SM that way).
+    int kept;
     unsigned int* counts;    ///< C x 256 counters, zero on entry and again on exit
     unsigned int* ticket;    ///< zero on entry and again on exit
     int copies_log2;         ///< privatized copies of the shared counters, log2
@@ -261,17 +264,19 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     std::uint32_t* mine = work + (tid & 31u & (copies - 1u));
     // The kept segments are all loaded before any is counted, and their places stay in registers for the
     // pass (a segment beyond the image is one of no bytes).
-    uint4 kept[kFusedKept];
-    SegmentRef kept_at[kFusedKept];
+    const unsigned nkept = static_cast<unsigned>(a.kept);
+    uint4 kept[kFusedKeptMax];
+    SegmentRef kept_at[kFusedKeptMax];
 #pragma unroll
-    for (int j = 0; j < kFusedKept; ++j) {
+    for (int j = 0; j < kFusedKeptMax; ++j) {
         const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
-        kept_at[j] = idx < a.segments ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
+        kept_at[j] = j < static_cast<int>(nkept) && idx < a.segments ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
         kept[j] = kept_at[j].n != 0 ? load_segment(kept_at[j]) : make_uint4(0u, 0u, 0u, 0u);
     }
 #pragma unroll
-    for (int j = 0; j < kFusedKept; ++j) count_segment<C>(kept[j], kept_at[j], mine, a.copies_log2);
-    for (unsigned idx = g + kFusedKept * nthreads; idx < a.segments; idx += nthreads) {
+    for (int j = 0; j < kFusedKeptMax; ++j)
+        if (j < static_cast<int>(nkept)) count_segment<C>(kept[j], kept_at[j], mine, a.copies_log2);
+    for (unsigned idx = g + nkept * nthreads; idx < a.segments; idx += nthreads) {
         const SegmentRef r = segment_at(a.s, idx);
         count_segment<C>(load_segment(r), r, mine, a.copies_log2);
     }
@@ -307,9 +312,10 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     // 4. The tables (or the threshold), then the pass over the kept segments and any others.
     auto apply = [&](const auto& op) {
 #pragma unroll
-        for (int j = 0; j < kFusedKept; ++j) store_segment(kept_at[j], kept[j], op);
-        if (g + kFusedKept * nthreads < a.segments) {
-            for (unsigned j = (a.segments - 1 - g) / nthreads; j >= static_cast<unsigned>(kFusedKept); --j) {
+        for (int j = 0; j < kFusedKeptMax; ++j)
+            if (j < static_cast<int>(nkept)) store_segment(kept_at[j], kept[j], op);
+        if (g + nkept * nthreads < a.segments) {
+            for (unsigned j = (a.segments - 1 - g) / nthreads; j >= nkept; --j) {
                 const SegmentRef r = segment_at(a.s, g + j * nthreads);
                 store_segment(r, load_segment(r), op);
             }

@@ -21,9 +21,9 @@
 // block to arrive zeroes the output while the others count, and every block adds its counts straight into
 // it once that is published. Mapped host outputs (blocking calls) and wide histograms are counted in the
 // workspace instead and copied out by the last block to finish (finish_merge), which for a blocking call
-// then raises a word in page-locked host memory: the host reads the result when it sees that word, instead
-// of synchronising the stream (about 1.5 us less of a blocking call on H100 and H200, bench/experiments/
-// completion_wait.cu). A batch that overwrites stores the counts of every image one block holds whole
+// tags every word it stores in page-locked host memory with the call's number: the host reads the result
+// once every word carries it, instead of synchronising the stream (about 1.5 us less of a blocking call on
+// H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts of every image one block holds whole
 // (Params::store_whole) and adds those of images shared between blocks into outputs zeroed before the
 // launch; images of one geometry at equal distances are found by their strides (Params::strides) instead
 // of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit or float
@@ -518,9 +518,10 @@ __device__ __forceinline__ FlushTarget merge_target(const MergeRef& m, unsigned 
 
 /// The end of a merged launch (MergeRef), called by every block after its counts are in the workspace: the
 /// last block to arrive copies the workspace to `out` (plain stores: `out` may be page-locked host memory,
-/// where device atomics would cross the bus), zeroes it and the ticket for the next launch, and then raises
-/// m.done for a host that is waiting for the result. Each thread fences its own stores at system scope
-/// before the barrier, so the host sees every count before it sees the word.
+/// where device atomics would cross the bus), each word carrying m.tag when one is set, and zeroes the
+/// workspace and the ticket for the next launch. A host waiting for a tagged result needs no other sign: a
+/// word is final once it carries the tag, because each is one aligned 8-byte store (bench/experiments/
+/// result_signal.cu: 0.4-0.6 us sooner than counts, a system-scope fence and a word behind them).
 __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarget& out, int C) {
     __shared__ bool last;
     const unsigned int tid = threadIdx.x;
@@ -530,6 +531,7 @@ __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarge
     __syncthreads();
     if (!last) return;
     __threadfence();
+    const unsigned long long mark = static_cast<unsigned long long>(m.tag) << 32;  // counts < 2^32 when tagged
     const unsigned int bins = out.bins;
     const unsigned int n = static_cast<unsigned int>(C) * bins;
     for (unsigned int i = tid; i < n; i += blockDim.x) {
@@ -544,23 +546,14 @@ __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarge
             w[i] = 0u;
         }
         const unsigned int c = C == 1 ? 0u : i / bins;
-        out.store(c, i - c * bins, v);
+        out.store(c, i - c * bins, v | mark);
     }
     if (tid < static_cast<unsigned int>(C)) {
         const unsigned long long o = __ldcg(m.oor + tid);
         m.oor[tid] = 0ull;
-        out.store(tid, bins, o);
+        out.store(tid, bins, o | mark);
     }
-    if (m.done == nullptr) {
-        if (tid == 0) *m.ticket = 0u;
-        return;
-    }
-    __threadfence_system();
-    __syncthreads();
-    if (tid == 0) {
-        *m.ticket = 0u;
-        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(m.done), "r"(m.done_seq) : "memory");
-    }
+    if (tid == 0) *m.ticket = 0u;
 }
 
 /// B: a batch launch (Params::descs, or equally spaced images). Single images take their own instance: the

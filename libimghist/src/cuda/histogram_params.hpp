@@ -48,17 +48,16 @@ struct BatchStrides {
 
 /// The last-block merge: the blocks add their counts into workspace counters that are zero between launches,
 /// and the last block to finish copies them to the output with plain stores (so the output may be the
-/// caller's page-locked host memory), zeroes them again, and for a blocking call then raises `done`.
+/// caller's page-locked host memory) and zeroes them again.
 struct MergeRef {
     void* counts;             ///< C * bins, zero between launches; 32-bit when u64 == 0
     unsigned long long* oor;  ///< C, zero between launches
     unsigned int* ticket;     ///< zero between launches
     int u64;                  ///< 0: the image has fewer than 2^32 samples, 32-bit counters
-    /// Null, or a page-locked host word that the last block sets to done_seq once the output and the
-    /// workspace are written (after a system-scope fence): the host reads the result when it sees it,
-    /// without synchronising the stream (the kernel writes nothing after it).
-    unsigned int* done;
-    unsigned int done_seq;
+    /// 0, or (u64 == 0, 64-bit output) the call's tag: every output word is stored as (tag << 32) | count,
+    /// so a host waiting on page-locked output knows each word is this launch's when it carries the tag —
+    /// one 8-byte store per word, no fence and no separate word to order behind the counts.
+    unsigned int tag;
 };
 
 struct Params {

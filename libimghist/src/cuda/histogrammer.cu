@@ -135,9 +135,9 @@ unsigned int* bind_sync_words(Workspace& ws) {
     return w;
 }
 
-/// Returns whether the launch raises `signal` (see cuda_histogram).
+/// Returns whether the launch tags its result with `tag` (see cuda_histogram).
 bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                const AsyncOptions& options, OutputPlace place, const detail::ResultSignal* signal,
+                const AsyncOptions& options, OutputPlace place, const detail::ResultTag* tag,
                 const CudaHistogrammer::Shape& shape, LaunchRecord rec, const char* who) {
     detail::validate_image(image);
     if (image.location != Location::Device && !image.empty())
@@ -184,10 +184,9 @@ bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
         p.merge = bind_merge_workspace(ws, counters);
         // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
         p.merge.u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
-        if (signal && place == OutputPlace::HostMapped) {
-            p.merge.done = signal->word;
-            p.merge.done_seq = signal->seq;
-        }
+        // A tag needs the upper half of each 64-bit output word free: counts below 2^32.
+        if (tag && tag->tag != 0 && place == OutputPlace::HostMapped && !p.merge.u64 && out.type == CountType::U64)
+            p.merge.tag = tag->tag;
     }
     const int grid = dc::grid_for(device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
                                   shape.max_blocks);
@@ -204,7 +203,7 @@ bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
         dc::launch(fn, pl, grid, p, stream);
     }
     if (rec) *rec = LastLaunch{true, image.type, image.channels, pl, grid, p.vectors, contiguous, g.rows > 1, false};
-    return p.merge.done != nullptr;
+    return p.merge.tag != 0;
 }
 
 }  // namespace
@@ -352,8 +351,8 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
 namespace detail {
 
 bool cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                    const AsyncOptions& options, OutputPlace place, const ResultSignal* signal) {
-    return compute_on(ws, image, spec, out, options, place, signal, CudaHistogrammer::Shape{}, nullptr, "histogram");
+                    const AsyncOptions& options, OutputPlace place, const ResultTag* tag) {
+    return compute_on(ws, image, spec, out, options, place, tag, CudaHistogrammer::Shape{}, nullptr, "histogram");
 }
 
 void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count, const BinSpec& spec,

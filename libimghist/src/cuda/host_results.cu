@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -49,7 +50,7 @@ WorkspaceLease blocking_workspace(int device, Stream caller, bool device_input) 
     return acquire_private_workspace(device);
 }
 
-/// After the stream has been synchronised (or the call's result signalled): the staging chunks are free, and
+/// After the stream has been synchronised (or the call's result seen tagged): the staging chunks are free, and
 /// oversized staging goes.
 void end_blocking_call(Workspace& ws) {
     for (auto& s : ws.stage_slots()) s.in_flight = false;
@@ -58,28 +59,32 @@ void end_blocking_call(Workspace& ws) {
 
 /// The result of a blocking call of one image (n counts, then `channels` out-of-range counters) goes
 /// straight into page-locked host memory, which the device addresses directly (unified addressing): the
-/// kernel's last block writes the final counts there, so no copy follows the kernel, and then raises the
-/// signal word behind them (ResultSignal, armed with Signal::Armed), so the call returns as soon as the host
-/// sees that word. Results that a copy fills (the streamed paths) leave the signal unarmed.
+/// kernel's last block writes the final counts there, so no copy follows the kernel. With Signal::Tagged
+/// each word it writes carries the call's tag in its upper half (ResultTag), so the call returns as soon as
+/// the host sees every word tagged. Results that a copy fills (the streamed paths) are not tagged.
 struct PinnedResult {
-    enum class Signal { None, Armed };
+    enum class Signal { None, Tagged };
     unsigned long long* host;
     std::size_t n;
     int channels;
-    ResultSignal signal;  ///< word == nullptr unless armed
+    ResultTag tag;  ///< tag == 0 unless tagged
 
-    PinnedResult(Workspace& ws, std::size_t n_, int channels_, Signal armed = Signal::None)
-        : host(static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + 5)))),
-          n(n_),
-          channels(channels_) {
-        if (armed == Signal::None) return;
-        // Counts, 4 out-of-range counters, then the signal word. It is cleared before the launch (no launch
-        // of an earlier call can still write it: each call returned after its word or its stream), and each
-        // call waits for a value of its own.
-        static std::atomic<unsigned int> calls{0};
-        signal.word = reinterpret_cast<unsigned int*>(host + n + 4);
-        *reinterpret_cast<volatile unsigned int*>(signal.word) = 0u;
-        do signal.seq = calls.fetch_add(1, std::memory_order_relaxed) + 1; while (signal.seq == 0u);
+    PinnedResult(Workspace& ws, std::size_t n_, int channels_, Signal signal = Signal::None)
+        : n(n_), channels(channels_) {
+        bool grown = false;
+        host = static_cast<unsigned long long*>(
+            ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + static_cast<std::size_t>(channels_)), &grown));
+        if (signal == Signal::None) return;
+        // Tags count up per buffer from 1, so a word an earlier call left behind carries a smaller tag (or 0)
+        // and is never taken for this call's: every word of the buffer was zeroed when it was allocated and
+        // is zeroed again before the count would wrap. (Each call returned after every word it reads carried
+        // its tag, or after synchronising its stream, so no earlier launch still writes here.)
+        std::uint32_t& last = ws.pinned_counter(PinnedSlot::Result);
+        if (grown || last == 0xFFFFFFFFu) {
+            std::memset(host, 0, ws.pinned_size(PinnedSlot::Result));
+            last = 0;
+        }
+        tag.tag = ++last;
     }
     DeviceHistogramView view() const {
         DeviceHistogramView out;
@@ -88,19 +93,26 @@ struct PinnedResult {
         out.out_of_range = host + n;
         return out;
     }
-    bool signalled() const { return *reinterpret_cast<const volatile unsigned int*>(signal.word) == signal.seq; }
-    /// Returns once the result is complete: when the launch raises the (armed) signal, as soon as the host
-    /// sees it; otherwise, or when it has not come after BlockingTuning::spin_us (a long kernel, work queued
-    /// before it, a failed launch), after synchronising the stream, which reports a kernel's failure.
-    void wait(const Workspace& ws, bool raised) const {
-        if (raised) {
+    /// Whether every word carries the tag; words seen tagged are not read again.
+    bool complete() const {
+        const volatile unsigned long long* w = host;
+        for (; seen_ < n + static_cast<std::size_t>(channels); ++seen_)
+            if (static_cast<unsigned int>(w[seen_] >> 32) != tag.tag) return false;
+        return true;
+    }
+    /// Returns once the result is complete: when the launch tags it, as soon as the host sees every word
+    /// tagged; otherwise, or when that has not happened after BlockingTuning::spin_us (a long kernel, work
+    /// queued before it, a failed launch), after synchronising the stream, which reports a kernel's failure.
+    void wait(const Workspace& ws, bool tagged) const {
+        untagged_ = !tagged;
+        if (tagged) {
             using Clock = std::chrono::steady_clock;
             const auto limit = std::chrono::microseconds(cuda::tuning_for(ws.cc_major()).blocking.spin_us);
             const auto t0 = Clock::now();
             do {
                 for (int i = 0; i < 32; ++i) {
-                    if (signalled()) {
-                        std::atomic_thread_fence(std::memory_order_acquire);  // the counts were written before it
+                    if (complete()) {
+                        std::atomic_thread_fence(std::memory_order_acquire);  // add_to reads the words after this
                         return;
                     }
                     spin_pause();
@@ -108,16 +120,19 @@ struct PinnedResult {
             } while (Clock::now() - t0 < limit);
         }
         IMGHIST_CUDA(cudaStreamSynchronize(cu(ws.stream())));
-        if (raised && !signalled())
-            throw Error(ErrorCode::Cuda, "histogram: the kernel finished without signalling its result (internal error)");
+        if (tagged && !complete())
+            throw Error(ErrorCode::Cuda, "histogram: the kernel finished without tagging its result (internal error)");
     }
     /// After wait(): adds the result to the caller's counts.
     void add_to(std::uint64_t* counts, std::uint64_t* oor) const {
-        for (std::size_t i = 0; i < n; ++i) counts[i] += host[i];
-        for (int c = 0; c < channels; ++c) oor[c] += host[n + c];
+        const unsigned long long keep = untagged_ ? ~0ull : 0xFFFFFFFFull;  // a tagged word's count: its lower half
+        for (std::size_t i = 0; i < n; ++i) counts[i] += host[i] & keep;
+        for (int c = 0; c < channels; ++c) oor[c] += host[n + c] & keep;
     }
 
 private:
+    mutable std::size_t seen_ = 0;
+    mutable bool untagged_ = true;
     static void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -335,13 +350,13 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     }
     if (image.empty()) return;  // nothing to add
     const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels,
-                              PinnedResult::Signal::Armed);
+                              PinnedResult::Signal::Tagged);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    const bool raised = cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.signal);
-    // Once the signal is seen, every block has read the image (staged copies included) and the last one has
-    // written the result, so the staging can go back to the workspace.
-    result.wait(*ws, raised);
+    const bool tagged = cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.tag);
+    // Once every word carries the tag, every block has read the image (staged copies included) and the last
+    // one has written the result, so the staging can go back to the workspace.
+    result.wait(*ws, tagged);
     end_blocking_call(*ws);
     result.add_to(counts, oor);
 }

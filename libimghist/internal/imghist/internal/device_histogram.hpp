@@ -14,21 +14,22 @@ namespace imghist::detail {
 /// the last block (device atomics on it would cross the bus, and are not atomic on every platform).
 enum class OutputPlace { Device, HostMapped };
 
-/// For an overwrite of mapped host memory: a page-locked host word that the launch sets to `seq` once the
-/// whole result is written (the last-block merge raises it last), so that a blocking call can read the
-/// result as soon as it is there instead of synchronising the stream.
-struct ResultSignal {
-    unsigned int* word = nullptr;
-    unsigned int seq = 0;
+/// For an overwrite of mapped host memory with 64-bit counts: the call's tag, nonzero, which the launch
+/// stores in the upper half of every word of the result (counts, then out-of-range counters) when the image
+/// has fewer than 2^32 samples, so that a blocking call can read each word as soon as it carries the tag
+/// instead of synchronising the stream.
+struct ResultTag {
+    unsigned int tag = 0;
 };
 
 /// Histogram of device image `image` into `out`, enqueued on ws.stream(); the same checks and kernels as
-/// CudaHistogrammer::compute with the tuning table's shape. Returns whether the launch raises `signal`
-/// (given with OutputPlace::HostMapped and no accumulation); when it does not (nothing to launch, or no
-/// signal asked for), the caller synchronises the stream before reading the result.
+/// CudaHistogrammer::compute with the tuning table's shape. Returns whether the launch tags the result with
+/// `tag` (given with OutputPlace::HostMapped, a 64-bit output and no accumulation); when it does not (nothing
+/// to launch, no tag asked for, 2^32 samples or more), the caller synchronises the stream before reading the
+/// result, whose words then hold plain counts.
 IMGHIST_INTERNAL bool cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec,
                                      const DeviceHistogramView& out, const AsyncOptions& options = {},
-                                     OutputPlace place = OutputPlace::Device, const ResultSignal* signal = nullptr);
+                                     OutputPlace place = OutputPlace::Device, const ResultTag* tag = nullptr);
 
 /// One launch for a batch of device images (CudaHistogrammer::computeBatch) on ws.stream().
 IMGHIST_INTERNAL void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count,

@@ -193,10 +193,10 @@ struct WorkspaceTuning {
     static constexpr int max_per_device = 16;
 };
 
-/// How a blocking call waits for a result that its launch signals (the last-block merge's word in page-locked
-/// host memory, detail::ResultSignal).
+/// How a blocking call waits for a result that its launch tags (the last-block merge's words in page-locked
+/// host memory, detail::ResultTag).
 struct BlockingTuning {
-    /// Microseconds the host spins on the word before it synchronises the stream instead. The spin replaces
+    /// Microseconds the host spins on the words before it synchronises the stream instead. The spin replaces
     /// the runtime's own spin inside cudaStreamSynchronize for the short kernels of frame-sized images (on an
     /// H100 host the synchronisation's wake-up took 1.5 us more than the word, bench/experiments/
     /// completion_wait.cu); past it, a long kernel, work queued before it or a failed launch is left to
