@@ -198,7 +198,7 @@ struct WorkspaceTuning {
 struct BlockingTuning {
     /// Microseconds the host spins on the words before it synchronises the stream instead. The spin replaces
     /// the runtime's own spin inside cudaStreamSynchronize for the short kernels of frame-sized images (on an
-    /// H100 host the synchronisation's wake-up took 1.5 us more than the word, bench/experiments/
+    /// H100 host the synchronisation's wake-up took 1.5 us more than a word the kernel wrote, bench/experiments/
     /// completion_wait.cu); past it, a long kernel, work queued before it or a failed launch is left to
     /// cudaStreamSynchronize, which honours the device's scheduling flags and reports a kernel's error.
     int spin_us = 500;
