@@ -105,10 +105,10 @@ TEST_CASE("parallel_for: a nested call runs on the calling worker as one part", 
 }
 
 // A blocking calcHist of a device image returns once every word of its page-locked result carries the call's
-// tag (the last block stores (tag << 32) | count). Tags count up per buffer from 1; a grown buffer and the
-// count's wrap zero the buffer and start again at 1, so no word left by an earlier call is taken for this
-// call's. Each step below counts another image than the step before it, so a result read before its
-// kernel wrote it shows as a wrong count; the tag after the wrap must not be 0, which zeroed words carry.
+// tag (the last block stores (tag << 32) | count). Tags count up per buffer from 1 over a zeroed buffer: a new
+// buffer, one a result without tags was written into (the slot's counter is then 0), and the count's wrap make
+// the next tagged call zero the buffer first. The steps plant words that carry exactly the tag the next call
+// gets, with counts no image has: a call that did not zero them would return those counts at once.
 TEST_CASE("blocking calls: tagged results through a growing buffer and the tag's wrap", "[core][internal][cuda]") {
     if (!imghist_test::cuda_or_skip()) return;
 #if IMGHIST_TEST_WITH_CUDA
@@ -141,8 +141,14 @@ TEST_CASE("blocking calls: tagged results through a growing buffer and the tag's
     };
     // The workspace the calls run in: the caller's stream's (the lease's lock is recursive for this thread).
     imghist::detail::WorkspaceLease ws = imghist::detail::acquire_workspace(device, reinterpret_cast<imghist::Stream>(s));
-    std::uint32_t& last = ws->pinned_counter(imghist::detail::PinnedSlot::Result);
+    using imghist::detail::PinnedSlot;
+    std::uint32_t& last = ws->pinned_counter(PinnedSlot::Result);
     const imghist::BinSpec narrow = imghist::BinSpec::even(16, 0, 256), wide = imghist::BinSpec::u8();
+    auto plant = [&](std::uint32_t tag) {  // every word of the buffer as a result tagged `tag` with counts of 7
+        auto* w = static_cast<std::uint64_t*>(ws->pinned_buffer(PinnedSlot::Result, sizeof(std::uint64_t)));
+        for (std::size_t i = 0; i < ws->pinned_size(PinnedSlot::Result) / sizeof(std::uint64_t); ++i)
+            w[i] = (static_cast<std::uint64_t>(tag) << 32) | 7u;
+    };
 
     run(db, b, narrow);  // a new buffer: tag 1
     CHECK(last == 1u);
@@ -153,10 +159,16 @@ TEST_CASE("blocking calls: tagged results through a growing buffer and the tag's
     last = 0xFFFFFFFEu;  // as after 2^32 - 2 calls
     run(da, a, wide);
     CHECK(last == 0xFFFFFFFFu);
+    plant(1u);
     run(db, b, wide);  // the wrap: the buffer zeroed, tag 1
     CHECK(last == 1u);
     run(da, a, narrow);
+    CHECK(last == 2u);
+    last = 0u;  // as after a result without tags (a streamed host image's copy, an image of 2^32 samples)
+    plant(1u);
     run(db, b, wide);
-    CHECK(last == 3u);
+    CHECK(last == 1u);
+    run(da, a, wide);
+    CHECK(last == 2u);
 #endif
 }

@@ -90,7 +90,7 @@ bool launch(Workspace& ws, Args& a, Stream stream) {
     static ResidentBlocks resident;  // one per kernel
     auto* fn = kernels::fused_filter_kernel<C, K, Args>;
     const std::size_t smem = kernels::fused_smem_bytes(C, a.copies_log2);
-    a.kept = kept_per_thread(a.segments, ws.sm_count());
+    a.kept = kept_per_thread(a.segments, ws.sm_count());  // 1 or kFusedKeptMax: the kernel's loops count on it
     const long long per_block = static_cast<long long>(kernels::kFusedThreads) * a.kept;
     const long long wanted = (static_cast<long long>(a.segments) + per_block - 1) / per_block;
     void* params[] = {&a};

@@ -19,8 +19,9 @@
 //
 // Asynchrony: calcHist / calcHistBatch / accumulateHist return finished host results: they wait for their
 // own work on the stream they use, and so for the work queued on it before them, never for the whole device
-// (a single image's call returns when its kernel has written the result, which it signals in page-locked
-// memory, instead of synchronising the stream; the kernel's own exit may follow a few microseconds later).
+// (a single image's call returns when its kernel has written the result into page-locked memory, each word
+// tagged with the call, instead of synchronising the stream; the kernel's own exit may follow a few
+// microseconds later. Images of 2^32 samples or more synchronise the stream).
 // CudaHistogrammer enqueues work on a caller stream and returns at once; it reuses its temporary storage, so
 // steady-state calls allocate nothing.
 #pragma once

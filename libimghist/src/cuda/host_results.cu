@@ -71,21 +71,28 @@ struct PinnedResult {
 
     PinnedResult(Workspace& ws, std::size_t n_, int channels_, Signal signal = Signal::None)
         : n(n_), channels(channels_) {
-        bool grown = false;
         host = static_cast<unsigned long long*>(
-            ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + static_cast<std::size_t>(channels_)), &grown));
-        if (signal == Signal::None) return;
-        // Tags count up per buffer from 1, so a word an earlier call left behind carries a smaller tag (or 0)
-        // and is never taken for this call's: every word of the buffer was zeroed when it was allocated and
-        // is zeroed again before the count would wrap. (Each call returned after every word it reads carried
-        // its tag, or after synchronising its stream, so no earlier launch still writes here.)
+            ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + static_cast<std::size_t>(channels_))));
+        // The slot's counter: the last tag stored in the buffer, or 0 when its words are unknown — a new
+        // buffer, or one a result without tags was written into (plain counts, whose upper half can hold any
+        // number). Tags count up from 1 over a zeroed buffer, so a word an earlier call left behind carries a
+        // smaller tag (or 0) and is never taken for this call's; the buffer is zeroed again before the count
+        // would wrap. (Each call returned after every word it reads carried its tag, or after synchronising
+        // its stream, so no earlier launch still writes here.)
         std::uint32_t& last = ws.pinned_counter(PinnedSlot::Result);
-        if (grown || last == 0xFFFFFFFFu) {
+        if (signal == Signal::None) {
+            last = 0;
+            return;
+        }
+        if (last == 0 || last == 0xFFFFFFFFu) {
             std::memset(host, 0, ws.pinned_size(PinnedSlot::Result));
             last = 0;
         }
         tag.tag = ++last;
     }
+    /// For a result asked for with tags whose launch stored none (cuda_histogram returned false): its words
+    /// are plain counts from now on.
+    static void written_untagged(Workspace& ws) { ws.pinned_counter(PinnedSlot::Result) = 0; }
     DeviceHistogramView view() const {
         DeviceHistogramView out;
         out.counts = host;
@@ -354,6 +361,7 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
     const bool tagged = cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.tag);
+    if (!tagged) PinnedResult::written_untagged(*ws);
     // Once every word carries the tag, every block has read the image (staged copies included) and the last
     // one has written the result, so the staging can go back to the workspace.
     result.wait(*ws, tagged);

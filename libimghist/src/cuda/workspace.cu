@@ -46,13 +46,11 @@ void* Workspace::device_buffer(DeviceSlot slot, std::size_t bytes, bool* grown) 
     return b.data();
 }
 
-void* Workspace::pinned_buffer(PinnedSlot slot, std::size_t bytes, bool* grown) {
+void* Workspace::pinned_buffer(PinnedSlot slot, std::size_t bytes) {
     PinnedBuffer& b = pinned_[static_cast<int>(slot)];
     const std::size_t want = std::max<std::size_t>(bytes, 1);
-    const bool replaced = b.data() == nullptr || b.size() < want;  // reserve() keeps a buffer that is large enough
+    if (b.data() == nullptr || b.size() < want) pinned_counters_[static_cast<int>(slot)] = 0;  // replaced below
     b.reserve(want);
-    if (replaced) pinned_counters_[static_cast<int>(slot)] = 0;
-    if (grown) *grown = replaced;
     return b.data();
 }
 

@@ -63,7 +63,8 @@ enum class DeviceSlot : int {
 /// Page-locked host storage of a workspace.
 enum class PinnedSlot : int {
     BatchDescs,   ///< core: batch descriptors, copied to BatchDescs
-    Result,       ///< core: a single image's counts, written by the finishing block over the bus (mapped), tagged
+    Result,       ///< core: a single image's counts, written by the finishing block over the bus (mapped, tagged
+                  ///< words) or, for the streamed paths, by a copy
     BatchResult,  ///< core: a batch's counts, copied from DeviceSlot::BatchResult
     MultiOtsu,    ///< filters: the multi-Otsu search's result and the 256 counts, written by the device
     Count
@@ -102,12 +103,11 @@ public:
     /// a tag describes may still be being written by work queued on the stream; later work on the stream
     /// reads them in order.
     std::vector<unsigned char>& host_tag(DeviceSlot slot) noexcept { return tags_[static_cast<int>(slot)]; }
-    /// The slot's pinned buffer with at least `bytes` bytes. The caller orders reuse (events of its own);
-    /// *grown (when given) tells the caller the contents are new (uninitialised).
-    void* pinned_buffer(PinnedSlot slot, std::size_t bytes, bool* grown = nullptr);
+    /// The slot's pinned buffer with at least `bytes` bytes. The caller orders reuse (events of its own).
+    void* pinned_buffer(PinnedSlot slot, std::size_t bytes);
     std::size_t pinned_size(PinnedSlot slot) const noexcept { return pinned_[static_cast<int>(slot)].size(); }
-    /// A number the slot's user keeps with its pinned buffer (PinnedSlot::Result: the last tag its results
-    /// carried); zero while the buffer is new.
+    /// A number the slot's user keeps with its pinned buffer (PinnedSlot::Result: the last tag stored in it,
+    /// see host_results.cu), set to zero whenever the buffer is replaced.
     std::uint32_t& pinned_counter(PinnedSlot slot) noexcept { return pinned_counters_[static_cast<int>(slot)]; }
     /// The slot's event (a cudaEvent_t); *fresh (when given) tells whether it was created now (never recorded).
     void* event(EventSlot slot, bool* fresh = nullptr);
