@@ -142,18 +142,17 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     if (bytes == 0 || bytes > fused_max_bytes(ws) || bytes > 0xFFFFFFFFu || !cooperative_launch_supported(ws.device()))
         return false;
 
-    // Two sets of counters (4 x 256 each) and the word that selects one (FusedArgs::select): zeroed when the
-    // buffer is new; every launch leaves the set the next one selects zero.
-    constexpr std::size_t kWords = 2 * 4 * 256 + 1;
+    // Counters (4 x 256) and the ticket: zeroed when the buffer is new, left zero by every launch.
     bool grown = false;
-    auto* zeroed = ws.device_as<unsigned int>(DeviceSlot::FusedCounts, kWords * sizeof(unsigned int), &grown);
-    if (grown) cuda_check(cudaMemsetAsync(zeroed, 0, kWords * sizeof(unsigned int), cu(stream)), "filters: fused counters");
+    auto* zeroed = ws.device_as<unsigned int>(DeviceSlot::FusedCounts, (4 * 256 + 1) * sizeof(unsigned int), &grown);
+    if (grown)
+        cuda_check(cudaMemsetAsync(zeroed, 0, (4 * 256 + 1) * sizeof(unsigned int), cu(stream)), "filters: fused counters");
 
     auto fill = [&](kernels::FusedArgs& a) {
         a.s = s;
         a.segments = static_cast<unsigned int>(s.segs_per_row * static_cast<std::size_t>(s.rows));
         a.counts = zeroed;
-        a.select = zeroed + 2 * 4 * 256;
+        a.ticket = zeroed + 4 * 256;
         a.copies_log2 = cuda::tuning_for(ws.cc_major()).filters.fused_copies_log2;
         a.q_lo = r.q_lo;
         a.q_hi = r.q_hi;

@@ -11,13 +11,10 @@
 //      functions the two-kernel path uses, so the result is the same byte for byte;
 //   4. applies them to the segments it kept, then to any further segments (read again, last read first,
 //      so that large images hit what is still in L2), and writes the output.
-// The global counts come in two sets, and a word in device memory says which one a launch counts into: block
-// 0 zeroes the other set at its start (the previous launch, which counted into it, has finished), and flips
-// the word once every block has passed the barrier, so no separate clearing launch is needed and no block
-// waits for a ticket to learn whether it is the last to read the counts. Images are cut into the segments of
-// kernels.cuh's for_each_segment (16-byte aligned source vectors per row plus a head and a tail), so every
-// pitch, ROI offset and alignment is exact; in-place calls are safe (every read of a kept segment precedes
-// its write).
+// The global counts and the ticket are zero on entry and the last block to read them zeroes them again,
+// so no separate clearing launch is needed. Images are cut into the segments of kernels.cuh's
+// for_each_segment (16-byte aligned source vectors per row plus a head and a tail), so every pitch, ROI
+// offset and alignment is exact; in-place calls are safe (every read of a kept segment precedes its write).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -41,8 +38,8 @@ struct FusedArgs {
     /// Segments per thread held in registers across the barrier, 1 or kFusedKeptMax (fused.cu's
     /// kept_per_thread: one for images small enough to make at most one block per SM that way).
     int kept;
-    unsigned int* counts;    ///< two sets of 4 x 256 counters, the set *select zero on entry
-    unsigned int* select;    ///< 0 or 1: the set this launch counts into; the launch zeroes the other and flips it
+    unsigned int* counts;    ///< C x 256 counters, zero on entry and again on exit
+    unsigned int* ticket;    ///< zero on entry and again on exit
     int copies_log2;         ///< privatized copies of the shared counters, log2
     double q_lo, q_hi;       ///< Stretch
     const unsigned int* target;  ///< Match to an image: its counts, channel c at target + c * target_stride
@@ -221,17 +218,11 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     extern __shared__ std::uint32_t work[];  // the counters, then (3 or 4 channels) the tables as LutOp reads them
     __shared__ unsigned int counts[C * 256];
     __shared__ std::uint8_t gray_lut[C == 1 ? 256 : 1];  // the table of a 1-channel image (ByteLutOp)
+    __shared__ bool last;
     const unsigned tid = threadIdx.x;
     const unsigned copies = 1u << a.copies_log2;
     const unsigned words = (C * 256u) << a.copies_log2;
     for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
-    // This launch's counters, and the other set zeroed for the next launch, all four channels of it (the next
-    // launch may have more channels than the last one that counted into it). Every block reads `select`
-    // before the barrier, after which block 0 flips it.
-    const unsigned set = __ldcg(a.select);
-    unsigned int* const global_counts = a.counts + set * (4u * 256u);
-    if (blockIdx.x == 0)
-        for (unsigned i = tid; i < 4u * 256u; i += blockDim.x) a.counts[(set ^ 1u) * (4u * 256u) + i] = 0u;
     __syncthreads();
 
     // Matching's target does not depend on the image: loaded now, its latency hides behind the pass. Points
@@ -302,16 +293,21 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
         const std::uint32_t* base = work + (i << a.copies_log2);
         unsigned sum = 0;
         for (unsigned k = 0; k < copies; ++k) sum += base[(k + i) & (copies - 1u)];
-        if (sum != 0) atomicAdd(global_counts + i, sum);
+        if (sum != 0) atomicAdd(a.counts + i, sum);
     }
 
     // 2. Every block's counts are in.
     cooperative_groups::this_grid().sync();
 
-    // 3. The histogram; the next launch counts into the other set.
-    for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = __ldcg(global_counts + i);
-    if (blockIdx.x == 0 && tid == 0) *a.select = set ^ 1u;
+    // 3. The histogram, then the counters cleared for the next launch by the last block to read them.
+    for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = __ldcg(a.counts + i);
     __syncthreads();
+    if (tid == 0) last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last) {
+        for (unsigned i = tid; i < C * 256u; i += blockDim.x) a.counts[i] = 0u;
+        if (tid == 0) *a.ticket = 0u;
+    }
 
     // 4. The tables (or the threshold), then the pass over the kept segments and any others.
     auto apply = [&](const auto& op) {
