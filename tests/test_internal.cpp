@@ -140,7 +140,8 @@ TEST_CASE("blocking calls: tagged results through a growing buffer and the tag's
         REQUIRE(got.out_of_range == ref.out_of_range);
     };
     // The workspace the calls run in: the caller's stream's (the lease's lock is recursive for this thread).
-    imghist::detail::WorkspaceLease ws = imghist::detail::acquire_workspace(device, reinterpret_cast<imghist::Stream>(s));
+    imghist::detail::WorkspaceLease ws =
+        imghist::detail::acquire_workspace(device, reinterpret_cast<imghist::Stream>(s));
     using imghist::detail::PinnedSlot;
     std::uint32_t& last = ws->pinned_counter(PinnedSlot::Result);
     const imghist::BinSpec narrow = imghist::BinSpec::even(16, 0, 256), wide = imghist::BinSpec::u8();

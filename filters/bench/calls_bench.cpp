@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
                     gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream));
                     cudaStreamSynchronize(stream);
                 });
-            time_enqueue("equalize/gpumat-enqueue", [&] { gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream)); });
+            time_enqueue("equalize/gpumat-enqueue",
+                         [&] { gpuhist::equalizeHist(dsrc, ddst, imghist::Stream(stream)); });
         }
         {
             const double t = gpuhist::threshold(dsrc, ddst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU,

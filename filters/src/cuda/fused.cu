@@ -81,7 +81,8 @@ struct ResidentBlocks {
 /// one segment per thread, 6.1-6.5 us, against 38 blocks of two, 7.0-7.4; at 1280x720 two (114 blocks)
 /// took 6.9-7.4 us against 7.1-7.6 for one (228 blocks), and at 1080p 8.2-8.7 against 9.7-10.0 (511 blocks).
 int kept_per_thread(unsigned int segments, int sm_count) {
-    const long long blocks_of_one = (static_cast<long long>(segments) + kernels::kFusedThreads - 1) / kernels::kFusedThreads;
+    const long long blocks_of_one =
+        (static_cast<long long>(segments) + kernels::kFusedThreads - 1) / kernels::kFusedThreads;
     return blocks_of_one <= sm_count ? 1 : kernels::kFusedKeptMax;
 }
 

@@ -23,10 +23,10 @@
 // workspace instead and copied out by the last block to finish (finish_merge), which for a blocking call
 // tags every word it stores in page-locked host memory with the call's number: the host reads the result
 // once every word carries it, instead of synchronising the stream (about 1.5 us less of a blocking call on
-// H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts of every image one block holds whole
-// (Params::store_whole) and adds those of images shared between blocks into outputs zeroed before the
-// launch; images of one geometry at equal distances are found by their strides (Params::strides) instead
-// of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit or float
+// H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts of every
+// image one block holds whole (Params::store_whole) and adds those of images shared between blocks into
+// outputs zeroed before the launch; images of one geometry at equal distances are found by their strides
+// (Params::strides) instead of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit or float
 // image small enough for one range per block, contiguous or in rows of one 16-byte alignment, without the
 // general kernel's descriptors and tiling.
 //

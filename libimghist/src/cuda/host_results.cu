@@ -67,12 +67,12 @@ struct PinnedResult {
     unsigned long long* host;
     std::size_t n;
     int channels;
-    ResultTag tag;  ///< tag == 0 unless tagged
+    ResultTag tag;  ///< 0: the words hold plain counts (not asked for, or the launch stored none)
 
     PinnedResult(Workspace& ws, std::size_t n_, int channels_, Signal signal = Signal::None)
         : n(n_), channels(channels_) {
-        host = static_cast<unsigned long long*>(
-            ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * (n_ + static_cast<std::size_t>(channels_))));
+        const std::size_t words = n_ + static_cast<std::size_t>(channels_);
+        host = static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::Result, sizeof(unsigned long long) * words));
         // The slot's counter: the last tag stored in the buffer, or 0 when its words are unknown — a new
         // buffer, or one a result without tags was written into (plain counts, whose upper half can hold any
         // number). Tags count up from 1 over a zeroed buffer, so a word an earlier call left behind carries a
@@ -91,8 +91,11 @@ struct PinnedResult {
         tag.tag = ++last;
     }
     /// For a result asked for with tags whose launch stored none (cuda_histogram returned false): its words
-    /// are plain counts from now on.
-    static void written_untagged(Workspace& ws) { ws.pinned_counter(PinnedSlot::Result) = 0; }
+    /// hold plain counts, for this call and in the buffer afterwards.
+    void launched_untagged(Workspace& ws) {
+        tag.tag = 0;
+        ws.pinned_counter(PinnedSlot::Result) = 0;
+    }
     DeviceHistogramView view() const {
         DeviceHistogramView out;
         out.counts = host;
@@ -110,8 +113,8 @@ struct PinnedResult {
     /// Returns once the result is complete: when the launch tags it, as soon as the host sees every word
     /// tagged; otherwise, or when that has not happened after BlockingTuning::spin_us (a long kernel, work
     /// queued before it, a failed launch), after synchronising the stream, which reports a kernel's failure.
-    void wait(const Workspace& ws, bool tagged) const {
-        untagged_ = !tagged;
+    void wait(const Workspace& ws) const {
+        const bool tagged = tag.tag != 0;
         if (tagged) {
             using Clock = std::chrono::steady_clock;
             const auto limit = std::chrono::microseconds(cuda::tuning_for(ws.cc_major()).blocking.spin_us);
@@ -132,14 +135,13 @@ struct PinnedResult {
     }
     /// After wait(): adds the result to the caller's counts.
     void add_to(std::uint64_t* counts, std::uint64_t* oor) const {
-        const unsigned long long keep = untagged_ ? ~0ull : 0xFFFFFFFFull;  // a tagged word's count: its lower half
+        const unsigned long long keep = tag.tag != 0 ? 0xFFFFFFFFull : ~0ull;  // a tagged word's count: its lower half
         for (std::size_t i = 0; i < n; ++i) counts[i] += host[i] & keep;
         for (int c = 0; c < channels; ++c) oor[c] += host[n + c] & keep;
     }
 
 private:
     mutable std::size_t seen_ = 0;
-    mutable bool untagged_ = true;
     static void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -356,15 +358,15 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
         if (mask) dmask = stage_upload(*ws, *mask, buf + ibytes);
     }
     if (image.empty()) return;  // nothing to add
-    const PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels,
-                              PinnedResult::Signal::Tagged);
+    PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels,
+                        PinnedResult::Signal::Tagged);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    const bool tagged = cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.tag);
-    if (!tagged) PinnedResult::written_untagged(*ws);
+    if (!cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.tag))
+        result.launched_untagged(*ws);
     // Once every word carries the tag, every block has read the image (staged copies included) and the last
     // one has written the result, so the staging can go back to the workspace.
-    result.wait(*ws, tagged);
+    result.wait(*ws);
     end_blocking_call(*ws);
     result.add_to(counts, oor);
 }
