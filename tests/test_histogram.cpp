@@ -122,12 +122,11 @@ void fill_mostly_flat(TestImage& img, int v, int noise_max) {
 }
 
 IMGHIST_BACKEND_CASE("flat and mostly flat images, 8- and 16-bit", "[core][data]") {
-    // Flat data is where every increment of a warp meets one counter, and where the 8-bit small-image kernel
-    // counts sixteen equal bytes with one addition (its warps whose first vectors are mostly flat). 640x480
-    // views (a 16-byte multiple pitch: the small-image kernel, or the general one for 16-bit samples in 4096
-    // bins) at every ROI x-offset of 0-15 bytes (the even ones for 16-bit samples), odd pitches and single
-    // rows or columns at some; flat values below, inside and above the bin range; the shift and the
-    // arithmetic binning rules; wholly and mostly flat images; batches.
+    // Flat data is where every increment of a warp meets one counter, and where the 8-bit small-image kernel counts
+    // sixteen equal bytes with one addition (its warps whose first vectors are mostly flat). 640x480 views (a
+    // 16-byte multiple pitch: the small-image kernel) at every ROI x-offset of 0-15 bytes (the even ones for 16-bit
+    // samples), odd pitches and single rows or columns at some; flat values below, inside and above the bin range;
+    // the shift and the arithmetic binning rules; wholly and mostly flat images; batches.
     struct Shape {
         int w, h;
         std::vector<int> offsets;  // bytes

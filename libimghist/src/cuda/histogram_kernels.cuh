@@ -17,17 +17,17 @@
 // the unaligned head and tail samples of every row separately: the result is exact for every ROI
 // x-offset and every pitch, and the bulk of the bytes move in full sectors.
 //
-// A single-image launch that overwrites device memory does it in one pass (Params::zero_first): the first
-// block to arrive zeroes the output while the others count, and every block adds its counts straight into
-// it once that is published. Mapped host outputs (blocking calls) and wide histograms are counted in the
-// workspace instead and copied out by the last block to finish (finish_merge), which for a blocking call
-// tags every word it stores in page-locked host memory with the call's number: the host reads the result
-// once every word carries it, instead of synchronising the stream (about 1.5 us less of a blocking call on
-// H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts of every
-// image one block holds whole (Params::store_whole) and adds those of images shared between blocks into
+// A single-image launch that overwrites device memory does it in one pass (Params::zero_first): the first block to
+// arrive zeroes the output while the others count, and every block adds its counts straight into it once that is
+// published. Mapped host outputs (blocking calls) and histograms of more counters than one warp zeroes quickly
+// (HistogramLimits::zero_first_max_counters) are counted in the workspace instead and copied out by the last block to
+// finish (finish_merge), which for a blocking call tags every word it stores in page-locked host memory with the call's
+// number: the host reads the result once every word carries it, instead of synchronising the stream (about 1.5 us less
+// of a blocking call on H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts
+// of every image one block holds whole (Params::store_whole) and adds those of images shared between blocks into
 // outputs zeroed before the launch; images of one geometry at equal distances are found by their strides
-// (Params::strides) instead of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit or float
-// image small enough for one range per block, contiguous or in rows of one 16-byte alignment, without the
+// (Params::strides) instead of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit
+// or float image small enough for one range per block, contiguous or in rows of one 16-byte alignment, without the
 // general kernel's descriptors and tiling.
 //
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
@@ -424,11 +424,19 @@ __device__ __forceinline__ void zero_output_if_first(const OutputRef& o, int cha
     }
     arrival = __shfl_sync(warp_mask, arrival, 0);
     if (arrival != 0) return;
-    // Channel by channel: no division per counter on the path every other block waits for.
+    // Channel by channel: no division per counter on the path every other block waits for. Where each
+    // channel's counters start and end on 16-byte boundaries (every packed output of a multiple of 4 bins
+    // from cudaMalloc), 16-byte stores: a quarter of the stores (half for 64-bit counts).
     const unsigned int bins = static_cast<unsigned int>(o.bins);
+    const unsigned int cs = o.count_u64 ? 8u : 4u;
+    const bool vec = (reinterpret_cast<std::uintptr_t>(o.counts) & 15u) == 0 && (o.ch_stride * cs) % 16u == 0 &&
+                     (bins * cs) % 16u == 0;
     for (int c = 0; c < channels; ++c) {
         const unsigned long long first = static_cast<unsigned long long>(c) * o.ch_stride;
-        if (o.count_u64) {
+        if (vec) {
+            uint4* v = reinterpret_cast<uint4*>(static_cast<char*>(o.counts) + first * cs);
+            for (unsigned int i = lane; i < bins * cs / 16u; i += 32u) v[i] = make_uint4(0u, 0u, 0u, 0u);
+        } else if (o.count_u64) {
             for (unsigned int b = lane; b < bins; b += 32u) static_cast<unsigned long long*>(o.counts)[first + b] = 0ull;
         } else {
             for (unsigned int b = lane; b < bins; b += 32u) static_cast<unsigned int*>(o.counts)[first + b] = 0u;
@@ -682,8 +690,8 @@ __global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
         if (zero_first && !passed && tid == 0) wait_output_zeroed(p.sync);
         return;
     }
-    // Single image, overwrite mode without zero_first (mapped host output, wide histograms): the last block to
-    // finish copies the workspace to the output.
+    // Single image, overwrite mode without zero_first (mapped host output, histograms over zero_first's
+    // width): the last block to finish copies the workspace to the output.
     const Desc& D = p.one;
     finish_merge(p.merge, FlushTarget{D.counts, D.ch_stride, D.oor, static_cast<unsigned int>(p.bins), p.count_u64 != 0},
                  C);

@@ -180,7 +180,8 @@ bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
         p.zero_first = 1;
         p.sync = bind_sync_words(ws);
     } else if (!options.accumulate) {
-        // Mapped host memory, wide histograms: counted in the workspace, copied out by the last block.
+        // Mapped host memory, histograms wider than the one-pass zeroing: counted in the workspace, copied out
+        // by the last block.
         p.merge = bind_merge_workspace(ws, counters);
         // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
         p.merge.u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;

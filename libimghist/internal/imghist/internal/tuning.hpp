@@ -45,10 +45,12 @@ struct HistogramLimits {
     /// Blocks of the batch path's zeroing kernel.
     static constexpr int zero_threads = 256;
     /// Largest output (channels x bins counters) the one-pass overwrite zeroes with one warp of the first
-    /// block to arrive; wider ones are merged in the workspace and copied out by the last block. Measured on
-    /// H100 (imghist-bench): 4096 counters made the other blocks wait for the zeroing warp (u16 4096 bins,
-    /// 640x480: 18.1 us against 14.7 with the last block's copy); 1024 (8-bit, 4 channels) gained.
-    static constexpr std::size_t zero_first_max_counters = 1024;
+    /// block to arrive; wider ones are merged in the workspace and copied out by the last block. With the
+    /// zeroing in 16-byte stores, 4096 counters gained at every size on H100 (imghist-bench, u16 4096 bins,
+    /// 2026-11-26, alternating runs against the workspace merge: 1080p uniform 8.4-8.5 us against 14.1,
+    /// 4K 14.5 against 18.0, 8K 32.6 against 36.3; constant data alike). An early, scalar version of the
+    /// zeroing had lost at 4096 (640x480 18.1 us against 14.7).
+    static constexpr std::size_t zero_first_max_counters = 4096;
 };
 
 /// Histogram policy for a request. sample_bytes: 1, 2 or 4; floating: float samples (else integers); bins:
@@ -98,13 +100,13 @@ inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int c
         p.copies = 4;
         p.block_bytes = total_bytes <= (std::size_t(2) << 20) ? 32 * 1024 : 64 * 1024;
     }
-    // 16-bit frames with wide histograms (more than 1024 bins) up to 1 MiB: 1024 threads, one copy, 8 KiB per
-    // block. Swept on H100 (u16 4096 bins, 640x480): constant data 10.6 us against 12.0 with the rows above
-    // (CUB 11.3), uniform 12.3 against 13.0 (CUB 18.7); 16 KiB per block 10.9 / 11.6. These histograms
-    // (over zero_first_max_counters) are merged through the workspace, so they take the general kernel, whose
-    // 1024 threads won again in session 10's sweep (512: 11.0-12.6 against 10.3-11.8 us).
+    // 16-bit frames with wide histograms (more than 1024 bins) up to 1 MiB: 512 threads, one copy, 8 KiB per
+    // block, which makes them contiguous_kernel's (at most 512 threads) with the one-pass overwrite. Measured
+    // on H100 (u16 4096 bins, 640x480, 2026-11-26): uniform 7.3-7.5 us, constant 6.6-6.8 (CUB 18.7 / 11.0)
+    // against 8.6 / 7.6 for the general kernel's 1024 threads, which had won while these histograms were
+    // merged through the workspace (then 11.4 / 9.8; 512 threads merged: 12.0 / 9.1).
     if (!floating && sample_bytes == 2 && bins > 1024 && total_bytes <= (std::size_t(1) << 20)) {
-        p.threads = 1024;
+        p.threads = 512;
         p.copies = 1;
         p.block_bytes = 8 * 1024;
     }
