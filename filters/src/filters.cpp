@@ -88,12 +88,25 @@ void run_cuda(const ImageView& src, const ImageView& dst, const FilterOptions& o
                         [&](const ImageView& s, const ImageView& d, Stream st) { op(s, d, -1, st); });
 }
 
-/// The CUDA backend's threshold on a device view, or on a host view through the staging pipeline.
-double cuda_threshold_any(const ImageView& src, const ImageView& dst, const detail::ThresholdParams& p,
-                          AutoThreshold automatic, const FilterOptions& o, int* computed) {
+/// The CUDA backend's threshold, on a device view or on a host view through the staging pipeline. An automatic
+/// level is computed on the device (thresholdAsync: it goes to `computed` on the stream) except for a device
+/// view whose level is returned (computed == nullptr): the call waits for it anyway, so the histogram comes to
+/// the host in the core's blocking call (which returns as soon as the kernel's last block has written it) and
+/// `level_of(histogram)` sets p from the level the host computes — its recurrence is sequential, and a host
+/// core runs it several times faster than one GPU thread; the pass that writes dst is enqueued without
+/// waiting for it.
+template <class LevelOf>
+double cuda_threshold_any(const ImageView& src, const ImageView& dst, detail::ThresholdParams& p, const BinSpec& spec,
+                          AutoThreshold automatic, const FilterOptions& o, int* computed, LevelOf&& level_of) {
     if (src.location == Location::Device) {
-        // A device image's automatic level is returned by threshold() itself (computed on the host); here it
-        // goes to `computed` on the stream (thresholdAsync).
+        if (automatic != AutoThreshold::None && computed == nullptr) {
+            Options ho;
+            ho.backend = Backend::Cuda;
+            ho.device = o.device;
+            ho.stream = o.stream;
+            level_of(calcHist(src, spec, ho));
+            automatic = AutoThreshold::None;
+        }
         detail::cuda_threshold(src, dst, p, automatic, computed, o.device, o.stream);
         return automatic == AutoThreshold::None ? p.used : std::numeric_limits<double>::quiet_NaN();
     }
@@ -182,12 +195,6 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
     detail::ThresholdParams p = detail::threshold_params(src.type, thresh, maxval, type);
 
     double result = p.used;
-    if (automatic == AutoThreshold::None) {
-        on_backend(
-            src, o, detail::HostWork::PointFilter, [&] { detail::cpu_threshold(src, dst, p, o.cpu_threads); },
-            [&] { result = cuda_threshold_any(src, dst, p, automatic, o, computed); });
-        return result;
-    }
     const BinSpec spec = src.type == SampleType::U8 ? BinSpec::u8() : BinSpec::full(SampleType::U16, 65536);
     // The level of a histogram (the host's arithmetic, the CPU backend's), and the parameters it gives.
     auto level_params = [&](const Histogram& h) {
@@ -197,22 +204,12 @@ double threshold(const ImageView& src, const ImageView& dst, double thresh, doub
         p = detail::threshold_params(src.type, t, maxval, type);
         result = p.used;
     };
-    auto device = [&] {
-        if (src.location == Location::Device && computed == nullptr) {
-            // The level is returned, so the call waits for it: the histogram comes to the host in the core's
-            // blocking call (which returns as soon as the kernel's last block has written it), the level is
-            // computed here — its recurrence is sequential, and a host core runs it several times faster
-            // than one GPU thread — and the pass that writes dst is enqueued without waiting for it.
-            Options ho;
-            ho.backend = Backend::Cuda;
-            ho.device = o.device;
-            ho.stream = o.stream;
-            level_params(calcHist(src, spec, ho));
-            detail::cuda_threshold(src, dst, p, AutoThreshold::None, nullptr, o.device, o.stream);
-            return;
-        }
-        result = cuda_threshold_any(src, dst, p, automatic, o, computed);
-    };
+    auto device = [&] { result = cuda_threshold_any(src, dst, p, spec, automatic, o, computed, level_params); };
+    if (automatic == AutoThreshold::None) {
+        on_backend(src, o, detail::HostWork::PointFilter, [&] { detail::cpu_threshold(src, dst, p, o.cpu_threads); },
+                   device);
+        return result;
+    }
     on_histogram_route(
         src, spec, o,
         [&](const Histogram& h) {
