@@ -28,8 +28,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #ifdef FILTERS_BENCH_HAVE_PNG_READER
-#include "codec.hpp"   // the imghist program's file layer
-#include "fileio.hpp"
+#include "opencv_image.hpp"  // the imghist program's file layer
 #endif
 
 #include <algorithm>
@@ -105,7 +104,7 @@ double time_host(int runs, const std::function<void()>& fn, int warm = 1) {
 }
 
 /// camera.png ($IMGHIST_SAMPLES_DIR, as a bundle's env.sh sets it, or samples/images above the working
-/// directory; 8-bit gray), read once with the imghist program's PNG decoder; a synthetic smooth scene where
+/// directory; 8-bit gray), read once with the imghist program's decoders; a synthetic smooth scene where
 /// it cannot be read.
 cv::Mat load_photo_tile() {
 #ifdef FILTERS_BENCH_HAVE_PNG_READER
@@ -115,9 +114,8 @@ cv::Mat load_photo_tile() {
         paths.push_back(p);
     for (const std::string& p : paths) {
         try {
-            const cli::Image img = cli::decode_image(cli::read_file(p), p, cli::DecodeOptions{});
-            if (img.depth() != 8 || img.channels() != 1) continue;
-            return cv::Mat(img.height(), img.width(), CV_8UC1, const_cast<std::uint8_t*>(img.data()), img.row_bytes()).clone();
+            cv::Mat m = cli::read_cv_mat(p);
+            if (m.type() == CV_8UC1) return m;
         } catch (const std::exception&) {
             // not there (or not readable): the next place
         }

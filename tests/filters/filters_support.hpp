@@ -8,8 +8,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #ifdef IMGHIST_TEST_HAVE_PNG_READER
-#include "codec.hpp"   // the imghist program's file layer (imghist_cli_io)
-#include "fileio.hpp"
+#include "opencv_image.hpp"  // the imghist program's file layer (imghist_cli_io)
 #endif
 
 #include <algorithm>
@@ -85,21 +84,14 @@ inline const std::vector<int>& roi_offsets() {
 
 #ifdef IMGHIST_TEST_HAVE_PNG_READER
 /// One of the shipped photographs (samples/images) as stored, 8-bit gray or colour (in OpenCV's channel
-/// order, BGR). Read with the imghist program's PNG decoder, so that the test needs no OpenCV imgcodecs (and a
-/// GPU host's bundle none of the libraries it brings); the decoder has its own tests against imgcodecs and
-/// PIL (tests/cli). The files are part of the repository: a missing or unreadable one fails the test
-/// instead of being replaced by something else.
+/// order, BGR). Read with the imghist program's decoders (cli::read_cv_mat), so that the test needs no OpenCV
+/// imgcodecs; the decoders have their own tests against imgcodecs and PIL (tests/cli). The files are part of
+/// the repository: a missing or unreadable one fails the test instead of being replaced by something else.
 inline cv::Mat sample_photo(const std::string& name) {
     const std::string path = imghist_test::source_dir() + "/samples/images/" + name;
     INFO("photograph " << path);
-    const cli::Image img = cli::decode_image(cli::read_file(path), path, cli::DecodeOptions{});
-    REQUIRE(img.depth() == 8);
-    REQUIRE((img.channels() == 1 || img.channels() == 3));
-    const cv::Mat stored(img.height(), img.width(), CV_8UC(img.channels()), const_cast<std::uint8_t*>(img.data()),
-                         img.row_bytes());
-    cv::Mat m;
-    if (img.channels() == 3) cv::cvtColor(stored, m, cv::COLOR_RGB2BGR);
-    else m = stored.clone();
+    const cv::Mat m = cli::read_cv_mat(path);
+    REQUIRE((m.type() == CV_8UC1 || m.type() == CV_8UC3));
     return m;
 }
 #endif
