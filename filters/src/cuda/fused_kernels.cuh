@@ -270,7 +270,8 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
 #pragma unroll
     for (int j = 0; j < kFusedKeptMax; ++j) {
         const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
-        kept_at[j] = j < static_cast<int>(nkept) && idx < a.segments ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
+        const bool in = j < static_cast<int>(nkept) && idx < a.segments;
+        kept_at[j] = in ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
         kept[j] = kept_at[j].n != 0 ? load_segment(kept_at[j]) : make_uint4(0u, 0u, 0u, 0u);
     }
 #pragma unroll
