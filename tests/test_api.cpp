@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <thread>
@@ -560,6 +561,8 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                           {SampleType::U8, 3, BinSpec::even(64, 0, 256)},
                           {SampleType::U8, 4, BinSpec::even(100, 10, 250)},
                           {SampleType::U16, 1, BinSpec::even(4096, 0, 65536)},
+                          // 8192 counters: wider than the one-pass zeroing, so device outputs are merged too
+                          {SampleType::U16, 2, BinSpec::even(4096, 0, 65536)},
                           {SampleType::U16, 1, BinSpec::even(1024, 0, 65536)},  // a shift: the contiguous kernel
                           {SampleType::U16, 3, BinSpec::even(256, 0, 4096)},    // a shift and a range test
                           {SampleType::F32, 1, BinSpec::even(256, 0.0, 1.0)},
@@ -653,6 +656,67 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
     REQUIRE(back == std::vector<std::uint32_t>(256, 0u));
     const Histogram h0 = imghist::calcHist(empty, BinSpec::u8());
     REQUIRE(h0.counts == std::vector<std::uint64_t>(256, 0));
+}
+
+TEST_CASE("one-pass overwrite into strided and offset outputs: the counters zeroed, the gaps untouched [cuda]",
+          "[core][shapes][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    // The first block zeroes a device output in 16-byte stores only where every channel's counters start and end
+    // on 16-byte boundaries, else counter by counter: strides of bins + 3 and bins + 4 counters, outputs 0, 1 and
+    // 2 counters past an aligned address, bin counts that are and are not multiples of four. Words outside the
+    // counters (before them and in the gaps between channels) hold a pattern that must survive.
+    struct Kind {
+        SampleType t;
+        int channels;
+        BinSpec spec;
+    };
+    const Kind kinds[] = {{SampleType::U8, 1, BinSpec::u8()},
+                          {SampleType::U8, 3, BinSpec::even(100, 10, 250)},
+                          {SampleType::U8, 4, BinSpec::even(10, 5, 250)},
+                          {SampleType::U16, 1, BinSpec::even(4096, 0, 65536)},
+                          {SampleType::U16, 1, BinSpec::even(1001, 0, 65536)}};
+    imghist::CudaHistogrammer hg;
+    const std::size_t words = 4 * (4096 + 4) + 2;
+    imghist::DeviceBuffer buf(words * 8);
+    std::uint64_t seed = 7;
+    for (const Kind& k : kinds) {
+        TestImage img(640, 480, k.t, k.channels);
+        std::mt19937_64 rng(seed++);
+        if (k.t == SampleType::U16) img.fill<std::uint16_t>([&](int, int, int) { return static_cast<int>(rng() & 0xFFFF); });
+        else img.fill<std::uint8_t>([&](int, int, int) { return static_cast<int>(rng() & 0xFF); });
+        const Histogram ref = plain_reference(img.view, k.spec);
+        DeviceCopy d(img.view);
+        const std::size_t bins = static_cast<std::size_t>(k.spec.bins);
+        for (imghist::CountType type : {imghist::CountType::U32, imghist::CountType::U64}) {
+            const std::size_t cs = type == imghist::CountType::U64 ? 8 : 4;
+            for (std::size_t first : {0, 1, 2}) {
+                for (std::size_t stride : {bins, bins + 3, bins + 4}) {
+                    std::vector<unsigned char> before(words * cs);
+                    for (std::size_t i = 0; i < before.size(); ++i) before[i] = static_cast<unsigned char>(0xA5 ^ i);
+                    buf.upload(before.data(), before.size());
+                    imghist::DeviceHistogramView out;
+                    out.counts = static_cast<unsigned char*>(buf.data()) + first * cs;
+                    out.type = type;
+                    out.channel_stride = stride;
+                    hg.compute(d.view, k.spec, out);
+                    std::vector<unsigned char> after(words * cs);
+                    buf.download(after.data(), after.size());
+                    CAPTURE(k.channels, imghist::to_string(k.t), bins, cs, first, stride, hg.last_kernel());
+                    // Counter j of channel c is word first + c * stride + j.
+                    for (std::size_t w = 0; w < words; ++w) {
+                        const std::size_t rel = w - first, c = rel / stride, j = rel % stride;
+                        const bool counter = w >= first && c < static_cast<std::size_t>(k.channels) && j < bins;
+                        std::uint64_t got = 0, was = 0;
+                        std::memcpy(&got, after.data() + w * cs, cs);
+                        std::memcpy(&was, before.data() + w * cs, cs);
+                        CAPTURE(w);
+                        if (counter) REQUIRE(got == ref.counts[c * bins + j]);
+                        else REQUIRE(got == was);
+                    }
+                }
+            }
+        }
+    }
 }
 
 TEST_CASE("batch paths: equally spaced frames without descriptors, whole images stored, shared images added, "

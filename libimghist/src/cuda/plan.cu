@@ -97,20 +97,21 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
                const CudaHistogrammer::Shape& over, bool allow_split, std::size_t batch_image_bytes) {
     const auto& info = device_info(device);
     Plan pl;
+    pl.kmode = kmode_of(bp, img.type);
+    const bool by_shift = pl.kmode == KMode::ShiftFull || pl.kmode == KMode::Shift;
     pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
-                              img.channels, bp.bins, total_bytes, batch_image_bytes);
+                              img.channels, bp.bins, by_shift, total_bytes, batch_image_bytes);
     // A batch's row of one tile per image needs an image for every resident block; fewer would leave blocks
     // idle, and such a batch is cut into tiles like one image of its total size.
     if (pl.policy.whole_images && total_bytes / std::max<std::size_t>(batch_image_bytes, 1) <
                                       static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm))
         pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
-                                  img.channels, bp.bins, total_bytes);
+                                  img.channels, bp.bins, by_shift, total_bytes);
     if (over.threads > 0) pl.policy.threads = over.threads;
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;
     if (over.copies > 0) pl.policy.copies = over.copies;
     if (over.tile_bytes > 0) pl.policy.tile_bytes = over.tile_bytes;
-    pl.kmode = kmode_of(bp, img.type);
     int copies = 1;
     while (copies * 2 <= std::min(pl.policy.copies, 32)) copies *= 2;
     const std::size_t extra = 4 * sizeof(unsigned int);  // the out-of-range words

@@ -54,9 +54,10 @@ struct HistogramLimits {
 };
 
 /// Histogram policy for a request. sample_bytes: 1, 2 or 4; floating: float samples (else integers); bins:
-/// bins per channel; total_bytes: the input's size (a batch's: all its images); batch_image_bytes: for a
-/// batch (computeBatch), its largest image's bytes, else 0.
-inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int channels, int bins,
+/// bins per channel; by_shift: integer samples binned by a shift (bins dividing the range in powers of two);
+/// total_bytes: the input's size (a batch's: all its images); batch_image_bytes: for a batch (computeBatch),
+/// its largest image's bytes, else 0.
+inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int channels, int bins, bool by_shift,
                             std::size_t total_bytes, std::size_t batch_image_bytes = 0) {
     (void)cc_major;  // sm_80 and sm_90 share the table until a measurement says otherwise
     const long long per_copy = 4LL * channels * (sample_bytes == 1 ? 256 : bins + 1);  // one copy, all channels
@@ -100,13 +101,21 @@ inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int c
         p.copies = 4;
         p.block_bytes = total_bytes <= (std::size_t(2) << 20) ? 32 * 1024 : 64 * 1024;
     }
-    // 16-bit frames with wide histograms (more than 1024 bins) up to 1 MiB: 512 threads, one copy, 8 KiB per
-    // block, which makes them contiguous_kernel's (at most 512 threads) with the one-pass overwrite. Measured
-    // on H100 (u16 4096 bins, 640x480, 2026-11-26): uniform 7.3-7.5 us, constant 6.6-6.8 (CUB 18.7 / 11.0)
-    // against 8.6 / 7.6 for the general kernel's 1024 threads, which had won while these histograms were
-    // merged through the workspace (then 11.4 / 9.8; 512 threads merged: 12.0 / 9.1).
+    // 16-bit frames with wide histograms (more than 1024 bins) up to 1 MiB: one copy and 8 KiB per block, with
+    // 1024 threads (the general kernel) or, for a single image binned by a shift into at most the one-pass
+    // overwrite's counters, 512 (contiguous_kernel's limit, which takes such a frame into device memory in one
+    // pass). Measured on H100 (2026-11-26, imghist-bench, 640x480): u16 4096 bins uniform 7.1-7.5 us and
+    // constant 6.6-6.8 at 512 threads, against 8.4-8.8 and 7.6 for the general kernel at 1024 (CUB 17-19 and
+    // 11); 1024 stays best where the general kernel runs either way: 3000 bins (the arithmetic rule) 8.7-8.8
+    // against 9.0-9.2 us, and 3 channels of 4096 bins at 320x240 (merged: too many counters for the one-pass
+    // zeroing) 17.8 against 25.1 through contiguous_kernel's merge at 512; blocking calls of one channel (merged
+    // into page-locked memory) took 17-22 us either way. When these histograms were all merged (outputs of more
+    // than 1024 counters), 1024 threads had won for one channel as well (11.4 against 12.0 us).
     if (!floating && sample_bytes == 2 && bins > 1024 && total_bytes <= (std::size_t(1) << 20)) {
-        p.threads = 512;
+        const std::size_t counters = static_cast<std::size_t>(channels) * bins;
+        const bool one_pass_contiguous =
+            by_shift && batch_image_bytes == 0 && counters <= HistogramLimits::zero_first_max_counters;
+        p.threads = one_pass_contiguous ? 512 : 1024;
         p.copies = 1;
         p.block_bytes = 8 * 1024;
     }
