@@ -10,8 +10,9 @@
 namespace imghist::detail {
 
 /// Where a histogram's output lives. Device memory takes the one-pass overwrite (the kernel zeroes the
-/// output and adds into it with atomics); mapped page-locked host memory is written with plain stores by
-/// the last block (device atomics on it would cross the bus, and are not atomic on every platform).
+/// output and adds into it with atomics) up to HistogramLimits::zero_first_max_counters counters, and wider
+/// outputs the workspace merge; mapped page-locked host memory is written with plain stores by the last block
+/// (device atomics on it would cross the bus, and are not atomic on every platform).
 enum class OutputPlace { Device, HostMapped };
 
 /// For an overwrite of mapped host memory with 64-bit counts: the call's tag, nonzero, which the launch

@@ -48,7 +48,7 @@ struct HistogramLimits {
     /// block to arrive; wider ones are merged in the workspace and copied out by the last block. With the
     /// zeroing in 16-byte stores, 4096 counters gained at every size on H100 (imghist-bench, u16 4096 bins,
     /// 2026-11-26, alternating runs against the workspace merge: 1080p uniform 8.4-8.5 us against 14.1,
-    /// 4K 14.5 against 18.0, 8K 32.6 against 36.3; constant data alike). An early, scalar version of the
+    /// 4K 14.5 against 18.0, 8K 32.6 against 36.4; constant data alike). An early, scalar version of the
     /// zeroing had lost at 4096 (640x480 18.1 us against 14.7).
     static constexpr std::size_t zero_first_max_counters = 4096;
 };
