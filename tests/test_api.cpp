@@ -27,6 +27,13 @@ ErrorCode error_code_of(F&& f) {
     FAIL("no imghist::Error thrown");
     return ErrorCode::Io;
 }
+
+/// A histogram request of the output-path cases: sample type, channels, bins.
+struct Kind {
+    SampleType t;
+    int channels;
+    BinSpec spec;
+};
 }  // namespace
 
 IMGHIST_BACKEND_CASE("invalid arguments give a clear error", "[core][errors]") {
@@ -552,11 +559,6 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                         {640, 480, 0, 0, 0},  {641, 479, 3, 9, 0},  {1000, 1001, 16, 15, 0},
                         {640, 480, 0, 0, 512}, {333, 77, 0, 5, 16}, {1000, 300, 0, 3, 512},
                         {20, 50, 0, 0, 16}};  // 20-byte rows: fewer than two vectors per row, the general kernel
-    struct Kind {
-        SampleType t;
-        int channels;
-        BinSpec spec;
-    };
     const Kind kinds[] = {{SampleType::U8, 1, BinSpec::u8()},
                           {SampleType::U8, 3, BinSpec::even(64, 0, 256)},
                           {SampleType::U8, 4, BinSpec::even(100, 10, 250)},
@@ -665,11 +667,6 @@ TEST_CASE("one-pass overwrite into strided and offset outputs: the counters zero
     // on 16-byte boundaries, else counter by counter: strides of bins + 3 and bins + 4 counters, outputs 0, 1 and
     // 2 counters past an aligned address, bin counts that are and are not multiples of four. Words outside the
     // counters (before them and in the gaps between channels) hold a pattern that must survive.
-    struct Kind {
-        SampleType t;
-        int channels;
-        BinSpec spec;
-    };
     const Kind kinds[] = {{SampleType::U8, 1, BinSpec::u8()},
                           {SampleType::U8, 3, BinSpec::even(100, 10, 250)},
                           {SampleType::U8, 4, BinSpec::even(10, 5, 250)},

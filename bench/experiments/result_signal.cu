@@ -2,7 +2,7 @@
 // page-locked memory, by the way the host learns that they are complete — (a) the counts, a system-scope
 // fence, then a sequence word (what calcHist did until session 14), (b) the same without the fence (unsafe:
 // for the fence's price only), (c) each count carrying the call's sequence number in its upper half, no fence
-// and no word: the host reads until every entry carries it (what calcHist does now, ResultTag), (d) only the
+// and no word: the host reads until every entry carries it (what calcHist does now), (d) only the
 // word (no counts), (e) launch + stream synchronisation for comparison. One block of 256 threads, host clock, median of 2001 after 200 warm-ups.
 //   nvcc -O3 -std=c++17 -arch=sm_90 bench/experiments/result_signal.cu -o result_signal && ./result_signal
 #include <cuda_runtime.h>

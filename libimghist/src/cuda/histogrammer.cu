@@ -137,7 +137,7 @@ unsigned int* bind_sync_words(Workspace& ws) {
 
 /// Returns whether the launch tags its result with `tag` (see cuda_histogram).
 bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                const AsyncOptions& options, OutputPlace place, const detail::ResultTag* tag,
+                const AsyncOptions& options, OutputPlace place, unsigned int tag,
                 const CudaHistogrammer::Shape& shape, LaunchRecord rec, const char* who) {
     detail::validate_image(image);
     if (image.location != Location::Device && !image.empty())
@@ -186,8 +186,7 @@ bool compute_on(Workspace& ws, const ImageView& image, const BinSpec& spec, cons
         // 32-bit workspace counters when no counter can reach 2^32: half the atomic traffic of the merge.
         p.merge.u64 = image.pixels() > 0xFFFFFFFFull ? 1 : 0;
         // A tag needs the upper half of each 64-bit output word free: counts below 2^32.
-        if (tag && tag->tag != 0 && place == OutputPlace::HostMapped && !p.merge.u64 && out.type == CountType::U64)
-            p.merge.tag = tag->tag;
+        if (tag != 0 && place == OutputPlace::HostMapped && !p.merge.u64 && out.type == CountType::U64) p.merge.tag = tag;
     }
     const int grid = dc::grid_for(device, fn, pl, p.total_tiles, total_bytes, image.pixels() * image.channels,
                                   shape.max_blocks);
@@ -213,7 +212,7 @@ void CudaHistogrammer::compute(const ImageView& image, const BinSpec& spec, cons
                                Stream stream, const AsyncOptions& options) {
     detail::DeviceGuard guard(impl_->device);
     detail::WorkspaceLease ws = detail::acquire_workspace(impl_->device, stream);
-    (void)compute_on(*ws, image, spec, out, options, OutputPlace::Device, nullptr, impl_->shape, &impl_->last,
+    (void)compute_on(*ws, image, spec, out, options, OutputPlace::Device, 0u, impl_->shape, &impl_->last,
                      "CudaHistogrammer::compute");
 }
 
@@ -352,7 +351,7 @@ void CudaHistogrammer::computeBatch(const ImageView* images, std::size_t count, 
 namespace detail {
 
 bool cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec, const DeviceHistogramView& out,
-                    const AsyncOptions& options, OutputPlace place, const ResultTag* tag) {
+                    const AsyncOptions& options, OutputPlace place, unsigned int tag) {
     return compute_on(ws, image, spec, out, options, place, tag, CudaHistogrammer::Shape{}, nullptr, "histogram");
 }
 

@@ -60,14 +60,14 @@ void end_blocking_call(Workspace& ws) {
 /// The result of a blocking call of one image (n counts, then `channels` out-of-range counters) goes
 /// straight into page-locked host memory, which the device addresses directly (unified addressing): the
 /// kernel's last block writes the final counts there, so no copy follows the kernel. With Signal::Tagged
-/// each word it writes carries the call's tag in its upper half (ResultTag), so the call returns as soon as
+/// each word it writes carries the call's tag in its upper half (cuda_histogram's `tag`), so the call returns as soon as
 /// the host sees every word tagged. Results that a copy fills (the streamed paths) are not tagged.
 struct PinnedResult {
     enum class Signal { None, Tagged };
     unsigned long long* host;
     std::size_t n;
     int channels;
-    ResultTag tag;  ///< 0: the words hold plain counts (not asked for, or the launch stored none)
+    unsigned int tag = 0;  ///< 0: the words hold plain counts (not asked for, or the launch stored none)
 
     PinnedResult(Workspace& ws, std::size_t n_, int channels_, Signal signal = Signal::None)
         : n(n_), channels(channels_) {
@@ -88,12 +88,12 @@ struct PinnedResult {
             std::memset(host, 0, ws.pinned_size(PinnedSlot::Result));
             last = 0;
         }
-        tag.tag = ++last;
+        tag = ++last;
     }
     /// For a result asked for with tags whose launch stored none (cuda_histogram returned false): its words
     /// hold plain counts, for this call and in the buffer afterwards.
     void launched_untagged(Workspace& ws) {
-        tag.tag = 0;
+        tag = 0;
         ws.pinned_counter(PinnedSlot::Result) = 0;
     }
     DeviceHistogramView view() const {
@@ -107,14 +107,14 @@ struct PinnedResult {
     bool complete() const {
         const volatile unsigned long long* w = host;
         for (; seen_ < n + static_cast<std::size_t>(channels); ++seen_)
-            if (static_cast<unsigned int>(w[seen_] >> 32) != tag.tag) return false;
+            if (static_cast<unsigned int>(w[seen_] >> 32) != tag) return false;
         return true;
     }
     /// Returns once the result is complete: when the launch tags it, as soon as the host sees every word
     /// tagged; otherwise, or when that has not happened after BlockingTuning::spin_us (a long kernel, work
     /// queued before it, a failed launch), after synchronising the stream, which reports a kernel's failure.
     void wait(const Workspace& ws) const {
-        const bool tagged = tag.tag != 0;
+        const bool tagged = tag != 0;
         if (tagged) {
             using Clock = std::chrono::steady_clock;
             const auto limit = std::chrono::microseconds(cuda::tuning_for(ws.cc_major()).blocking.spin_us);
@@ -135,7 +135,7 @@ struct PinnedResult {
     }
     /// After wait(): adds the result to the caller's counts.
     void add_to(std::uint64_t* counts, std::uint64_t* oor) const {
-        const unsigned long long keep = tag.tag != 0 ? 0xFFFFFFFFull : ~0ull;  // a tagged word's count: its lower half
+        const unsigned long long keep = tag != 0 ? 0xFFFFFFFFull : ~0ull;  // a tagged word's count: its lower half
         for (std::size_t i = 0; i < n; ++i) counts[i] += host[i] & keep;
         for (int c = 0; c < channels; ++c) oor[c] += host[n + c] & keep;
     }
@@ -362,7 +362,7 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
                         PinnedResult::Signal::Tagged);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    if (!cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, &result.tag))
+    if (!cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, result.tag))
         result.launched_untagged(*ws);
     // Once every word carries the tag, every block has read the image (staged copies included) and the last
     // one has written the result, so the staging can go back to the workspace.

@@ -15,22 +15,17 @@ namespace imghist::detail {
 /// (device atomics on it would cross the bus, and are not atomic on every platform).
 enum class OutputPlace { Device, HostMapped };
 
-/// For an overwrite of mapped host memory with 64-bit counts: the call's tag, nonzero, which the launch
-/// stores in the upper half of every word of the result (counts, then out-of-range counters) when the image
-/// has fewer than 2^32 samples, so that a blocking call can read each word as soon as it carries the tag
-/// instead of synchronising the stream.
-struct ResultTag {
-    unsigned int tag = 0;
-};
-
 /// Histogram of device image `image` into `out`, enqueued on ws.stream(); the same checks and kernels as
-/// CudaHistogrammer::compute with the tuning table's shape. Returns whether the launch tags the result with
-/// `tag` (given with OutputPlace::HostMapped, a 64-bit output and no accumulation); when it does not (nothing
-/// to launch, no tag asked for, 2^32 samples or more), the caller synchronises the stream before reading the
-/// result, whose words then hold plain counts.
+/// CudaHistogrammer::compute with the tuning table's shape. `tag` (0: none), for an overwrite of mapped host
+/// memory with 64-bit counts: the call's number, which the launch stores in the upper half of every word of
+/// the result (counts, then out-of-range counters) when the image has fewer than 2^32 samples, so that a
+/// blocking call can read each word as soon as it carries the tag instead of synchronising the stream.
+/// Returns whether the launch tags the result; when it does not (nothing to launch, no tag asked for, 2^32
+/// samples or more, accumulation), the caller synchronises the stream before reading the result, whose words
+/// then hold plain counts.
 IMGHIST_INTERNAL bool cuda_histogram(Workspace& ws, const ImageView& image, const BinSpec& spec,
                                      const DeviceHistogramView& out, const AsyncOptions& options = {},
-                                     OutputPlace place = OutputPlace::Device, const ResultTag* tag = nullptr);
+                                     OutputPlace place = OutputPlace::Device, unsigned int tag = 0);
 
 /// One launch for a batch of device images (CudaHistogrammer::computeBatch) on ws.stream().
 IMGHIST_INTERNAL void cuda_histogram_batch(Workspace& ws, const ImageView* images, std::size_t count,

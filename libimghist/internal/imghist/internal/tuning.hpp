@@ -205,7 +205,7 @@ struct WorkspaceTuning {
 };
 
 /// How a blocking call waits for a result that its launch tags (the last-block merge's words in page-locked
-/// host memory, detail::ResultTag).
+/// host memory, detail::cuda_histogram's `tag`).
 struct BlockingTuning {
     /// Microseconds the host spins on the words before it synchronises the stream instead. The spin replaces
     /// the runtime's own spin inside cudaStreamSynchronize for the short kernels of frame-sized images (on an
