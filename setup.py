@@ -9,9 +9,9 @@ when CMake finds nvcc (CUDA_HOME or PATH), otherwise the CPU-only build. Extra C
 environment variable CMAKE_ARGS (e.g. CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90"), the build parallelism
 from CMAKE_BUILD_PARALLEL_LEVEL (default: the number of CPUs).
 
-The package installed is self-contained: imghist/ holds the Python files, the extension and the two shared
-libraries it links (libimghist, libimghist_filters), which it finds next to itself ($ORIGIN). OpenCV is not
-needed (the filters are built without their OpenCV-facing gpuhist:: layer, which Python does not use).
+The package installed is self-contained: imghist/ holds the Python files, the extension and the shared
+library it links (libimghist), which it finds next to itself ($ORIGIN). OpenCV is not
+needed (libgpuhist, the OpenCV-facing layer, is not built: Python does not use it).
 """
 import os
 import re
@@ -52,7 +52,7 @@ class CMakeBuild(build_ext):
         built = build_dir / "python" / "imghist"
         for so in built.glob("_imghist*.so"):
             shutil.copy2(so, out_dir / so.name)
-        for lib_dir, name in [("libimghist", "libimghist"), ("filters", "libimghist_filters")]:
+        for lib_dir, name in [("src", "libimghist")]:
             sonames = [p for p in (build_dir / lib_dir).glob(f"{name}.so.*") if not p.is_symlink()]
             if not sonames:
                 raise RuntimeError(f"{name}.so was not built in {build_dir / lib_dir}")

@@ -7,8 +7,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/imghistLocateOpenCV.cmake)
 if(NOT IMGHIST_OPENCV_FOUND)
   message(FATAL_ERROR "imghist: OpenCV core + imgproc not found (missing: ${IMGHIST_OPENCV_MISSING}); on Debian "
                       "install libopencv-core-dev and libopencv-imgproc-dev, or set OpenCV_DIR. Without OpenCV, "
-                      "build the core library alone: -DIMGHIST_BUILD_FILTERS=OFF -DIMGHIST_BUILD_TOOLS=OFF "
-                      "-DIMGHIST_BUILD_TESTS=OFF -DIMGHIST_BUILD_BENCH=OFF")
+                      "build libimghist alone: -DIMGHIST_WITH_OPENCV=OFF -DIMGHIST_BUILD_TOOLS=OFF "
+                      "-DIMGHIST_BUILD_TESTS=OFF -DIMGHIST_BUILD_BENCH=OFF -DIMGHIST_BUILD_SAMPLES=OFF")
 endif()
 add_library(imghist_opencv INTERFACE)
 target_include_directories(imghist_opencv INTERFACE ${IMGHIST_OPENCV_INCLUDE_DIRS})

@@ -1,7 +1,6 @@
-# pkg-config files for the installed libraries: imghist.pc and imghist-filters.pc (from cmake/*.pc.in).
+# pkg-config files for the installed libraries: imghist.pc and gpuhist.pc (from cmake/*.pc.in).
 # `prefix` is relative to the .pc file's own directory (${pcfiledir}), so an installed tree can be moved.
-# OpenCV comes from its own opencv4.pc where one is installed; Debian's libopencv-core-dev and
-# libopencv-imgproc-dev ship none, so otherwise the headers and libraries this build used are named.
+# gpuhist.pc requires opencv4, OpenCV's own pkg-config module (Debian: libopencv-dev).
 set(_pc_dir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(IMGHIST_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
@@ -17,34 +16,10 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(IMGHIST_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-configure_file(${CMAKE_CURRENT_LIST_DIR}/imghist.pc.in "${PROJECT_BINARY_DIR}/pkgconfig/imghist.pc" @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/pkgconfig/imghist.pc" DESTINATION "${_pc_dir}")
-
-if(TARGET imghist_filters)
-  find_package(PkgConfig QUIET)
-  set(IMGHIST_PC_OPENCV_REQUIRES "")
-  set(IMGHIST_PC_OPENCV_LIBS "")
-  set(IMGHIST_PC_OPENCV_CFLAGS "")
-  if(PKG_CONFIG_FOUND)
-    pkg_check_modules(IMGHIST_PC_OPENCV4 QUIET opencv4)
+foreach(_pc imghist gpuhist)
+  if(_pc STREQUAL "gpuhist" AND NOT TARGET gpuhist)
+    continue()
   endif()
-  if(IMGHIST_PC_OPENCV4_FOUND)
-    set(IMGHIST_PC_OPENCV_REQUIRES ", opencv4")
-  else()
-    foreach(_dir IN LISTS IMGHIST_OPENCV_INCLUDE_DIRS)
-      string(APPEND IMGHIST_PC_OPENCV_CFLAGS " -I${_dir}")
-    endforeach()
-    foreach(_lib IN LISTS IMGHIST_OPENCV_LIBRARIES)
-      if(TARGET ${_lib})
-        string(APPEND IMGHIST_PC_OPENCV_LIBS " $<TARGET_LINKER_FILE:${_lib}>")
-      else()
-        string(APPEND IMGHIST_PC_OPENCV_LIBS " ${_lib}")
-      endif()
-    endforeach()
-  endif()
-  # configure_file fills in the variables, file(GENERATE) the library files of imported OpenCV targets.
-  configure_file(${CMAKE_CURRENT_LIST_DIR}/imghist-filters.pc.in "${PROJECT_BINARY_DIR}/pkgconfig/imghist-filters.pc.in" @ONLY)
-  file(GENERATE OUTPUT "${PROJECT_BINARY_DIR}/pkgconfig/imghist-filters.pc"
-       INPUT "${PROJECT_BINARY_DIR}/pkgconfig/imghist-filters.pc.in")
-  install(FILES "${PROJECT_BINARY_DIR}/pkgconfig/imghist-filters.pc" DESTINATION "${_pc_dir}")
-endif()
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in "${PROJECT_BINARY_DIR}/pkgconfig/${_pc}.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/pkgconfig/${_pc}.pc" DESTINATION "${_pc_dir}")
+endforeach()

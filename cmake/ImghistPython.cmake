@@ -1,9 +1,9 @@
 # The `imghist` Python module (python/): IMGHIST_BUILD_PYTHON, ON by default when imghist is the top-level
 # project and pybind11 (Debian: pybind11-dev; pip: `python3 -m pybind11 --cmakedir` as pybind11_DIR) and
-# the Python headers are found. It needs the filters library.
+# the Python headers are found.
 if(NOT DEFINED IMGHIST_BUILD_PYTHON)
   set(_imghist_python_default OFF)
-  if(PROJECT_IS_TOP_LEVEL AND IMGHIST_BUILD_FILTERS)
+  if(PROJECT_IS_TOP_LEVEL)
     find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
     if(Python3_FOUND)
       find_package(pybind11 CONFIG QUIET)
@@ -18,8 +18,5 @@ if(NOT DEFINED IMGHIST_BUILD_PYTHON)
 endif()
 option(IMGHIST_BUILD_PYTHON "Build the imghist Python module (pybind11)" ${_imghist_python_default})
 if(IMGHIST_BUILD_PYTHON)
-  if(NOT IMGHIST_BUILD_FILTERS)
-    message(FATAL_ERROR "imghist: IMGHIST_BUILD_PYTHON needs IMGHIST_BUILD_FILTERS=ON")
-  endif()
   add_subdirectory(python)
 endif()

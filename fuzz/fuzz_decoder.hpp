@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "codec.hpp"
-#include "errors.hpp"
+#include "io/codecs/codec.hpp"
+#include "io/errors.hpp"
 
 namespace fuzz {
 

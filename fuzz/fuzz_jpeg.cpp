@@ -1,6 +1,6 @@
 // libFuzzer target: the JPEG decoder, both entry points: to pixels (decode_image) and to planes at their
 // stored sampling (decode_jpeg_planes, the luma-equalization path), which must agree on the size.
-#include "codec_jpeg.hpp"
+#include "io/codecs/codec_jpeg.hpp"
 #include "fuzz_decoder.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

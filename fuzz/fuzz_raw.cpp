@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "errors.hpp"
-#include "raw.hpp"
+#include "io/errors.hpp"
+#include "io/raw.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 19) return 0;
@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const cli::Bytes file(data + 19, data + size);
     try {
         const imghist::BinSpec spec = imghist::BinSpec::even(bins, low, high);
-        cli::Device cpu;
+        imghist::Options cpu;
+        cpu.backend = imghist::Backend::Cpu;
         cpu.cpu_threads = 1;
         const cli::HistResult r = cli::raw_histogram(file, "fuzz.raw", type, spec, cpu);
         std::uint64_t total = r.out_of_range();

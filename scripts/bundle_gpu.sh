@@ -54,7 +54,7 @@ for name in imghist imghist-bench filters_bench gpuhist_calls_bench; do
     # prefer the copy next to the CLI (tools/imghist), then any other in the build tree
     found=""
     for cand in "$BUILD_DIR/tools/imghist/$name" "$BUILD_DIR/bin/$name" "$BUILD_DIR/bench/$name" \
-                "$BUILD_DIR/filters/$name" "$BUILD_DIR/samples/$name"; do
+                "$BUILD_DIR/samples/$name"; do
         if is_elf_exe "$cand"; then found=$cand; break; fi
     done
     if [[ -z "$found" ]]; then

@@ -10,12 +10,14 @@
 # --cmakedir` is used), opencv-python(-headless) for the cv2 references, and CuPy and/or PyTorch for the
 # device-array cases (each case skips itself, with the reason, when its framework is missing).
 #
-# What is built: the core library, the filters library without its gpuhist:: (OpenCV) layer, and the
-# module (IMGHIST_WITH_OPENCV=OFF; the CLI, the C++ tests, benchmarks and samples are off). The CUDA
+# What is built: libimghist (without libgpuhist, the OpenCV layer) and the module (IMGHIST_WITH_OPENCV=OFF;
+# the CLI, the C++ tests, benchmarks and samples are off). The CUDA
 # architecture is the host's GPU ("native"); IMGHIST_CUDA_ARCHS overrides; IMGHIST_CMAKE_ARGS adds cmake arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build-python-gpu}
+# A relative BUILD_DIR is taken from the repository root; an absolute one as given.
+[[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$PWD/$BUILD_DIR"
 PY=${PYTHON:-python3}
 
 die() { echo "python_gpu_check: $*" >&2; exit 1; }
@@ -50,7 +52,7 @@ cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
 echo "== build =="
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target imghist_python
 
-export PYTHONPATH="$PWD/$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
 export IMGHIST_SAMPLES_DIR="$PWD/samples/images"
 echo "== environment =="
 "$PY_EXE" - <<'PYENV'

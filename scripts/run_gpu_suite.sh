@@ -42,7 +42,7 @@ if [[ "${1:-}" == "__sanitize" ]]; then
         # memcheck: no report of CUDA API errors. Every API call of the library is checked by the library
         # itself (an unexpected error fails the test), and the one expected error would read as a finding:
         # memcheck's instrumentation makes kernels larger than the occupancy query says, so the one-launch
-        # filters' first cooperative launch of a full grid is refused and retried smaller (filters/src/cuda/fused.cu).
+        # filters' first cooperative launch of a full grid is refused and retried smaller (src/filters/cuda/fused.cu).
         [[ "$tool" == "memcheck" ]] && extra=(--leak-check no --report-api-errors no)
         # Every size class, fewer distributions and ROI offsets (tests/filters/filters_support.hpp): a
         # sanitizer multiplies each launch's cost, and the full lists outlast any step limit.

@@ -154,14 +154,14 @@ struct DeviceCopy {
     }
 };
 
-/// calcHist on the given backend. For CUDA the image (and mask) are first copied to device memory at the
+/// calc_hist on the given backend. For CUDA the image (and mask) are first copied to device memory at the
 /// same alignment, so the kernels see exactly the ROI geometry the host view has.
 inline Histogram run_backend(Backend backend, const ImageView& img, const BinSpec& spec, const ImageView* mask = nullptr) {
     imghist::Options opt;
     opt.backend = backend;
     if (backend == Backend::Cpu) {
         if (mask) opt.mask = *mask;
-        return imghist::calcHist(img, spec, opt);
+        return imghist::calc_hist(img, spec, opt);
     }
     DeviceCopy di(img);
     std::optional<DeviceCopy> dm;
@@ -169,7 +169,7 @@ inline Histogram run_backend(Backend backend, const ImageView& img, const BinSpe
         dm.emplace(*mask);
         opt.mask = dm->view;
     }
-    return imghist::calcHist(di.view, spec, opt);
+    return imghist::calc_hist(di.view, spec, opt);
 }
 
 /// Compares a backend's result with the plain loop (and with OpenCV where OpenCV defines the answer).

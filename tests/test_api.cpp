@@ -8,7 +8,8 @@
 #include <thread>
 
 #include "core_support.hpp"
-#include "imghist/internal/backend_choice.hpp"  // the counting route and the Auto chooser
+#include "core/policy/backend_choice.hpp"  // the counting route and the Auto chooser
+#include "cuda/launch_shape.hpp"           // the launch-shape override
 
 using namespace imghist_test;
 using imghist::ErrorCode;
@@ -41,7 +42,7 @@ IMGHIST_BACKEND_CASE("invalid arguments give a clear error", "[core][errors]") {
     opt.backend = backend;
     std::vector<unsigned char> px(64 * 64 * 4, 1);
     const ImageView ok = ImageView::host(px.data(), 64, 64, SampleType::U8, 1);
-    auto calc = [&](const ImageView& v, const BinSpec& s) { return imghist::calcHist(v, s, opt); };
+    auto calc = [&](const ImageView& v, const BinSpec& s) { return imghist::calc_hist(v, s, opt); };
 
     CHECK(error_code_of([&] { calc(ImageView::host(nullptr, 8, 8), BinSpec::u8()); }) == ErrorCode::InvalidArgument);
     CHECK(error_code_of([&] { calc(ImageView::host(px.data(), 64, 64, SampleType::U8, 1, 32), BinSpec::u8()); }) ==
@@ -63,26 +64,26 @@ IMGHIST_BACKEND_CASE("invalid arguments give a clear error", "[core][errors]") {
     std::vector<unsigned char> mpx(32 * 32, 1);
     imghist::Options mopt = opt;
     mopt.mask = ImageView::host(mpx.data(), 32, 32);
-    CHECK(error_code_of([&] { imghist::calcHist(ok, BinSpec::u8(), mopt); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { imghist::calc_hist(ok, BinSpec::u8(), mopt); }) == ErrorCode::InvalidArgument);
     mopt.mask = ImageView::host(mpx.data(), 16, 16, SampleType::U8, 4);
-    CHECK(error_code_of([&] { imghist::calcHist(ImageView::host(px.data(), 16, 16), BinSpec::u8(), mopt); }) ==
+    CHECK(error_code_of([&] { imghist::calc_hist(ImageView::host(px.data(), 16, 16), BinSpec::u8(), mopt); }) ==
           ErrorCode::InvalidArgument);
 
     Histogram wrong = Histogram::zeros(BinSpec::u8(), 3);
-    CHECK(error_code_of([&] { imghist::accumulateHist(ok, wrong, opt); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { imghist::accumulate_hist(ok, wrong, opt); }) == ErrorCode::InvalidArgument);
     CHECK(error_code_of([&] { BinSpec::full(SampleType::F32, 10); }) == ErrorCode::InvalidArgument);
     CHECK(error_code_of([&] { imghist::parse_backend("gpu"); }) == ErrorCode::InvalidArgument);
 
     // Batches: mixed types, mask count.
     std::vector<ImageView> mixed = {ok, ImageView::host(px.data(), 4, 4, SampleType::U16)};
-    CHECK(error_code_of([&] { imghist::calcHistBatch(mixed, BinSpec::u8(), opt); }) == ErrorCode::InvalidArgument);
-    CHECK(error_code_of([&] { imghist::calcHistBatch({ok}, BinSpec::u8(), opt, {ok, ok}); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { imghist::calc_hist_batch(mixed, BinSpec::u8(), opt); }) == ErrorCode::InvalidArgument);
+    CHECK(error_code_of([&] { imghist::calc_hist_batch({ok}, BinSpec::u8(), opt, {ok, ok}); }) == ErrorCode::InvalidArgument);
 }
 
 TEST_CASE("backend choice: auto picks CUDA only when a device exists, and then the faster backend", "[core][backend]") {
     std::vector<unsigned char> px(100, 3);
     const ImageView v = ImageView::host(px.data(), 10, 10);
-    const Histogram h = imghist::calcHist(v);
+    const Histogram h = imghist::calc_hist(v);
     // Whether a device exists, asked of the CUDA runtime directly (not of the library under test).
     int devices = 0;
     const bool have_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
@@ -92,7 +93,7 @@ TEST_CASE("backend choice: auto picks CUDA only when a device exists, and then t
     // for calls like it (backend_choice.hpp; its rule is tested in test_backend_choice.cpp), so both occur.
     if (!have_gpu) CHECK(h.backend == Backend::Cpu);
     for (int i = 0; i < 8; ++i) {
-        const Histogram again = imghist::calcHist(v);
+        const Histogram again = imghist::calc_hist(v);
         CHECK(again.at(0, 3) == 100);
         CHECK(again.backend == (have_gpu ? again.backend : Backend::Cpu));
         CHECK((again.backend == Backend::Cuda || again.backend == Backend::Cpu));
@@ -106,18 +107,18 @@ TEST_CASE("backend choice: auto picks CUDA only when a device exists, and then t
     if (!have_gpu) {
         imghist::Options opt;
         opt.backend = Backend::Cuda;
-        CHECK(error_code_of([&] { imghist::calcHist(v, BinSpec::u8(), opt); }) == ErrorCode::NoDevice);
+        CHECK(error_code_of([&] { imghist::calc_hist(v, BinSpec::u8(), opt); }) == ErrorCode::NoDevice);
         if (!imghist::built_with_cuda()) {
             // The message says why: not "no device here" but "no CUDA in this build".
             try {
-                imghist::calcHist(v, BinSpec::u8(), opt);
+                imghist::calc_hist(v, BinSpec::u8(), opt);
             } catch (const imghist::Error& e) {
                 CHECK(std::string(e.what()).find("IMGHIST_WITH_CUDA=OFF") != std::string::npos);
             }
         }
         CHECK(error_code_of([&] { imghist::CudaHistogrammer hg; }) == ErrorCode::NoDevice);
         CHECK(error_code_of([&] { imghist::DeviceImage img(10, 10); }) == ErrorCode::NoDevice);
-        CHECK(error_code_of([&] { imghist::calcHist(ImageView::device(px.data(), 10, 10)); }) == ErrorCode::NoDevice);
+        CHECK(error_code_of([&] { imghist::calc_hist(ImageView::device(px.data(), 10, 10)); }) == ErrorCode::NoDevice);
     }
 }
 
@@ -129,7 +130,7 @@ TEST_CASE("CPU backend gives the same answer with any thread count", "[core][cpu
         imghist::Options opt;
         opt.backend = Backend::Cpu;
         opt.cpu_threads = t;
-        REQUIRE(imghist::calcHist(img.view, BinSpec::u8(), opt).counts == ref.counts);
+        REQUIRE(imghist::calc_hist(img.view, BinSpec::u8(), opt).counts == ref.counts);
     }
 }
 
@@ -206,7 +207,7 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
             INFO("Backend::Cuda call " << i);
             imghist::Options opt;
             opt.backend = Backend::Cuda;
-            const Histogram h = imghist::calcHist(k.view, k.spec, opt);
+            const Histogram h = imghist::calc_hist(k.view, k.spec, opt);
             REQUIRE(h.counts == ref.counts);
             REQUIRE(h.out_of_range == ref.out_of_range);
         }
@@ -214,7 +215,7 @@ TEST_CASE("counting route: large pageable images counted by the device and CPU t
         imghist::detail::host_backend_chooser().reset();
         for (int i = 0; i < 3 * (imghist::detail::BackendChooser::kSamples + 1); ++i) {
             INFO("Auto call " << i);
-            const Histogram h = imghist::calcHist(k.view, k.spec);
+            const Histogram h = imghist::calc_hist(k.view, k.spec);
             REQUIRE(h.counts == ref.counts);
             REQUIRE(h.out_of_range == ref.out_of_range);
         }
@@ -238,11 +239,11 @@ TEST_CASE("one-pass overwrite: a captured CUDA graph replays it, with few blocks
     imghist::DeviceHistogramView out;
     out.counts = counts.data();
     out.type = imghist::CountType::U32;
-    imghist::CudaHistogrammer::Shape plan{}, many{};
+    imghist::detail::LaunchShape plan{}, many{};
     many.block_bytes = 256;  // about 1200 blocks: more than are resident at once
     for (const auto& shape : {plan, many}) {
         imghist::CudaHistogrammer hg;
-        hg.set_shape(shape);
+        imghist::detail::set_launch_shape(hg, shape);
         hg.compute(d.view, BinSpec::u8(), out, stream);  // the workspace is allocated outside the capture
         REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
         cudaGraph_t graph;
@@ -257,7 +258,7 @@ TEST_CASE("one-pass overwrite: a captured CUDA graph replays it, with few blocks
             std::vector<unsigned int> host(256);
             REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
             REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
-            CAPTURE(rep, shape.block_bytes, hg.last_kernel());
+            CAPTURE(rep, shape.block_bytes, imghist::detail::last_kernel(hg));
             for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
         }
         REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
@@ -287,7 +288,7 @@ TEST_CASE("async device API: streams, accumulation, 32-bit overflow flag [cuda]"
     REQUIRE(cudaMemcpyAsync(host.data(), counts.data(), 256 * 4, cudaMemcpyDeviceToHost, stream) == cudaSuccess);
     REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
     for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
-    CHECK(hg.last_kernel().find("hist<u8,c1,direct,smem") == 0);
+    CHECK(imghist::detail::last_kernel(hg).find("hist<u8,c1,direct,smem") == 0);
 
     // Accumulate twice more into the same 32-bit counts.
     imghist::AsyncOptions acc;
@@ -362,7 +363,7 @@ TEST_CASE("workspaces: more streams than a device keeps, and host threads at onc
     for (int t = 0; t < 4; ++t)
         threads.emplace_back([&, t] {
             for (int rep = 0; rep < 10; ++rep)
-                if (imghist::calcHist(big.view, BinSpec::u8(), o).counts != big_ref.counts)
+                if (imghist::calc_hist(big.view, BinSpec::u8(), o).counts != big_ref.counts)
                     ++bad[static_cast<std::size_t>(t)];
         });
     for (auto& th : threads) th.join();
@@ -384,17 +385,17 @@ TEST_CASE("blocking calls on device images are ordered after the caller's defaul
     const ImageView v = ImageView::device(buf.data(), w, h);
     imghist::Options warm;
     warm.backend = Backend::Cuda;
-    REQUIRE(imghist::calcHist(v, BinSpec::u8(), warm).at(0, 0) == static_cast<std::uint64_t>(w) * h);
-    REQUIRE(imghist::calcHistBatch({v}, BinSpec::u8(), warm).at(0).at(0, 0) == static_cast<std::uint64_t>(w) * h);
+    REQUIRE(imghist::calc_hist(v, BinSpec::u8(), warm).at(0, 0) == static_cast<std::uint64_t>(w) * h);
+    REQUIRE(imghist::calc_hist_batch({v}, BinSpec::u8(), warm).at(0).at(0, 0) == static_cast<std::uint64_t>(w) * h);
     for (bool batch : {false, true}) {
-        INFO((batch ? "calcHistBatch" : "calcHist"));
+        INFO((batch ? "calc_hist_batch" : "calc_hist"));
         const int value = batch ? 201 : 200;
         REQUIRE(cudaLaunchHostFunc(cudaStreamLegacy, delay, nullptr) == cudaSuccess);
         REQUIRE(cudaMemsetAsync(buf.data(), value, buf.size(), cudaStreamLegacy) == cudaSuccess);
         imghist::Options opt;
         opt.backend = Backend::Cuda;
-        const Histogram got = batch ? imghist::calcHistBatch({v}, BinSpec::u8(), opt).at(0)
-                                    : imghist::calcHist(v, BinSpec::u8(), opt);
+        const Histogram got = batch ? imghist::calc_hist_batch({v}, BinSpec::u8(), opt).at(0)
+                                    : imghist::calc_hist(v, BinSpec::u8(), opt);
         CHECK(got.at(0, value) == static_cast<std::uint64_t>(w) * h);
         CHECK(got.at(0, 0) == 0);
     }
@@ -415,7 +416,7 @@ TEST_CASE("every launch shape gives the same histogram [cuda]", "[core][shapes][
         for (int vectors : {1, 3, 4})
             for (int copies : {1, 4, 32})
                 for (int bps : {1, 8}) {
-                    hg.set_shape({threads, vectors, bps, copies});
+                    imghist::detail::set_launch_shape(hg, {threads, vectors, bps, copies});
                     hg.compute(d.view, BinSpec::u8(), out);
                     std::vector<std::uint64_t> host(4 * 256);
                     counts.download(host.data(), host.size() * 8);
@@ -475,18 +476,18 @@ TEST_CASE("every tile size gives the same histogram [cuda]", "[core][shapes][cud
         for (int tile : {1024, 4096, 65536, 512 * 1024, 1 << 20})
             for (int vectors : {1, 3, 4})
                 for (int threads : {64, 512}) {
-                    imghist::CudaHistogrammer::Shape sh;
+                    imghist::detail::LaunchShape sh;
                     sh.threads = threads;
                     sh.vectors = vectors;
                     sh.tile_bytes = tile;
-                    hg.set_shape(sh);
+                    imghist::detail::set_launch_shape(hg, sh);
                     hg.compute(d.view, spec, out, nullptr, opt);
                     std::vector<std::uint64_t> host(ref.counts.size()), host_oor(view.channels);
                     counts.download(host.data(), host.size() * 8);
                     oor.download(host_oor.data(), host_oor.size() * 8);
                     CAPTURE(view.width, view.height, view.channels, view.pitch, spec.bins, host_mask != nullptr, tile,
                             vectors, threads);
-                    REQUIRE(hg.last_shape().tile_bytes == tile);  // an explicit tile size is taken as given
+                    REQUIRE(imghist::detail::last_launch_shape(hg).tile_bytes == tile);  // an explicit tile size is taken as given
                     REQUIRE(host == ref.counts);
                     REQUIRE(host_oor == ref.out_of_range);
                 }
@@ -506,7 +507,7 @@ TEST_CASE("owning device buffers and images [cuda]", "[core][buffer][cuda]") {
     TestImage back(123, 45, SampleType::U16, 3);
     di.download(back.buf.ptr, back.view.pitch);
     for (int y = 0; y < 45; ++y) REQUIRE(std::memcmp(back.view.row(y), img.view.row(y), img.view.row_bytes()) == 0);
-    const Histogram h = imghist::calcHist(di.view(), BinSpec::even(4096, 0, 65536));
+    const Histogram h = imghist::calc_hist(di.view(), BinSpec::even(4096, 0, 65536));
     REQUIRE(h.counts == plain_reference(img.view, BinSpec::even(4096, 0, 65536)).counts);
     imghist::DeviceImage moved = std::move(di);
     CHECK(di.empty());
@@ -529,16 +530,16 @@ TEST_CASE("small grids: few blocks, and split siblings, still count every sample
     for (const BinSpec& s : {BinSpec::even(65536, 0, 65536), BinSpec::even(1024, 0, 65536)}) {
         const Histogram ref = plain_reference(img.view, s);
         for (int blocks : {1, 2, 3}) {
-            imghist::CudaHistogrammer::Shape shape;
+            imghist::detail::LaunchShape shape;
             shape.max_blocks = blocks;
-            hg.set_shape(shape);
+            imghist::detail::set_launch_shape(hg, shape);
             hg.compute(d.view, s, out);
             std::vector<std::uint64_t> host(s.bins);
             counts.download(host.data(), host.size() * 8);
-            CAPTURE(blocks, s.bins, hg.last_kernel());
+            CAPTURE(blocks, s.bins, imghist::detail::last_kernel(hg));
             // A split kernel launches whole groups of siblings: at least one group.
-            const bool split = hg.last_kernel().find("split") != std::string::npos;
-            REQUIRE(hg.last_shape().max_blocks <= (split ? std::max(blocks / 2, 1) * 2 : blocks));
+            const bool split = imghist::detail::last_kernel(hg).find("split") != std::string::npos;
+            REQUIRE(imghist::detail::last_launch_shape(hg).max_blocks <= (split ? std::max(blocks / 2, 1) * 2 : blocks));
             REQUIRE(host == ref.counts);
         }
     }
@@ -595,12 +596,12 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
             DeviceCopy d(img.view);
             // The default plan, the last-block merge over many blocks (256-byte blocks: up to thousands of
             // them), and a single block.
-            imghist::CudaHistogrammer::Shape plan{}, many{}, one{};
+            imghist::detail::LaunchShape plan{}, many{}, one{};
             many.block_bytes = 256;
             one.max_blocks = 1;
             for (const auto& shape : {plan, many, one}) {
                 for (imghist::CountType type : {imghist::CountType::U32, imghist::CountType::U64}) {
-                    hg.set_shape(shape);
+                    imghist::detail::set_launch_shape(hg, shape);
                     imghist::DeviceHistogramView out;
                     out.counts = counts.data();
                     out.type = type;
@@ -609,8 +610,8 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                     REQUIRE(cudaMemset(counts.data(), 0xA5, 4 * 4096 * 8) == cudaSuccess);
                     REQUIRE(cudaMemset(oor.data(), 0x5A, 4 * 8) == cudaSuccess);
                     hg.compute(d.view, k.spec, out);
-                    const bool contiguous = hg.last_kernel().find(",contiguous") != std::string::npos;
-                    const bool rows = hg.last_kernel().find(",contiguous-rows") != std::string::npos;
+                    const bool contiguous = imghist::detail::last_kernel(hg).find(",contiguous") != std::string::npos;
+                    const bool rows = imghist::detail::last_kernel(hg).find(",contiguous-rows") != std::string::npos;
                     if (k.t == SampleType::U8) (contiguous ? saw_contiguous : saw_general_u8) = true;
                     if (k.t == SampleType::U16 && contiguous) saw_contiguous_u16 = true;
                     if (k.t == SampleType::F32 && contiguous) saw_contiguous_f32 = true;
@@ -626,14 +627,14 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
                     }
                     oor.download(got_oor.data(), got_oor.size() * 8);
                     CAPTURE(g.w, g.h, g.pad, g.offset, k.channels, imghist::to_string(k.t), k.spec.bins,
-                            hg.last_kernel(), hg.last_shape().max_blocks, type == imghist::CountType::U64);
+                            imghist::detail::last_kernel(hg), imghist::detail::last_launch_shape(hg).max_blocks, type == imghist::CountType::U64);
                     REQUIRE(got == ref.counts);
                     REQUIRE(got_oor == ref.out_of_range);
                 }
             }
-            hg.set_shape({});
+            imghist::detail::set_launch_shape(hg, {});
             // The blocking call: its last block writes the counts into page-locked host memory.
-            const Histogram h = imghist::calcHist(d.view, k.spec);
+            const Histogram h = imghist::calc_hist(d.view, k.spec);
             REQUIRE(h.counts == ref.counts);
             REQUIRE(h.out_of_range == ref.out_of_range);
         }
@@ -656,7 +657,7 @@ TEST_CASE("merge paths: the one-pass overwrite and the last-block merge under ma
     std::vector<std::uint32_t> back(256, 7u);
     counts.download(back.data(), 256 * 4);
     REQUIRE(back == std::vector<std::uint32_t>(256, 0u));
-    const Histogram h0 = imghist::calcHist(empty, BinSpec::u8());
+    const Histogram h0 = imghist::calc_hist(empty, BinSpec::u8());
     REQUIRE(h0.counts == std::vector<std::uint64_t>(256, 0));
 }
 
@@ -698,7 +699,7 @@ TEST_CASE("one-pass overwrite into strided and offset outputs: the counters zero
                     hg.compute(d.view, k.spec, out);
                     std::vector<unsigned char> after(words * cs);
                     buf.download(after.data(), after.size());
-                    CAPTURE(k.channels, imghist::to_string(k.t), bins, cs, first, stride, hg.last_kernel());
+                    CAPTURE(k.channels, imghist::to_string(k.t), bins, cs, first, stride, imghist::detail::last_kernel(hg));
                     // Counter j of channel c is word first + c * stride + j.
                     for (std::size_t w = 0; w < words; ++w) {
                         const std::size_t rel = w - first, c = rel / stride, j = rel % stride;
@@ -793,18 +794,18 @@ TEST_CASE("batch paths: equally spaced frames without descriptors, whole images 
                 // Out-of-range counters two channel-sets apart: the second set is a gap.
                 if (k.with_oor) outs[i].out_of_range = oor.as<unsigned long long>() + 2 * k.channels * i;
             }
-            imghist::CudaHistogrammer::Shape plan{}, one{};
+            imghist::detail::LaunchShape plan{}, one{};
             one.max_blocks = 1;  // every image held whole by the one block
             for (const auto& shape : {plan, one}) {
-                hg.set_shape(shape);
+                imghist::detail::set_launch_shape(hg, shape);
                 REQUIRE(cudaMemset(counts.data(), 0xA5, per * k.n * cs) == cudaSuccess);
                 REQUIRE(cudaMemset(oor.data(), 0x5A, 2 * 8 * k.channels * k.n) == cudaSuccess);
-                hg.computeBatch(views.data(), views.size(), k.spec, outs.data());
+                hg.compute_batch(views.data(), views.size(), k.spec, outs.data());
                 std::vector<unsigned char> got(per * k.n * cs);
                 std::vector<std::uint64_t> got_oor(2 * k.channels * k.n);
                 counts.download(got.data(), got.size());
                 oor.download(got_oor.data(), got_oor.size() * 8);
-                CAPTURE(type == imghist::CountType::U64, hg.last_kernel(), shape.max_blocks);
+                CAPTURE(type == imghist::CountType::U64, imghist::detail::last_kernel(hg), shape.max_blocks);
                 for (int i = 0; i < k.n; ++i) {
                     CAPTURE(i, order[i]);
                     const Histogram ref = plain_reference(frames[order[i]].view, k.spec);
@@ -827,11 +828,11 @@ TEST_CASE("batch paths: equally spaced frames without descriptors, whole images 
                     }
                 }
             }
-            hg.set_shape({});
+            imghist::detail::set_launch_shape(hg, {});
             // Accumulation over the previous results (64-bit only: 32-bit needs an overflow flag): twice the
             // counts.
             if (type == imghist::CountType::U64) {
-                hg.computeBatch(views.data(), views.size(), k.spec, outs.data(), nullptr, /*accumulate=*/true);
+                hg.compute_batch(views.data(), views.size(), k.spec, outs.data(), nullptr, /*accumulate=*/true);
                 std::vector<std::uint64_t> got(per * k.n);
                 counts.download(got.data(), got.size() * 8);
                 for (int i = 0; i < k.n; ++i) {

@@ -1,4 +1,4 @@
-// The Auto backend for host images (libimghist/internal/imghist/internal/backend_choice.hpp): its rule, driven with chosen timings.
+// The Auto backend for host images (src/core/policy/backend_choice.hpp): its rule, driven with chosen timings.
 // The library's answers are the same on both backends (the other test files check that case by case); what
 // is tested here is which backend the rule picks.
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "imghist/internal/backend_choice.hpp"
+#include "core/policy/backend_choice.hpp"
 
 using imghist::detail::HostRoute;
 using imghist::detail::BackendChooser;

@@ -189,7 +189,7 @@ IMGHIST_BACKEND_CASE("flat and mostly flat images, 8- and 16-bit", "[core][data]
         std::vector<ImageView> views;
         for (int i = first; i < first + 4; ++i) views.push_back(backend == Backend::Cuda ? dev[i].view : imgs[i].view);
         const BinSpec s = first == 0 ? BinSpec::even(4096, 0, 65536) : BinSpec::u8();
-        const auto hs = imghist::calcHistBatch(views, s, opt);
+        const auto hs = imghist::calc_hist_batch(views, s, opt);
         REQUIRE(hs.size() == 4);
         for (int i = 0; i < 4; ++i) {
             CAPTURE(first + i);
@@ -352,7 +352,7 @@ IMGHIST_BACKEND_CASE("batch of differently sized images", "[core][batch]") {
     imghist::Options opt;
     opt.backend = backend;
     for (BinSpec s : {BinSpec::u8(), BinSpec::u8_64(), BinSpec::even(10, 5, 250)}) {
-        const auto hs = imghist::calcHistBatch(views, s, opt);
+        const auto hs = imghist::calc_hist_batch(views, s, opt);
         REQUIRE(hs.size() == imgs.size());
         for (std::size_t i = 0; i < imgs.size(); ++i) {
             CAPTURE(i);
@@ -383,7 +383,7 @@ IMGHIST_BACKEND_CASE("batch of differently sized images", "[core][batch]") {
         vm.push_back(backend == Backend::Cuda ? dm[i].view : masks[i].view);
     }
     const BinSpec s = BinSpec::bits(12, 4096);
-    const auto hs = imghist::calcHistBatch(v3, s, opt, vm);
+    const auto hs = imghist::calc_hist_batch(v3, s, opt, vm);
     for (int i = 0; i < 5; ++i) {
         const Histogram ref = plain_reference(c3[i].view, s, &masks[i].view);
         REQUIRE(hs[i].counts == ref.counts);
@@ -402,7 +402,7 @@ IMGHIST_BACKEND_CASE("accumulating into 64-bit counts past 2^32", "[core][u64]")
     opt.backend = backend;
     std::optional<DeviceCopy> d;
     if (backend == Backend::Cuda) d.emplace(img.view);
-    imghist::accumulateHist(backend == Backend::Cuda ? d->view : img.view, h, opt);
+    imghist::accumulate_hist(backend == Backend::Cuda ? d->view : img.view, h, opt);
     REQUIRE(h.counts[200] == start + 50000);
     REQUIRE(h.counts[7] == 50000);
     REQUIRE(h.counts[200] > 0xFFFFFFFFull);
@@ -473,13 +473,13 @@ IMGHIST_BACKEND_CASE("wide histograms: 65536 bins with masks, channels, accumula
     std::optional<DeviceCopy> d;
     if (backend == Backend::Cuda) d.emplace(g.view);
     const ImageView v = backend == Backend::Cuda ? d->view : g.view;
-    imghist::accumulateHist(v, h, opt);
-    imghist::accumulateHist(v, h, opt);
+    imghist::accumulate_hist(v, h, opt);
+    imghist::accumulate_hist(v, h, opt);
     const Histogram ref = plain_reference(g.view, BinSpec::even(65536, 0, 65536));
     for (std::size_t i = 0; i < ref.counts.size(); ++i) REQUIRE(h.counts[i] == 2 * ref.counts[i]);
 
     // A batch of wide histograms.
-    const auto hs = imghist::calcHistBatch({v, v}, BinSpec::even(65536, 0, 65536), opt);
+    const auto hs = imghist::calc_hist_batch({v, v}, BinSpec::even(65536, 0, 65536), opt);
     REQUIRE(hs[0].counts == ref.counts);
     REQUIRE(hs[1].counts == ref.counts);
 }

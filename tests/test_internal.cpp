@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "core_support.hpp"
-#include "imghist/internal/parallel_for.hpp"
+#include "core/parallel_for.hpp"
 #if IMGHIST_TEST_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "imghist/internal/workspace.hpp"
+#include "cuda/runtime/workspace.hpp"
 #endif
 
 namespace {
@@ -104,7 +104,7 @@ TEST_CASE("parallel_for: a nested call runs on the calling worker as one part", 
     for (std::size_t i = 1; i < observed.calls().size(); ++i) CHECK(observed.calls()[i].second == 1);
 }
 
-// A blocking calcHist of a device image returns once every word of its page-locked result carries the call's
+// A blocking calc_hist of a device image returns once every word of its page-locked result carries the call's
 // tag (the last block stores (tag << 32) | count). Tags count up per buffer from 1 over a zeroed buffer: a new
 // buffer, one a result without tags was written into (the slot's counter is then 0), and the count's wrap make
 // the next tagged call zero the buffer first. The steps plant words that carry exactly the tag the next call
@@ -133,7 +133,7 @@ TEST_CASE("blocking calls: tagged results through a growing buffer and the tag's
     o.backend = Backend::Cuda;
     o.stream = s;
     auto run = [&](const DeviceCopy& d, const TestImage& h, const imghist::BinSpec& spec) {
-        const Histogram got = imghist::calcHist(d.view, spec, o);
+        const Histogram got = imghist::calc_hist(d.view, spec, o);
         const Histogram ref = plain_reference(h.view, spec);
         CAPTURE(spec.bins);
         REQUIRE(got.counts == ref.counts);

@@ -2,7 +2,7 @@
 """Per-call overhead of the imghist Python layer over the C++ call it makes.
 
 For each case, imghist.hist(img, backend=...) is timed from Python (time.perf_counter_ns around each call)
-and the same imghist::calcHist call (same view, bins and options) is timed from C++ by the module's
+and the same imghist::calc_hist call (same view, bins and options) is timed from C++ by the module's
 measurement hook _imghist._time_calc_hist (std::chrono::steady_clock around each call, GIL released).
 Both run interleaved in rounds, in one process, on the same image; medians and minimums are compared:
     overhead = median(Python call) - median(C++ call)   (and the same with minimums).
@@ -52,7 +52,7 @@ def main():
     cases = [("1920x1080 uint8", rng.integers(0, 256, (1080, 1920), dtype=np.uint8)),
              ("1920x1080 uint8 ROI view", rng.integers(0, 256, (1100, 1960), dtype=np.uint8)[10:1090, 20:1940]),
              ("1x1 uint8 (no work)", np.zeros((1, 1), np.uint8))]
-    print(f"imghist.hist vs imghist::calcHist, backend={args.backend}, {args.rounds} rounds x {args.calls} calls "
+    print(f"imghist.hist vs imghist::calc_hist, backend={args.backend}, {args.rounds} rounds x {args.calls} calls "
           f"each; microseconds per call")
     print(f"{'image':28s} {'median: Python':>15s} {'C++':>9s} {'overhead':>9s} {'min: Python':>12s} {'C++':>9s} "
           f"{'overhead':>9s}")

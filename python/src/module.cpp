@@ -359,7 +359,7 @@ py::array_t<std::int64_t> hist_host(py::handle src, int bins, py::handle range, 
     imghist::Histogram h;
     {
         py::gil_scoped_release nogil;
-        h = imghist::calcHist(img.view, spec, o);
+        h = imghist::calc_hist(img.view, spec, o);
     }
     std::vector<py::ssize_t> shape;
     if (img.ndim == 3) shape.push_back(h.channels);
@@ -396,7 +396,7 @@ py::array_t<float> calc_hist_host(py::handle src, int channel, int bins, py::han
     }
     {
         py::gil_scoped_release nogil;
-        const imghist::Histogram h = imghist::calcHist(img.view, spec, o);
+        const imghist::Histogram h = imghist::calc_hist(img.view, spec, o);
         const std::uint64_t* c = h.channel(channel);
         for (int b = 0; b < spec.bins; ++b) dst[b] += static_cast<float>(c[b]);
     }
@@ -500,7 +500,7 @@ std::vector<int> multiotsu(py::handle src, py::handle dst, int classes, const st
     return imghist::threshold_multiotsu(s.view, d.view, classes, o);
 }
 
-/// Measurement hook for python/bench_overhead.py: makes `repeats` calls of imghist::calcHist from C++, on
+/// Measurement hook for python/bench_overhead.py: makes `repeats` calls of imghist::calc_hist from C++, on
 /// the view and with the options hist_host would use, and returns each call's duration in seconds. The
 /// difference to imghist.hist's time per call is the cost of the Python layer.
 std::vector<double> time_calc_hist(py::handle src, int bins, const std::string& backend, int repeats) {
@@ -512,7 +512,7 @@ std::vector<double> time_calc_hist(py::handle src, int bins, const std::string& 
     py::gil_scoped_release nogil;
     for (double& d : t) {
         const auto t0 = std::chrono::steady_clock::now();
-        imghist::Histogram h = imghist::calcHist(img.view, spec, o);
+        imghist::Histogram h = imghist::calc_hist(img.view, spec, o);
         const auto t1 = std::chrono::steady_clock::now();
         d = std::chrono::duration<double>(t1 - t0).count();
         if (h.counts.empty()) d = -1;  // keeps the call observable

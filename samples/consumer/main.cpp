@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const auto view = imghist::ImageView::host(bytes.data(), static_cast<int>(bytes.size()), 1);
-    const imghist::Histogram h = imghist::calcHist(view, imghist::BinSpec::u8_64());
+    const imghist::Histogram h = imghist::calc_hist(view, imghist::BinSpec::u8_64());
     std::printf("imghist %s, backend %s, %zu bytes\n", imghist::version(), imghist::to_string(h.backend), bytes.size());
     for (int b = 0; b < h.bins(); ++b) std::printf("%llu%c", static_cast<unsigned long long>(h.at(0, b)), b + 1 < h.bins() ? ' ' : '\n');
     return h.total(0) == bytes.size() ? 0 : 1;

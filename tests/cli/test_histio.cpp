@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "histio.hpp"
+#include "io/histio.hpp"
 
 using cli::HistResult;
 using ojson = nlohmann::ordered_json;

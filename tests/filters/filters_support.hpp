@@ -7,9 +7,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
-#ifdef IMGHIST_TEST_HAVE_PNG_READER
-#include "opencv_image.hpp"  // the imghist program's file layer (imghist_cli_io)
-#endif
+#include "io/opencv_image.hpp"  // imghist_io's decoders, for the shipped photographs
 
 #include <algorithm>
 #include <cmath>
@@ -82,9 +80,8 @@ inline const std::vector<int>& roi_offsets() {
     return shapes_only() ? quick : o;
 }
 
-#ifdef IMGHIST_TEST_HAVE_PNG_READER
 /// One of the shipped photographs (samples/images) as stored, 8-bit gray or colour (in OpenCV's channel
-/// order, BGR). Read with the imghist program's decoders (cli::read_cv_mat), so that the test needs no OpenCV
+/// order, BGR). Read with imghist_io's decoders (cli::read_cv_mat), so that the test needs no OpenCV
 /// imgcodecs; the decoders have their own tests against imgcodecs and PIL (tests/cli). The files are part of
 /// the repository: a missing or unreadable one fails the test instead of being replaced by something else.
 inline cv::Mat sample_photo(const std::string& name) {
@@ -94,29 +91,13 @@ inline cv::Mat sample_photo(const std::string& name) {
     REQUIRE((m.type() == CV_8UC1 || m.type() == CV_8UC3));
     return m;
 }
-#endif
 
-/// A photograph (camera.png in gray, coffee.png in colour; a synthetic smooth scene only in builds
-/// without the imghist program's file layer) of the given channels.
+/// A photograph (camera.png in gray, coffee.png in colour) of the given channels.
 inline cv::Mat photo(int channels) {
     static cv::Mat gray, color;
     if (gray.empty() || color.empty()) {
-#ifdef IMGHIST_TEST_HAVE_PNG_READER
         gray = sample_photo("camera.png");
         color = sample_photo("coffee.png");
-#else
-        {
-            gray.create(512, 512, CV_8UC1);
-            color.create(512, 512, CV_8UC3);
-            for (int y = 0; y < 512; ++y)
-                for (int x = 0; x < 512; ++x) {
-                    const double v = 128 + 90 * std::sin(x / 37.0) * std::cos(y / 23.0) + 20 * std::sin((x + y) / 5.0);
-                    gray.at<std::uint8_t>(y, x) = cv::saturate_cast<std::uint8_t>(v);
-                    color.at<cv::Vec3b>(y, x) = cv::Vec3b(cv::saturate_cast<std::uint8_t>(v), cv::saturate_cast<std::uint8_t>(255 - v),
-                                                          cv::saturate_cast<std::uint8_t>(x / 2));
-                }
-        }
-#endif
     }
     if (channels == 1) return gray;
     if (channels == 3) return color;

@@ -11,8 +11,8 @@
 
 #include "filters_support.hpp"
 #include "imghist/filters.hpp"
-#include "imghist/internal/tuning.hpp"     // white-box: the one-launch size limit
-#include "imghist/internal/workspace.hpp"  // white-box: matching's cache of target points
+#include "cuda/tuning/tuning.hpp"     // white-box: the one-launch size limit
+#include "cuda/runtime/workspace.hpp"  // white-box: matching's cache of target points
 
 using namespace filters_test;
 
@@ -447,7 +447,7 @@ imghist::Histogram histogram_of(const std::vector<std::map<int, std::uint64_t>>&
 }
 }  // namespace
 
-IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channels, repeated and changing targets", "[filters][match]") {
+IMGHIST_BACKEND_CASE("match_to_histogram to a host histogram: 1 or C target channels, repeated and changing targets", "[filters][match]") {
     // On the device, one launch takes the target's points in its parameters and keeps them in the stream's
     // workspace; the next call with the same target (same counts, same channel layout) reads them from there.
     // The sequence makes every transition: new, repeated, other counts, back, one histogram for every channel
@@ -487,7 +487,7 @@ IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channel
                     const imghist::Histogram target = histogram_of(*order[k]);
                     if (backend == Backend::Cuda) {
                         DeviceMat out(src.rows, src.cols, src.type(), static_cast<int>(k % 4));
-                        imghist::match_histogram(imghist::view_of(in.mat), imghist::view_of(out.mat), target, fo);
+                        imghist::match_to_histogram(imghist::view_of(in.mat), imghist::view_of(out.mat), target, fo);
                         REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
                         FILTERS_REQUIRE_IDENTICAL(download(out.mat), expected[order[k]]);
 #if IMGHIST_TEST_WITH_CUDA
@@ -503,14 +503,14 @@ IMGHIST_BACKEND_CASE("match_histogram to a host histogram: 1 or C target channel
 #endif
                     } else {
                         cv::Mat out(src.size(), src.type());
-                        imghist::match_histogram(imghist::view_of(src), imghist::view_of(out), target, fo);
+                        imghist::match_to_histogram(imghist::view_of(src), imghist::view_of(out), target, fo);
                         FILTERS_REQUIRE_IDENTICAL(out, expected[order[k]]);
                     }
                 }
             }
 }
 
-TEST_CASE("match_histogram captured into a CUDA graph leaves the stream's cache of target points alone", "[filters][match][cuda]") {
+TEST_CASE("match_to_histogram captured into a CUDA graph leaves the stream's cache of target points alone", "[filters][match][cuda]") {
     if (!imghist_test::cuda_or_skip()) return;
 #if IMGHIST_TEST_WITH_CUDA
     // A captured call runs when the graph is launched, perhaps many times: the points it carries must not be
@@ -534,7 +534,7 @@ TEST_CASE("match_histogram captured into a CUDA graph leaves the stream's cache 
     fo.stream = reinterpret_cast<imghist::Stream>(s);
     DeviceMat in(src), out(src.rows, src.cols, src.type(), 0), graph_out(src.rows, src.cols, src.type(), 3);
     auto run = [&](const std::vector<std::map<int, std::uint64_t>>& t, DeviceMat& o) {
-        imghist::match_histogram(imghist::view_of(in.mat), imghist::view_of(o.mat), histogram_of(t), fo);
+        imghist::match_to_histogram(imghist::view_of(in.mat), imghist::view_of(o.mat), histogram_of(t), fo);
     };
     auto check = [&](DeviceMat& o, const cv::Mat& e) {
         REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);

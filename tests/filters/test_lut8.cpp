@@ -1,4 +1,4 @@
-// The CPU's 8-bit table pass (filters/src/lut8.cpp, compiled into this test): both implementations, and the
+// The CPU's 8-bit table pass (src/filters/cpu/lut8.cpp, reached through the white-box library): both implementations, and the
 // vector one's streaming stores, against a plain loop, over every run length to 300 (the vector
 // implementation's whole blocks, masked heads and tails and channel phases), 1-4 channels, sources 0, 1, 13
 // and 63 bytes past a 64-byte boundary (destinations at other offsets), in place and not.
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "lut8.hpp"
+#include "filters/cpu/lut8.hpp"
 #include "support.hpp"
 
 namespace {

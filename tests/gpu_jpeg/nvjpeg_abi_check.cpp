@@ -1,4 +1,4 @@
-// Compile-time check of tools/imghist/nvjpeg_api.hpp against NVIDIA's nvjpeg.h: every enum value we declare,
+// Compile-time check of tools/imghist/gpu/nvjpeg_api.hpp against NVIDIA's nvjpeg.h: every enum value we declare,
 // the layout of nvjpegImage_t, and the type of every function we load. Compiling this file is the test
 // (no code runs); it needs nvjpeg.h, so it is built only where the header exists, e.g.
 //   g++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include -Itools/imghist tests/gpu_jpeg/nvjpeg_abi_check.cpp
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "nvjpeg_api.hpp"
+#include "gpu/nvjpeg_api.hpp"
 
 namespace nv = cli::nv;
 

@@ -1,4 +1,4 @@
-// The GPU JPEG pipeline (tools/imghist/gpu_jpeg.hpp) against the CPU path:
+// The GPU JPEG pipeline (tools/imghist/gpu/gpu_jpeg.hpp) against the CPU path:
 //   - GPU-decoded pixels (RGB and the Y plane) against libjpeg-turbo's: the largest difference is at most the
 //     documented bound (tools/imghist/README.md, "GPU JPEG pipeline"); the measured numbers are printed;
 //   - given the GPU-decoded pixels, the device operations (histogram, equalization) are bit-exact with the
@@ -23,13 +23,13 @@
 #include <jpeglib.h>
 #include <nlohmann/json.hpp>
 
-#include "codec.hpp"
-#include "codec_jpeg.hpp"
-#include "gpu_jobs.hpp"
-#include "gpu_jpeg.hpp"
+#include "io/codecs/codec.hpp"
+#include "io/codecs/codec_jpeg.hpp"
+#include "gpu/gpu_jobs.hpp"
+#include "gpu/gpu_jpeg.hpp"
 #include "imghist/filters.hpp"
 #include "imghist/histogram.hpp"
-#include "pipeline.hpp"
+#include "pipeline/pipeline.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -207,7 +207,7 @@ struct DiffStats {
 
 }  // namespace
 
-// ---- calcHistYCbCrBatch: RGB histograms from a JPEG's planes, against libjpeg-turbo's RGB decode ------------
+// ---- calc_hist_ycbcr_batch: RGB histograms from a JPEG's planes, against libjpeg-turbo's RGB decode ------------
 
 namespace {
 
@@ -245,7 +245,7 @@ imghist::Histogram libjpeg_rgb_histogram(const cli::Bytes& jpeg, const imghist::
     const cli::Image rgb = cli::decode_jpeg(jpeg, "case", cli::DecodeOptions{});
     imghist::Options cpu;
     cpu.backend = imghist::Backend::Cpu;
-    return imghist::calcHist(imghist::ImageView::host(rgb.data(), rgb.width(), rgb.height(), imghist::SampleType::U8, 3,
+    return imghist::calc_hist(imghist::ImageView::host(rgb.data(), rgb.width(), rgb.height(), imghist::SampleType::U8, 3,
                                                       rgb.row_bytes()),
                              spec, cpu);
 }
@@ -258,7 +258,7 @@ void require_same(const imghist::Histogram& got, const imghist::Histogram& ref) 
 
 }  // namespace
 
-TEST_CASE("calcHistYCbCrBatch: RGB histograms of JPEG planes equal calcHist of libjpeg-turbo's RGB decode", "[gpu_jpeg]") {
+TEST_CASE("calc_hist_ycbcr_batch: RGB histograms of JPEG planes equal calc_hist of libjpeg-turbo's RGB decode", "[gpu_jpeg]") {
     const std::vector<Case> cs = ycbcr_cases();
     std::vector<cli::JpegPlanes> decoded;
     std::vector<imghist::YCbCrPlanes> planes;
@@ -268,28 +268,28 @@ TEST_CASE("calcHistYCbCrBatch: RGB histograms of JPEG planes equal calcHist of l
     cpu.backend = imghist::Backend::Cpu;
     for (const imghist::BinSpec& spec : {imghist::BinSpec::u8(), imghist::BinSpec::even(64, 16, 240)}) {
         INFO("bins " << spec.bins);
-        const std::vector<imghist::Histogram> batch = imghist::calcHistYCbCrBatch(planes, spec, cpu);
+        const std::vector<imghist::Histogram> batch = imghist::calc_hist_ycbcr_batch(planes, spec, cpu);
         REQUIRE(batch.size() == cs.size());
         for (std::size_t i = 0; i < cs.size(); ++i) {
             INFO(cs[i].name);
             const imghist::Histogram ref = libjpeg_rgb_histogram(cs[i].jpeg, spec);
             require_same(batch[i], ref);
-            require_same(imghist::calcHistYCbCrBatch({planes[i]}, spec, cpu)[0], ref);
+            require_same(imghist::calc_hist_ycbcr_batch({planes[i]}, spec, cpu)[0], ref);
         }
     }
     // Shapes it refuses, by name.
     imghist::YCbCrPlanes bad = planes[0];
     bad.chroma_y = 1;  // 4:2:0 planes declared 4:2:2
-    REQUIRE_THROWS_WITH(imghist::calcHistYCbCrBatch({planes[1], bad}, imghist::BinSpec::u8(), cpu),
+    REQUIRE_THROWS_WITH(imghist::calc_hist_ycbcr_batch({planes[1], bad}, imghist::BinSpec::u8(), cpu),
                         Catch::Contains("image 1") && Catch::Contains("chroma planes must be"));
     bad = planes[0];
     bad.chroma_x = 1;
     bad.chroma_y = 2;
-    REQUIRE_THROWS_WITH(imghist::calcHistYCbCrBatch({bad}, imghist::BinSpec::u8(), cpu),
+    REQUIRE_THROWS_WITH(imghist::calc_hist_ycbcr_batch({bad}, imghist::BinSpec::u8(), cpu),
                         Catch::Contains("1x1, 2x1 or 2x2"));
 }
 
-TEST_CASE("calcHistYCbCrBatch on CUDA: device planes give the CPU backend's histograms, one launch per batch", "[gpu_jpeg][cuda]") {
+TEST_CASE("calc_hist_ycbcr_batch on CUDA: device planes give the CPU backend's histograms, one launch per batch", "[gpu_jpeg][cuda]") {
     if (!imghist_test::cuda_or_skip()) return;
     const std::vector<Case> cs = ycbcr_cases();
     std::vector<cli::JpegPlanes> decoded;
@@ -315,8 +315,8 @@ TEST_CASE("calcHistYCbCrBatch on CUDA: device planes give the CPU backend's hist
     cpu.backend = imghist::Backend::Cpu;
     for (const imghist::BinSpec& spec : {imghist::BinSpec::u8(), imghist::BinSpec::even(64, 16, 240)}) {
         INFO("bins " << spec.bins);
-        const std::vector<imghist::Histogram> got = imghist::calcHistYCbCrBatch(dev, spec);
-        const std::vector<imghist::Histogram> ref = imghist::calcHistYCbCrBatch(host, spec, cpu);
+        const std::vector<imghist::Histogram> got = imghist::calc_hist_ycbcr_batch(dev, spec);
+        const std::vector<imghist::Histogram> ref = imghist::calc_hist_ycbcr_batch(host, spec, cpu);
         REQUIRE(got.size() == ref.size());
         for (std::size_t i = 0; i < got.size(); ++i) {
             INFO(cs[i].name);
@@ -426,8 +426,8 @@ TEST_CASE("GPU JPEG: device operations on GPU-decoded pixels are bit-exact with 
         o.backend = imghist::Backend::Cuda;
         o.device = 0;
         o.stream = e.stream();
-        const auto hs = imghist::calcHistBatch(views, imghist::BinSpec::u8(), o);
-        const auto hs64 = imghist::calcHistBatch(views, imghist::BinSpec::even(64, 16, 240), o);
+        const auto hs = imghist::calc_hist_batch(views, imghist::BinSpec::u8(), o);
+        const auto hs64 = imghist::calc_hist_batch(views, imghist::BinSpec::even(64, 16, 240), o);
         for (std::size_t i = 0; i < cs.size(); ++i) {
             INFO(cs[i].name);
             std::vector<std::uint8_t> host = download_plane(views[i]);
@@ -435,8 +435,8 @@ TEST_CASE("GPU JPEG: device operations on GPU-decoded pixels are bit-exact with 
                                                                    imghist::SampleType::U8, 3);
             imghist::Options co;
             co.backend = imghist::Backend::Cpu;
-            REQUIRE(hs[i].counts == imghist::calcHist(hv, imghist::BinSpec::u8(), co).counts);
-            const imghist::Histogram ref64 = imghist::calcHist(hv, imghist::BinSpec::even(64, 16, 240), co);
+            REQUIRE(hs[i].counts == imghist::calc_hist(hv, imghist::BinSpec::u8(), co).counts);
+            const imghist::Histogram ref64 = imghist::calc_hist(hv, imghist::BinSpec::even(64, 16, 240), co);
             REQUIRE(hs64[i].counts == ref64.counts);
             REQUIRE(hs64[i].out_of_range == ref64.out_of_range);
             imghist::equalize_hist_color(views[i], views[i], imghist::ColorEqualize::PerChannel, dev);

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <exception>
 
-#include "commands.hpp"
-#include "errors.hpp"
-#include "fileio.hpp"
-#include "gpu_jpeg.hpp"
+#include "commands/commands.hpp"
+#include "io/errors.hpp"
+#include "io/fileio.hpp"
+#include "gpu/gpu_jpeg.hpp"
 #include "imghist/imghist.hpp"
 
 int main(int argc, char** argv) {

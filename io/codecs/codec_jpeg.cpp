@@ -1,0 +1,450 @@
+// JPEG through libjpeg-turbo's libjpeg API. Errors longjmp out of the library into an imghist::Error.
+#include "io/codecs/codec_jpeg.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <jpeglib.h>
+
+#include "io/errors.hpp"
+
+namespace cli {
+namespace {
+
+struct ErrorMgr {
+    jpeg_error_mgr pub;
+    std::jmp_buf jump;
+    char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void on_error(j_common_ptr cinfo) {
+    auto* err = reinterpret_cast<ErrorMgr*>(cinfo->err);
+    (*cinfo->err->format_message)(cinfo, err->message);
+    std::longjmp(err->jump, 1);
+}
+
+// A corrupt-data warning (e.g. "premature end of data segment") is an error for us: the file is damaged.
+extern "C" void on_warning(j_common_ptr cinfo, int level) {
+    if (level < 0) on_error(cinfo);
+}
+
+std::string describe(const char* msg) {
+    std::string m = msg;
+    if (m.find("precision") != std::string::npos) return "unsupported sample depth (" + m + "; imghist reads 8-bit JPEG)";
+    return "truncated or corrupt JPEG (" + m + ")";
+}
+
+// RAII for the two libjpeg structs; destroy is safe after a longjmp.
+struct Decompress {
+    jpeg_decompress_struct info{};
+    ErrorMgr err{};
+    Decompress() {
+        info.err = jpeg_std_error(&err.pub);
+        err.pub.error_exit = on_error;
+        err.pub.emit_message = on_warning;
+        jpeg_create_decompress(&info);
+    }
+    ~Decompress() { jpeg_destroy_decompress(&info); }
+};
+
+struct Compress {
+    jpeg_compress_struct info{};
+    ErrorMgr err{};
+    unsigned char* buf = nullptr;
+    unsigned long size = 0;
+    Compress() {
+        info.err = jpeg_std_error(&err.pub);
+        err.pub.error_exit = on_error;
+        jpeg_create_compress(&info);
+    }
+    ~Compress() {
+        jpeg_destroy_compress(&info);
+        std::free(buf);
+    }
+    Bytes take() { return Bytes(buf, buf + size); }
+};
+
+// ---- metadata and encoding hints ---------------------------------------------------------------------------
+
+const char kExifId[] = "Exif\0";                            // + the second NUL of the literal: 6 bytes
+const char kXmpId[] = "http://ns.adobe.com/xap/1.0/";       // + its NUL: 29 bytes
+constexpr std::size_t kMaxMarker = 65533;                    // payload of one marker segment
+
+/// The quantisation tables (natural order) libjpeg's jpeg_set_quality makes for qualities 1-100: [q][table].
+using QuantTables = std::array<std::array<std::array<unsigned, 64>, 2>, 101>;
+const QuantTables& standard_tables() {
+    static const QuantTables tables = [] {
+        QuantTables t{};
+        jpeg_compress_struct c{};
+        jpeg_error_mgr err{};
+        c.err = jpeg_std_error(&err);
+        jpeg_create_compress(&c);
+        c.in_color_space = JCS_RGB;
+        c.input_components = 3;
+        jpeg_set_defaults(&c);
+        for (int q = 1; q <= 100; ++q) {
+            jpeg_set_quality(&c, q, TRUE);
+            for (int k = 0; k < 2; ++k)
+                for (int i = 0; i < 64; ++i) t[q][k][i] = c.quant_tbl_ptrs[k]->quantval[i];
+        }
+        jpeg_destroy_compress(&c);
+        return t;
+    }();
+    return tables;
+}
+
+/// The quality whose standard tables lie nearest (sum of absolute differences over the file's luma and,
+/// when present, chroma table) to the file's tables; ties go to the higher quality. For files written with
+/// the standard tables (libjpeg, ImageMagick, PIL, OpenCV, most cameras' "quality" settings) this is the
+/// quality they were written at, as ImageMagick's estimate is.
+int estimate_quality(const jpeg_decompress_struct& info) {
+    const QuantTables& std_tables = standard_tables();
+    int best = 0;
+    std::uint64_t best_err = ~std::uint64_t(0);
+    for (int q = 100; q >= 1; --q) {
+        std::uint64_t err = 0;
+        int used = 0;
+        for (int k = 0; k < 2; ++k) {
+            const JQUANT_TBL* t = info.quant_tbl_ptrs[k];
+            if (!t) continue;
+            ++used;
+            for (int i = 0; i < 64; ++i)
+                err += static_cast<std::uint64_t>(std::abs(static_cast<int>(t->quantval[i]) - static_cast<int>(std_tables[q][k][i])));
+        }
+        if (!used) return 0;
+        if (err < best_err) {
+            best_err = err;
+            best = q;
+        }
+    }
+    return best;
+}
+
+void save_markers(Decompress& d) {
+    jpeg_save_markers(&d.info, JPEG_COM, 0xffff);
+    jpeg_save_markers(&d.info, JPEG_APP0 + 1, 0xffff);  // Exif, XMP
+    jpeg_save_markers(&d.info, JPEG_APP0 + 2, 0xffff);  // ICC_PROFILE
+}
+
+/// After jpeg_read_header: EXIF, XMP, comments, ICC profile, density and the encoding hints.
+Metadata read_metadata(Decompress& d) {
+    // First, while no object with a destructor is alive here: a damaged ICC chunk is a libjpeg warning,
+    // which on_warning turns into a longjmp.
+    JOCTET* icc = nullptr;
+    unsigned icc_len = 0;
+    const bool have_icc = jpeg_read_icc_profile(&d.info, &icc, &icc_len) && icc;
+    Metadata m;
+    if (have_icc) m.icc.assign(icc, icc + icc_len);
+    std::free(icc);
+    for (jpeg_saved_marker_ptr mk = d.info.marker_list; mk; mk = mk->next) {
+        const std::size_t n = mk->data_length;
+        const char* p = reinterpret_cast<const char*>(mk->data);
+        if (mk->marker == JPEG_COM) {
+            m.comments.emplace_back(p, n);
+        } else if (mk->marker == JPEG_APP0 + 1 && n >= 6 && std::memcmp(p, kExifId, 6) == 0 && m.exif.empty()) {
+            m.exif = normalize_exif(mk->data, n);
+        } else if (mk->marker == JPEG_APP0 + 1 && n >= sizeof kXmpId && std::memcmp(p, kXmpId, sizeof kXmpId) == 0) {
+            m.xmp.assign(p + sizeof kXmpId, n - sizeof kXmpId);
+        }
+    }
+    if (d.info.saw_JFIF_marker && d.info.X_density && d.info.Y_density &&
+        (d.info.density_unit == 1 || d.info.density_unit == 2)) {
+        const double f = d.info.density_unit == 2 ? 2.54 : 1.0;  // 2: dots per cm
+        m.dpi_x = d.info.X_density * f;
+        m.dpi_y = d.info.Y_density * f;
+    }
+    m.jpeg_quality = estimate_quality(d.info);
+    m.progressive = d.info.progressive_mode != 0;
+    return m;
+}
+
+/// Before jpeg_start_compress: quality (the option, else the input's estimate, else 90), progressive
+/// when the input was, and the JFIF density.
+void set_encoding(Compress& c, const Metadata& m, const EncodeOptions& opt) {
+    jpeg_set_quality(&c.info, jpeg_quality_for(opt, m), TRUE);
+    if (m.progressive) jpeg_simple_progression(&c.info);
+    if (m.has_resolution() && m.dpi_x < 65535.5 && m.dpi_y < 65535.5) {
+        c.info.density_unit = 1;
+        c.info.X_density = static_cast<UINT16>(std::max(1L, std::lround(m.dpi_x)));
+        c.info.Y_density = static_cast<UINT16>(std::max(1L, std::lround(m.dpi_y)));
+    }
+}
+
+/// The metadata's marker segments, in the order written: APP1 Exif, APP1 XMP, APP2 ICC (in chunks), COM. A
+/// block above the size of one marker segment is left out (extended XMP and multi-segment EXIF are not
+/// written). Used by the CPU encoder (write_metadata) and for JPEGs of the GPU encoder (jpeg_with_metadata).
+struct Segment {
+    int marker;
+    Blob payload;
+};
+std::vector<Segment> metadata_segments(const Metadata& m) {
+    std::vector<Segment> out;
+    if (!m.exif.empty() && m.exif.size() + 6 <= kMaxMarker) {
+        Blob b(kExifId, kExifId + 6);
+        b.insert(b.end(), m.exif.begin(), m.exif.end());
+        out.push_back({JPEG_APP0 + 1, std::move(b)});
+    }
+    if (!m.xmp.empty() && m.xmp.size() + sizeof kXmpId <= kMaxMarker) {
+        Blob b(kXmpId, kXmpId + sizeof kXmpId);
+        b.insert(b.end(), m.xmp.begin(), m.xmp.end());
+        out.push_back({JPEG_APP0 + 1, std::move(b)});
+    }
+    // ICC: chunks of at most 65519 bytes after "ICC_PROFILE\0", sequence number and count (the layout
+    // libjpeg-turbo's jpeg_write_icc_profile writes and jpeg_read_icc_profile reads).
+    constexpr std::size_t kIccChunk = 65519;
+    if (!m.icc.empty() && m.icc.size() <= 255u * kIccChunk) {
+        const std::size_t count = (m.icc.size() + kIccChunk - 1) / kIccChunk;
+        for (std::size_t k = 0; k < count; ++k) {
+            static const char kIccId[] = "ICC_PROFILE";  // + its NUL: 12 bytes
+            Blob b(kIccId, kIccId + sizeof kIccId);
+            b.push_back(static_cast<std::uint8_t>(k + 1));
+            b.push_back(static_cast<std::uint8_t>(count));
+            const std::size_t from = k * kIccChunk, to = std::min(m.icc.size(), from + kIccChunk);
+            b.insert(b.end(), m.icc.begin() + static_cast<std::ptrdiff_t>(from), m.icc.begin() + static_cast<std::ptrdiff_t>(to));
+            out.push_back({JPEG_APP0 + 2, std::move(b)});
+        }
+    }
+    for (const std::string& c : m.comments)
+        if (c.size() <= kMaxMarker) out.push_back({JPEG_COM, Blob(c.begin(), c.end())});
+    return out;
+}
+
+/// After jpeg_start_compress: the metadata's segments (metadata_segments).
+void write_metadata(Compress& c, const Metadata& m) {
+    for (const Segment& s : metadata_segments(m))
+        jpeg_write_marker(&c.info, s.marker, s.payload.data(), static_cast<unsigned>(s.payload.size()));
+}
+
+void read_header(Decompress& d, const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    save_markers(d);
+    jpeg_read_header(&d.info, TRUE);
+    if (d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK)
+        fail(ErrorCode::Unsupported, name, "unsupported channel count: a 4-channel CMYK/YCCK JPEG (imghist reads gray and colour JPEG)");
+    if (d.info.num_components != 1 && d.info.num_components != 3)
+        fail(ErrorCode::Unsupported, name, "unsupported channel count " + std::to_string(d.info.num_components));
+    checked_image_bytes(d.info.image_width, d.info.image_height, d.info.num_components, 8, opt, name);
+    // Largest compression ratio: every 8x8 block a scan codes takes at least one bit, and a file may code only
+    // its smallest component (the block counts are known once jpeg_read_header has reached the first scan).
+    std::uint64_t least_blocks = UINT64_MAX;
+    for (int c = 0; c < d.info.num_components; ++c)
+        least_blocks = std::min<std::uint64_t>(least_blocks, std::uint64_t(d.info.comp_info[c].width_in_blocks) *
+                                                                  d.info.comp_info[c].height_in_blocks);
+    check_encoded_size(least_blocks / 8, data.size(), name, "JPEG");
+}
+
+}  // namespace
+
+Image decode_jpeg(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    Decompress d;
+    Image img;
+    if (setjmp(d.err.jump)) fail(ErrorCode::InvalidArgument, name, describe(d.err.message));
+    read_header(d, data, name, opt);
+    d.info.out_color_space = d.info.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_start_decompress(&d.info);
+    img = Image(static_cast<int>(d.info.output_width), static_cast<int>(d.info.output_height),
+                d.info.output_components, 8);
+    img.meta = read_metadata(d);
+    while (d.info.output_scanline < d.info.output_height) {
+        JSAMPROW rows[16];
+        int n = 0;
+        for (; n < 16 && d.info.output_scanline + n < d.info.output_height; ++n)
+            rows[n] = img.row(static_cast<int>(d.info.output_scanline) + n);
+        jpeg_read_scanlines(&d.info, rows, static_cast<JDIMENSION>(n));
+    }
+    jpeg_finish_decompress(&d.info);
+    return img;
+}
+
+Bytes encode_jpeg(const Image& img, const EncodeOptions& opt, const std::string& name) {
+    Compress c;
+    if (setjmp(c.err.jump)) fail(ErrorCode::Io, name, std::string("cannot encode JPEG (") + c.err.message + ")");
+    jpeg_mem_dest(&c.info, &c.buf, &c.size);
+    c.info.image_width = static_cast<JDIMENSION>(img.width());
+    c.info.image_height = static_cast<JDIMENSION>(img.height());
+    c.info.input_components = img.channels();
+    c.info.in_color_space = img.channels() == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&c.info);
+    set_encoding(c, img.meta, opt);
+    jpeg_start_compress(&c.info, TRUE);
+    write_metadata(c, img.meta);
+    while (c.info.next_scanline < c.info.image_height) {
+        JSAMPROW rows[16];
+        int n = 0;
+        for (; n < 16 && c.info.next_scanline + n < c.info.image_height; ++n)
+            rows[n] = const_cast<JSAMPROW>(img.row(static_cast<int>(c.info.next_scanline) + n));
+        jpeg_write_scanlines(&c.info, rows, static_cast<JDIMENSION>(n));
+    }
+    jpeg_finish_compress(&c.info);
+    return c.take();
+}
+
+bool read_jpeg_header(const Bytes& data, JpegHeader& out) {
+    Decompress d;
+    if (setjmp(d.err.jump)) return false;
+    jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    save_markers(d);
+    if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return false;
+    Metadata meta = read_metadata(d);  // may longjmp (a damaged ICC chunk): nothing with a destructor is alive yet
+    JpegHeader h;
+    h.meta = std::move(meta);
+    h.components = d.info.num_components;
+    h.ycbcr = d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr;
+    h.width = static_cast<int>(d.info.image_width);
+    h.height = static_cast<int>(d.info.image_height);
+    for (int c = 0; c < 3 && c < d.info.num_components; ++c) {
+        h.h_samp[c] = d.info.comp_info[c].h_samp_factor;
+        h.v_samp[c] = d.info.comp_info[c].v_samp_factor;
+    }
+    h.progressive = d.info.progressive_mode != 0;
+    h.arithmetic = d.info.arith_code != 0;
+    out = h;
+    return true;
+}
+
+Bytes jpeg_with_metadata(const Bytes& jpeg, const Metadata& m, const std::string& name) {
+    if (jpeg.size() < 4 || jpeg[0] != 0xFF || jpeg[1] != 0xD8)
+        fail(ErrorCode::Io, name, "the encoded JPEG does not start with SOI");
+    // Skip the encoder's own APPn and COM segments: everything from the first other marker on is kept as is.
+    std::size_t pos = 2;
+    while (pos + 4 <= jpeg.size() && jpeg[pos] == 0xFF &&
+           ((jpeg[pos + 1] >= 0xE0 && jpeg[pos + 1] <= 0xEF) || jpeg[pos + 1] == 0xFE))
+        pos += 2 + (std::size_t(jpeg[pos + 2]) << 8 | jpeg[pos + 3]);
+    if (pos > jpeg.size()) fail(ErrorCode::Io, name, "the encoded JPEG has a truncated marker segment");
+    Bytes out;
+    out.reserve(jpeg.size() + 256 + m.exif.size() + m.xmp.size() + m.icc.size());
+    auto put_segment = [&](int marker, const std::uint8_t* p, std::size_t n) {
+        out.push_back(0xFF);
+        out.push_back(static_cast<std::uint8_t>(marker));
+        out.push_back(static_cast<std::uint8_t>((n + 2) >> 8));
+        out.push_back(static_cast<std::uint8_t>((n + 2) & 0xFF));
+        out.insert(out.end(), p, p + n);
+    };
+    out.push_back(0xFF);
+    out.push_back(0xD8);
+    // JFIF APP0, as libjpeg writes it (version 1.01; density in dpi when the input had one, else 1:1 aspect).
+    std::uint8_t jfif[14] = {'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0};
+    if (m.has_resolution() && m.dpi_x < 65535.5 && m.dpi_y < 65535.5) {
+        const long x = std::max(1L, std::lround(m.dpi_x)), y = std::max(1L, std::lround(m.dpi_y));
+        jfif[7] = 1;
+        jfif[8] = static_cast<std::uint8_t>(x >> 8);
+        jfif[9] = static_cast<std::uint8_t>(x & 0xFF);
+        jfif[10] = static_cast<std::uint8_t>(y >> 8);
+        jfif[11] = static_cast<std::uint8_t>(y & 0xFF);
+    }
+    put_segment(JPEG_APP0, jfif, sizeof jfif);
+    for (const Segment& s : metadata_segments(m)) put_segment(s.marker, s.payload.data(), s.payload.size());
+    out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(pos), jpeg.end());
+    return out;
+}
+
+int jpeg_planar_components(const Bytes& data) {
+    Decompress d;
+    if (setjmp(d.err.jump)) return 0;
+    jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
+    if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return 0;
+    if (d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) return 1;
+    if (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr) return 3;
+    return 0;
+}
+
+bool jpeg_planar_ok(const Bytes& data) { return jpeg_planar_components(data) != 0; }
+
+JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    Decompress d;
+    JpegPlanes p;
+    // Everything with a destructor lives above setjmp: a longjmp must not skip destructors.
+    std::vector<std::vector<JSAMPROW>> comp_rows(MAX_COMPONENTS);
+    JSAMPARRAY arrays[MAX_COMPONENTS];
+    if (setjmp(d.err.jump)) fail(ErrorCode::InvalidArgument, name, describe(d.err.message));
+    read_header(d, data, name, opt);
+    if (!((d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) ||
+          (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr)))
+        fail(ErrorCode::Unsupported, name, "JPEG colour space is neither gray nor YCbCr");
+    d.info.raw_data_out = TRUE;
+    d.info.out_color_space = d.info.jpeg_color_space;
+    jpeg_start_decompress(&d.info);
+    p.width = static_cast<int>(d.info.image_width);
+    p.height = static_cast<int>(d.info.image_height);
+    p.ycbcr = d.info.num_components == 3;
+    p.max_v_samp = d.info.max_v_samp_factor;
+    p.meta = read_metadata(d);
+    const int mcu_rows = d.info.max_v_samp_factor * DCTSIZE;
+    const int imcu_count = static_cast<int>((d.info.image_height + mcu_rows - 1) / mcu_rows);
+    p.planes.resize(static_cast<std::size_t>(d.info.num_components));
+    for (int c = 0; c < d.info.num_components; ++c) {
+        const jpeg_component_info& ci = d.info.comp_info[c];
+        JpegPlane& pl = p.planes[static_cast<std::size_t>(c)];
+        pl.width = static_cast<int>(ci.downsampled_width);
+        pl.height = static_cast<int>(ci.downsampled_height);
+        pl.h_samp = ci.h_samp_factor;
+        pl.v_samp = ci.v_samp_factor;
+        pl.stride = static_cast<int>(ci.width_in_blocks) * DCTSIZE;
+        // Round the stride up to whole MCUs so the encoder's raw input covers every block it reads.
+        int mcu_w = d.info.max_h_samp_factor * DCTSIZE;
+        int full_w = ((p.width + mcu_w - 1) / mcu_w) * ci.h_samp_factor * DCTSIZE;
+        if (full_w > pl.stride) pl.stride = full_w;
+        pl.rows = imcu_count * ci.v_samp_factor * DCTSIZE;
+        pl.data.resize(static_cast<std::size_t>(pl.stride) * pl.rows);
+    }
+    for (int imcu = 0; imcu < imcu_count; ++imcu) {
+        for (int c = 0; c < d.info.num_components; ++c) {
+            JpegPlane& pl = p.planes[static_cast<std::size_t>(c)];
+            int n = pl.v_samp * DCTSIZE;
+            auto& rows = comp_rows[static_cast<std::size_t>(c)];
+            rows.resize(static_cast<std::size_t>(n));
+            for (int r = 0; r < n; ++r)
+                rows[static_cast<std::size_t>(r)] = pl.data.data() + static_cast<std::size_t>(imcu * n + r) * pl.stride;
+            arrays[c] = rows.data();
+        }
+        if (jpeg_read_raw_data(&d.info, arrays, static_cast<JDIMENSION>(mcu_rows)) == 0)
+            fail(ErrorCode::InvalidArgument, name, "truncated or corrupt JPEG (no data)");
+    }
+    jpeg_finish_decompress(&d.info);
+    return p;
+}
+
+Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name) {
+    Compress c;
+    std::vector<std::vector<JSAMPROW>> comp_rows(MAX_COMPONENTS);
+    JSAMPARRAY arrays[MAX_COMPONENTS];
+    if (setjmp(c.err.jump)) fail(ErrorCode::Io, name, std::string("cannot encode JPEG (") + c.err.message + ")");
+    jpeg_mem_dest(&c.info, &c.buf, &c.size);
+    c.info.image_width = static_cast<JDIMENSION>(p.width);
+    c.info.image_height = static_cast<JDIMENSION>(p.height);
+    c.info.input_components = p.ycbcr ? 3 : 1;
+    c.info.in_color_space = p.ycbcr ? JCS_YCbCr : JCS_GRAYSCALE;
+    jpeg_set_defaults(&c.info);
+    jpeg_set_colorspace(&c.info, p.ycbcr ? JCS_YCbCr : JCS_GRAYSCALE);
+    set_encoding(c, p.meta, opt);
+    for (std::size_t i = 0; i < p.planes.size(); ++i) {
+        c.info.comp_info[i].h_samp_factor = p.planes[i].h_samp;
+        c.info.comp_info[i].v_samp_factor = p.planes[i].v_samp;
+    }
+    c.info.raw_data_in = TRUE;
+    jpeg_start_compress(&c.info, TRUE);
+    write_metadata(c, p.meta);
+    const int mcu_rows = p.max_v_samp * DCTSIZE;
+    for (int imcu = 0; c.info.next_scanline < c.info.image_height; ++imcu) {
+        for (std::size_t ci = 0; ci < p.planes.size(); ++ci) {
+            const JpegPlane& pl = p.planes[ci];
+            int n = pl.v_samp * DCTSIZE;
+            auto& rows = comp_rows[ci];
+            rows.resize(static_cast<std::size_t>(n));
+            for (int r = 0; r < n; ++r)
+                rows[static_cast<std::size_t>(r)] =
+                    const_cast<JSAMPROW>(pl.data.data() + static_cast<std::size_t>(imcu * n + r) * pl.stride);
+            arrays[ci] = rows.data();
+        }
+        jpeg_write_raw_data(&c.info, arrays, static_cast<JDIMENSION>(mcu_rows));
+    }
+    jpeg_finish_compress(&c.info);
+    return c.take();
+}
+
+}  // namespace cli

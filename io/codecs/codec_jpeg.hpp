@@ -1,0 +1,55 @@
+// imghist CLI — JPEG in its own colour space: the planes of a JPEG at their stored sampling (Y, Cb, Cr),
+// read and written without colour conversion or resampling. Luma equalization of a JPEG into a JPEG
+// changes only the Y plane, so this path skips the decoder's upsampling and colour conversion and the
+// encoder's conversion and downsampling.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/codecs/codec.hpp"
+
+namespace cli {
+
+struct JpegPlane {
+    int width = 0, height = 0;          ///< visible samples of this component
+    int stride = 0, rows = 0;           ///< allocated: whole blocks and whole iMCU rows
+    int h_samp = 1, v_samp = 1;
+    Bytes data;                         ///< rows x stride
+};
+
+struct JpegPlanes {
+    int width = 0, height = 0;
+    int max_v_samp = 1;
+    bool ycbcr = false;                 ///< 3 components in YCbCr (false: 1 gray component)
+    std::vector<JpegPlane> planes;
+    Metadata meta;
+};
+
+/// Decodes to planes; Error(Unsupported) for colour spaces other than gray and YCbCr.
+JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt);
+Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
+/// True when the file is a JPEG that decode_jpeg_planes accepts (gray or YCbCr, 8-bit).
+bool jpeg_planar_ok(const Bytes& data);
+/// Components of a JPEG that decode_jpeg_planes accepts (1 gray, 3 YCbCr), 0 for anything else.
+int jpeg_planar_components(const Bytes& data);
+
+/// What a JPEG's header says (read by libjpeg-turbo, no pixels decoded).
+struct JpegHeader {
+    int components = 0;                  ///< 0: not read (or not a readable JPEG)
+    bool ycbcr = false;                  ///< 3 components in YCbCr
+    int width = 0, height = 0;
+    int h_samp[3] = {}, v_samp[3] = {};  ///< sampling factors of the first three components
+    bool progressive = false, arithmetic = false;
+    Metadata meta;                       ///< EXIF, ICC, XMP, comments, density, estimated quality, as decode_jpeg
+};
+/// False (and `out` untouched) when libjpeg-turbo cannot read the header (or its metadata).
+bool read_jpeg_header(const Bytes& data, JpegHeader& out);
+
+/// A JPEG written by another encoder (the GPU's) with `m` added as the CPU encoder writes it: the same marker
+/// segments in the same order and size limits, and the JFIF density. The encoder's own APPn and COM segments
+/// are replaced. Throws Error(Io) naming `name` when `jpeg` does not start with SOI.
+Bytes jpeg_with_metadata(const Bytes& jpeg, const Metadata& m, const std::string& name);
+
+}  // namespace cli

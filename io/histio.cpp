@@ -1,0 +1,259 @@
+#include "io/histio.hpp"
+
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+
+#include "io/errors.hpp"
+
+namespace cli {
+
+HistResult HistResult::from(const imghist::Histogram& h, const std::vector<std::string>& names) {
+    HistResult r;
+    r.bins = h.spec.bins;
+    r.low = h.spec.low;
+    r.high = h.spec.high;
+    for (int c = 0; c < h.channels; ++c) {
+        Channel ch;
+        ch.name = c < static_cast<int>(names.size()) ? names[static_cast<std::size_t>(c)] : "c" + std::to_string(c);
+        ch.counts.assign(h.channel(c), h.channel(c) + h.bins());
+        ch.out_of_range = h.out_of_range.empty() ? 0 : h.out_of_range[static_cast<std::size_t>(c)];
+        r.channels.push_back(std::move(ch));
+    }
+    return r;
+}
+
+std::uint64_t HistResult::out_of_range() const {
+    std::uint64_t s = 0;
+    for (auto& c : channels) s += c.out_of_range;
+    return s;
+}
+
+HistResult HistResult::empty_total() const {
+    HistResult t;
+    t.dtype = dtype;
+    t.bins = bins;
+    t.low = low;
+    t.high = high;
+    return t;
+}
+
+void HistResult::add(const HistResult& o, const std::string& source) {
+    if (o.bins != bins || o.low != low || o.high != high)
+        fail(ErrorCode::InvalidArgument, source,
+             "cannot sum histograms with different bins or range (" + std::to_string(o.bins) + " bins over [" +
+                 std::to_string(o.low) + ", " + std::to_string(o.high) + ") vs " + std::to_string(bins) +
+                 " bins over [" + std::to_string(low) + ", " + std::to_string(high) + "))");
+    if (dtype != o.dtype) dtype = "mixed";
+    images += o.file.empty() ? o.images : 1;
+    pixels += o.file.empty() ? o.pixels : static_cast<std::uint64_t>(o.width) * static_cast<std::uint64_t>(o.height);
+    for (const Channel& oc : o.channels) {
+        Channel* mine = nullptr;
+        for (Channel& c : channels)
+            if (c.name == oc.name) mine = &c;
+        if (!mine) {
+            channels.push_back(Channel{oc.name, std::vector<std::uint64_t>(static_cast<std::size_t>(bins), 0), 0});
+            mine = &channels.back();
+        }
+        for (std::size_t i = 0; i < oc.counts.size(); ++i) mine->counts[i] += oc.counts[i];
+        mine->out_of_range += oc.out_of_range;
+    }
+}
+
+namespace {
+/// Integral range ends print as integers ("range": [0, 256]), others as floating point.
+nlohmann::ordered_json number(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<std::int64_t>(v);
+    return v;
+}
+}  // namespace
+
+namespace {
+template <class Int>
+void append_integer(std::string& out, Int v) {
+    char buf[24];
+    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+// Strings and range ends are few: nlohmann writes them, with its escaping (and its refusal of invalid
+// UTF-8) and its shortest round-trip form of doubles, as it did when it wrote the whole document.
+void append_string(std::string& out, const std::string& s) { out += nlohmann::ordered_json(s).dump(); }
+}  // namespace
+
+// The counts are written straight into the text: a folder of 4000 images has 3 million of them, and building
+// them as a JSON tree first took 0.4 s (H100 host, hist of 4000 1920x1080 JPEGs) of a 2.3 s run.
+void append_json(std::string& out, const HistResult& r) {
+    std::size_t counts = 0;
+    for (const auto& c : r.channels) counts += c.counts.size();
+    out.reserve(out.size() + 256 + counts * 8);
+    if (!r.file.empty()) {
+        out += "{\"file\":";
+        append_string(out, r.file);
+        out += ",\"width\":";
+        append_integer(out, r.width);
+        out += ",\"height\":";
+        append_integer(out, r.height);
+    } else {
+        out += "{\"images\":";
+        append_integer(out, r.images);
+        out += ",\"pixels\":";
+        append_integer(out, r.pixels);
+    }
+    out += ",\"dtype\":";
+    append_string(out, r.dtype);
+    out += ",\"bins\":";
+    append_integer(out, r.bins);
+    out += ",\"range\":[";
+    out += number(r.low).dump();
+    out += ',';
+    out += number(r.high).dump();
+    out += "],\"out_of_range\":";
+    append_integer(out, r.out_of_range());
+    out += ",\"channels\":[";
+    for (std::size_t c = 0; c < r.channels.size(); ++c) {
+        const HistResult::Channel& ch = r.channels[c];
+        out += c ? ",{\"name\":" : "{\"name\":";
+        append_string(out, ch.name);
+        out += ",\"counts\":[";
+        for (std::size_t i = 0; i < ch.counts.size(); ++i) {
+            if (i) out += ',';
+            append_integer(out, ch.counts[i]);
+        }
+        out += "],\"out_of_range\":";
+        append_integer(out, ch.out_of_range);
+        out += '}';
+    }
+    out += "]}";
+}
+
+std::string folder_json(const std::vector<const HistResult*>& files,
+                        const std::vector<std::pair<std::string, std::string>>& failed, const HistResult& total) {
+    std::string out = "{\"files\":[";
+    for (std::size_t k = 0; k < files.size(); ++k) {
+        if (k) out += ',';
+        append_json(out, *files[k]);
+    }
+    out += "],\"failed\":[";
+    for (std::size_t k = 0; k < failed.size(); ++k) {
+        out += k ? ",{\"file\":" : "{\"file\":";
+        append_string(out, failed[k].first);
+        out += ",\"error\":";
+        append_string(out, failed[k].second);
+        out += '}';
+    }
+    out += "],\"total\":";
+    append_json(out, total);
+    out += '}';
+    return out;
+}
+
+HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& source) {
+    try {
+        if (!j.is_object()) fail(ErrorCode::InvalidArgument, source, "not a histogram (expected a JSON object)");
+        if (j.contains("total")) return hist_from_json(j.at("total"), source);
+        HistResult r;
+        if (j.contains("file")) {
+            r.file = j.at("file").get<std::string>();
+            r.width = j.value("width", std::int64_t(0));
+            r.height = j.value("height", std::int64_t(0));
+        } else {
+            r.images = j.value("images", std::uint64_t(0));
+            r.pixels = j.value("pixels", std::uint64_t(0));
+        }
+        r.dtype = j.value("dtype", std::string("u8"));
+        r.bins = j.at("bins").get<int>();
+        r.low = j.at("range").at(0).get<double>();
+        r.high = j.at("range").at(1).get<double>();
+        for (auto& c : j.at("channels")) {
+            HistResult::Channel ch;
+            ch.name = c.at("name").get<std::string>();
+            ch.counts = c.at("counts").get<std::vector<std::uint64_t>>();
+            ch.out_of_range = c.value("out_of_range", std::uint64_t(0));
+            if (static_cast<int>(ch.counts.size()) != r.bins)
+                fail(ErrorCode::InvalidArgument, source, "channel '" + ch.name + "' has " + std::to_string(ch.counts.size()) +
+                                                             " counts but bins is " + std::to_string(r.bins));
+            r.channels.push_back(std::move(ch));
+        }
+        return r;
+    } catch (const nlohmann::ordered_json::exception& e) {
+        fail(ErrorCode::InvalidArgument, source, std::string("not an imghist histogram (") + e.what() + ")");
+    }
+}
+
+namespace {
+std::string num(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+}  // namespace
+
+std::string format_text(const HistResult& r) {
+    std::string s = "# ";
+    if (!r.file.empty())
+        s += r.file + " " + std::to_string(r.width) + "x" + std::to_string(r.height) + " " + r.dtype;
+    else
+        s += "total of " + std::to_string(r.images) + " image(s), " + std::to_string(r.pixels) + " pixels";
+    s += ", " + std::to_string(r.bins) + " bins over [" + num(r.low) + ", " + num(r.high) + "), out of range " +
+         std::to_string(r.out_of_range()) + "\n# bin low";
+    for (auto& c : r.channels) s += " " + c.name;
+    s += "\n";
+    const double w = (r.high - r.low) / r.bins;
+    char buf[64];
+    for (int b = 0; b < r.bins; ++b) {
+        s += std::to_string(b) + " " + num(r.low + w * b);
+        for (auto& c : r.channels) {
+            std::snprintf(buf, sizeof buf, " %" PRIu64, c.counts[static_cast<std::size_t>(b)]);
+            s += buf;
+        }
+        s += "\n";
+    }
+    return s;
+}
+
+std::string csv_field(const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += c;
+    }
+    return q + "\"";
+}
+
+std::string csv_rows(const HistResult& r, const std::vector<std::string>& columns, const std::string* label) {
+    // Each column's channel in r, or none.
+    std::vector<const std::vector<std::uint64_t>*> col(columns.size(), nullptr);
+    for (std::size_t k = 0; k < columns.size(); ++k)
+        for (auto& c : r.channels)
+            if (c.name == columns[k]) col[k] = &c.counts;
+    std::string s;
+    const double w = (r.high - r.low) / r.bins;
+    char buf[64];
+    for (int b = 0; b < r.bins; ++b) {
+        if (label) s += csv_field(*label) + ",";
+        s += std::to_string(b) + "," + num(r.low + w * b) + "," + num(b + 1 == r.bins ? r.high : r.low + w * (b + 1));
+        for (const auto* counts : col) {
+            if (counts) {
+                std::snprintf(buf, sizeof buf, ",%" PRIu64, (*counts)[static_cast<std::size_t>(b)]);
+                s += buf;
+            } else {
+                s += ",";
+            }
+        }
+        s += "\n";
+    }
+    return s;
+}
+
+std::string format_csv(const HistResult& r) {
+    std::vector<std::string> names;
+    std::string s = "bin,low,high";
+    for (auto& c : r.channels) {
+        s += "," + c.name;
+        names.push_back(c.name);
+    }
+    return s + "\n" + csv_rows(r, names, nullptr);
+}
+
+}  // namespace cli

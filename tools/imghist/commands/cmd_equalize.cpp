@@ -1,0 +1,36 @@
+// imghist equalize IN... OUT [--mode luma|per-channel]
+#include "commands/commands.hpp"
+#include "io/errors.hpp"
+#include "commands/ops.hpp"
+
+namespace cli {
+
+Command add_equalize(CLI::App& app) {
+    auto* sub = app.add_subcommand("equalize", "Histogram equalization (gray: bit-exact with OpenCV's equalizeHist; colour: luma by default)");
+    auto job = std::make_shared<ImageJob>();
+    auto mode = std::make_shared<std::string>("luma");
+    job->add_options(*sub);
+    sub->add_option("--mode", *mode, "Colour images: equalize the luma (Y of Y'CbCr) or each channel on its own")
+        ->check(CLI::IsMember({"luma", "per-channel"}))
+        ->default_str("luma");
+    sub->footer(
+        "Examples:\n"
+        "  imghist equalize photo.png photo-eq.png\n"
+        "  imghist equalize --recursive shots/ shots-eq/ --to jpg --quality 92\n"
+        "  imghist equalize --shard 2/8 --skip-existing big-folder/ out/");
+    return Command{sub, [job, mode] {
+        const EqualizeMode m = *mode == "luma" ? EqualizeMode::Luma : EqualizeMode::PerChannel;
+        // A JPEG going to a JPEG in luma mode only needs its Y plane: no colour conversion, no resampling.
+        auto planar_ok = [m](const InputFile&, const std::string& out) {
+            return m == EqualizeMode::Luma && format_from_extension(extension_of(out)) == Format::Jpeg;
+        };
+        return run_image_job(*job, [m](Item& it, const Device& d) {
+            if (it.planar)
+                equalize_luma_planes(it.planes, d);
+            else
+                equalize(it.image, m, d);
+        }, planar_ok, m == EqualizeMode::Luma ? GpuImageWork::EqualizeLuma : GpuImageWork::EqualizePerChannel);
+    }};
+}
+
+}  // namespace cli

@@ -1,0 +1,79 @@
+// imghist stretch IN... OUT [--low 2%] [--high 1%] [--mode luma|per-channel] [--normalize | --auto-level]
+#include <cerrno>
+#include <cstdlib>
+
+#include "commands/commands.hpp"
+#include "io/errors.hpp"
+#include "commands/ops.hpp"
+
+namespace cli {
+
+namespace {
+/// "2", "2%" or "0.5%" -> 2, 2, 0.5; a percent in [0, 100].
+double parse_percent(const std::string& text, const char* option) {
+    std::string t = text;
+    if (!t.empty() && t.back() == '%') t.pop_back();
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || errno != 0 || *end != '\0' || !(v >= 0.0 && v <= 100.0))
+        fail_usage(std::string(option) + ": expected a percent in [0, 100] such as 2 or 2%, got '" + text + "'");
+    return v;
+}
+}  // namespace
+
+Command add_stretch(CLI::App& app) {
+    auto* sub = app.add_subcommand(
+        "stretch", "Contrast stretch by percentiles (as scikit-image's rescale_intensity between np.percentile's "
+                   "LOW and 100-HIGH; ImageMagick's -contrast-stretch)");
+    auto job = std::make_shared<ImageJob>();
+    auto low = std::make_shared<std::string>("2%");
+    auto high = std::make_shared<std::string>("1%");
+    auto mode = std::make_shared<std::string>("luma");
+    auto normalize = std::make_shared<bool>(false);
+    auto auto_level = std::make_shared<bool>(false);
+    job->add_options(*sub);
+    auto* low_opt = sub->add_option("--low", *low, "Percent of the samples that become black")->default_str("2%")->type_name("PCT");
+    auto* high_opt = sub->add_option("--high", *high, "Percent of the samples that become white")->default_str("1%")->type_name("PCT");
+    sub->add_option("--mode", *mode,
+                    "Colour images: one stretch from the luma's percentiles for R, G and B alike (keeps hues), or "
+                    "each channel from its own")
+        ->check(CLI::IsMember({"luma", "per-channel"}))
+        ->default_str("luma");
+    auto* norm_opt = sub->add_flag("--normalize", *normalize, "ImageMagick's -normalize: --low 2% --high 1% (the default)");
+    auto* auto_opt = sub->add_flag("--auto-level", *auto_level, "ImageMagick's -auto-level: --low 0 --high 0 (min to black, max to white)");
+    norm_opt->excludes(auto_opt)->excludes(low_opt)->excludes(high_opt);
+    auto_opt->excludes(low_opt)->excludes(high_opt);
+    sub->footer(
+        "Examples:\n"
+        "  imghist stretch scan.png scan-stretched.png --low 2% --high 1%\n"
+        "  imghist stretch --auto-level shots/ shots-levelled/\n"
+        "  imghist stretch photo.jpg out.jpg --mode per-channel --low 0.5% --high 0.5%");
+    return Command{sub, [job, low, high, mode, normalize, auto_level] {
+        StretchParams p;
+        p.mode = *mode == "luma" ? StretchMode::Luma : StretchMode::PerChannel;
+        if (*auto_level) {
+            p.low = p.high = 0;
+        } else if (*normalize) {
+            p.low = 2;
+            p.high = 1;
+        } else {
+            p.low = parse_percent(*low, "--low");
+            p.high = parse_percent(*high, "--high");
+        }
+        if (p.low + p.high > 100) fail_usage("--low + --high must not exceed 100%");
+        // A JPEG going to a JPEG in luma mode takes the planar path, as equalize's: Y'CbCr planes, no colour
+        // conversion, no chroma resampling (stretch_luma_planes says how it relates to the RGB route).
+        auto planar_ok = [p](const InputFile&, const std::string& out) {
+            return p.mode == StretchMode::Luma && format_from_extension(extension_of(out)) == Format::Jpeg;
+        };
+        return run_image_job(*job, [p](Item& it, const Device& d) {
+            if (it.planar)
+                stretch_luma_planes(it.planes, p, d);
+            else
+                stretch(it.image, p, d);
+        }, planar_ok);
+    }};
+}
+
+}  // namespace cli

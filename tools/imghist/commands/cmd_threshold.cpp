@@ -1,0 +1,78 @@
+// imghist threshold IN... OUT --method otsu|triangle|value|multiotsu [--value T] [--invert] [--classes K]
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands/commands.hpp"
+#include "io/errors.hpp"
+#include "commands/ops.hpp"
+
+namespace cli {
+
+namespace {
+std::string fmt_threshold(double t) {
+    char buf[64];
+    if (t == std::floor(t))
+        std::snprintf(buf, sizeof buf, "%.0f", t);
+    else
+        std::snprintf(buf, sizeof buf, "%.6g", t);
+    return buf;
+}
+}  // namespace
+
+Command add_threshold(CLI::App& app) {
+    auto* sub = app.add_subcommand("threshold", "Binary threshold of the gray image (pixel > T); prints 'threshold: T'. "
+                                                "Multi-level Otsu: a label image; prints 'thresholds: T1 T2 ...'");
+    auto job = std::make_shared<ImageJob>();
+    auto method = std::make_shared<std::string>("otsu");
+    auto params = std::make_shared<ThresholdParams>();
+    job->add_options(*sub);
+    auto classes = std::make_shared<int>(3);
+    sub->add_option("--method", *method,
+                    "otsu, triangle (both as OpenCV's THRESH_OTSU / THRESH_TRIANGLE), value, or multiotsu "
+                    "(scikit-image's threshold_multiotsu)")
+        ->check(CLI::IsMember({"otsu", "triangle", "value", "multiotsu"}))
+        ->default_str("otsu");
+    auto* value_opt = sub->add_option("--value", params->value, "The threshold T for --method value");
+    sub->add_flag("--invert", params->invert, "Pixels > T become 0, the others the maximum value");
+    auto* classes_opt = sub->add_option("--classes", *classes,
+                                        "multiotsu: number of classes; pixel v gets the class of thresholds <= v "
+                                        "(np.digitize), written scaled to 0..max (3 classes: 0, 128, 255)")
+                            ->check(CLI::Range(2, 5))
+                            ->default_str("3");
+    sub->footer("Examples:\n  imghist threshold scan.png scan-bw.png --method otsu\n"
+                "  imghist threshold in.png out.png --method value --value 100 --invert\n"
+                "  imghist threshold cells.png cells-labels.png --method multiotsu --classes 3");
+    return Command{sub, [job, method, params, value_opt, classes, classes_opt] {
+        if (*method == "multiotsu") {
+            if (value_opt->count() != 0 || params->invert) fail_usage("--value and --invert do not apply to multiotsu");
+            const int k = *classes;
+            return run_image_job(*job, [k](Item& it, const Device& d) {
+                Image out;
+                const std::vector<int> t = threshold_multiotsu(it.image, k, d, out);
+                it.image = std::move(out);
+                std::string note = "thresholds:";
+                for (int v : t) note += " " + std::to_string(v);
+                it.note = note;
+            });
+        }
+        if (classes_opt->count() != 0) fail_usage("--classes is only used with --method multiotsu");
+        ThresholdParams p = *params;
+        p.method = *method == "otsu" ? ThresholdMethod::Otsu
+                   : *method == "triangle" ? ThresholdMethod::Triangle
+                                           : ThresholdMethod::Value;
+        if (p.method == ThresholdMethod::Value && value_opt->count() == 0) fail_usage("--method value needs --value T");
+        if (p.method != ThresholdMethod::Value && value_opt->count() != 0)
+            fail_usage("--value is only used with --method value");
+        return run_image_job(*job, [p](Item& it, const Device& d) {
+            Image out;
+            double t = threshold(it.image, p, d, out);
+            out.meta = std::move(it.image.meta);  // the binary image is still the same photo
+            it.image = std::move(out);
+            it.note = "threshold: " + fmt_threshold(t);
+        });
+    }};
+}
+
+}  // namespace cli
