@@ -1,8 +1,8 @@
 // Experiment (not part of the build): an 8-bit histogram for small images whose blocks merge their counts
 // through a thread-block cluster's distributed shared memory instead of global atomics and a last-block
 // ticket, against CUB and a read-only kernel on the same buffers. cG gN: clusters of G blocks, N clusters
-// (N > 1 merges the clusters' partial counts through a ticket). Results and conclusions:
-// docs/PERFORMANCE.md ("Host calls: a counting route"), docs/results/h100-s5-small-kernel-experiments.txt.
+// (N > 1 merges the clusters' partial counts through a ticket). Conclusions: docs/DESIGN.md (decision
+// records of the histogram kernels); raw outputs: git log -- docs/results.
 // Build and run on a Hopper GPU:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o cluster_histogram bench/experiments/cluster_histogram.cu && ./cluster_histogram
 #include <cooperative_groups.h>

@@ -20,7 +20,7 @@
 //   --ctx-only      the context alone, then _Exit (what the driver's teardown of a bare context costs)
 //   --probe-init    the hardware handle, then per batch size (8, 32, 64, 128) a batched state's set-up and
 //                   its decode rate; then the default and GPU_HYBRID handles and their batched decode rates
-// Results and conclusions: docs/PERFORMANCE.md ("GPU JPEG pipeline"). Build (no CUDA headers needed: nvJPEG
+// Conclusions: docs/DESIGN.md; raw outputs: git log -- docs/results. Build (no CUDA headers needed: nvJPEG
 // and the driver are loaded at run time through the CLI's declarations) and run:
 //   g++ -O2 -std=c++17 -Itools/imghist -o nvjpeg_startup bench/experiments/nvjpeg_startup.cpp tools/imghist/nvjpeg_api.cpp -ldl -pthread
 //   ./nvjpeg_startup photo_1080p_420.jpg --parallel --pageable

@@ -7,9 +7,8 @@
 // from the host, by block 0, or by the first block to arrive with no per-launch value (what the library
 // does, PHASE 11); the zeroing as a separate kernel the counting kernel overlaps (programmatic dependent
 // launch); per-bin tickets; the ticket as one acq_rel atomic; PHASE 11 with a 768-byte parameter block.
-// CUB's HistogramEven on the same data for comparison. Results and conclusions: docs/PERFORMANCE.md ("Kernels
-// at frame sizes" and "Host calls: a counting route"), docs/results/h100-s7-small-kernel-experiments.txt and
-// h100-s5-small-kernel-experiments.txt. Build and run:
+// CUB's HistogramEven on the same data for comparison. Conclusions: docs/DESIGN.md (decision records of the
+// histogram kernels); raw outputs: git log -- docs/results. Build and run:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o small_kernel_phases bench/experiments/small_kernel_phases.cu && ./small_kernel_phases
 #include <cstdio>
 #include <cstdint>
