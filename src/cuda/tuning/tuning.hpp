@@ -6,7 +6,7 @@
 // Histogram rows: values come from the benchmark's shape sweep (imghist-bench --sweep): on an H200 (sm_90)
 // the default 512 threads x 4 loads, 2 blocks/SM, 32 copies was within 0.5% of the best of 352 shapes for
 // 8-bit gray data; of 64, 128, 256 and 512 KiB tiles, 256 KiB was the best or within 1.7% of it on every
-// single-image workload of 256 MiB, 1-12% faster than 64 KiB (docs/PERFORMANCE.md, `--sweep-tiles`); smaller
+// single-image workload of 256 MiB, 1-12% faster than 64 KiB (docs/DESIGN.md, `--sweep-tiles`); smaller
 // images get smaller tiles (make_plan: at least tiles_per_sm per SM). sm_80 uses the same rows until it is
 // measured.
 #pragma once
@@ -72,7 +72,7 @@ inline Policy select_policy(int cc_major, int sample_bytes, bool floating, int c
     if (sample_bytes > 1 && bins > 1024) p.blocks_per_sm = 2;
     // 8-bit frames (up to 32 MiB: 8K gray, 4K colour): the image is cut into one range per block (the
     // plan's small-image grid), which contiguous images count in contiguous_kernel. Swept on H100
-    // (imghist-bench --sweep, uniform and photo data, 2026-11-23, docs/PERFORMANCE.md): up to 4 MiB, 256
+    // (imghist-bench --sweep, uniform and photo data, 2026-11-23, 91569df, e7bf921): up to 4 MiB, 256
     // threads with 8 copies and 4 KiB per block for gray up to 1 MiB (640x480 5.7-5.8 us), 16 KiB above
     // (1080p 6.0-6.1 us); 512 threads with 4 copies and 16 KiB for colour (640x480 3 channels 7.1-7.2 us
     // against 8.8 with 16 copies, 4 channels 7.5-7.8 against 8.3); above 4 MiB, 512 threads, a lane-private bank per
@@ -180,7 +180,7 @@ struct StagingTuning {
     std::size_t copy_piece = std::size_t(1) << 20;
     /// Pageable uploads below this size go to the device in one cudaMemcpy2DAsync (the driver stages them)
     /// instead of through the pinned chunks. Measured on an H100 host (gpuhist_calls_bench, calcHist of a
-    /// host cv::Mat; docs/PERFORMANCE.md): with every upload chunked, 56.4 / 240.6 / 579 / 1117 us at
+    /// host cv::Mat; docs/DESIGN.md): with every upload chunked, 56.4 / 240.6 / 579 / 1117 us at
     /// 640x480 / 1080p / 4K / 8K; with this threshold (another job) 51.2 / 197.4 / 468 / 1125 us; the
     /// previous sources, which always made the one driver copy, 44.7-48.7 / 174-215 / 621-688 / 2509-2756
     /// us. The chunks, packed in parallel, win from 4K up; below, the single copy is the better of the two.
@@ -190,7 +190,7 @@ struct StagingTuning {
     /// beside the others, so this only bounds where it is tried: below it (1080p frames and smaller) the
     /// whole count takes a few hundred microseconds, no more than waking the CPU threads and the copy engine
     /// for both halves. At 8K (33 MB) on an H100 host the split counted in 0.8-1.1 ms against 1.1-1.4 ms for
-    /// the device alone and 1.7-1.9 ms for the CPU (docs/PERFORMANCE.md). Images larger than the pinned
+    /// the device alone and 1.7-1.9 ms for the CPU (commit 59f4308). Images larger than the pinned
     /// chunks (slots x chunk_bytes) are not split (split_count_eligible says why).
     std::size_t split_min_bytes = std::size_t(4) << 20;
 };

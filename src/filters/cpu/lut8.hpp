@@ -15,7 +15,7 @@ namespace imghist::detail {
 enum class Lut8Store : std::uint8_t { Cached, Streaming };
 
 /// Images of at least this many bytes are written with Lut8Store::Streaming by the CPU's table passes (a
-/// few times the last-level cache a thread sees on the hosts measured; docs/PERFORMANCE.md). The environment
+/// few times the last-level cache a thread sees on the hosts measured; docs/DESIGN.md). The environment
 /// variable IMGHIST_LUT8_STREAM_MIN_BYTES overrides it (benchmarks compare both with it).
 std::size_t lut8_streaming_min_bytes() noexcept;
 

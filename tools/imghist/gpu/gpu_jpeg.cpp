@@ -50,7 +50,7 @@ int gpu_jpeg_lanes() {
         if (v >= 1 && v <= 8) return v;
     }
     // One: with a batch's encode spread over four threads (encode_threads), a second lane only added contention
-    // (H100, 1000 and 4000 1920x1080 JPEGs: every run 7-16% slower with two; docs/PERFORMANCE.md).
+    // (H100, 1000 and 4000 1920x1080 JPEGs: every run 7-16% slower with two; docs/DESIGN.md).
     return 1;
 }
 
@@ -94,7 +94,7 @@ int gpu_jpeg_exit(int code) {
     }
     // Every output is complete by now (written, flushed to disk and renamed), and so is everything printed.
     // What remains is tearing down the CUDA runtime, nvJPEG's handles and the GPU memory they hold, which
-    // the driver also does when the process ends: measured on an H100 (docs/PERFORMANCE.md), a 1000-image
+    // the driver also does when the process ends: measured on an H100 (docs/DESIGN.md), a 1000-image
     // run's process ended 0.41-0.47 s after this point with the normal exit, 0.19-0.29 s with this one.
     std::_Exit(code);
 }

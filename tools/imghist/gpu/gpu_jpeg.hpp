@@ -122,7 +122,7 @@ public:
     void start_hardware_decoder(int batch, nv::OutputFormat format, int lanes);
     /// Encoder states per lane: two per encoding thread. The warm-up makes each state's first, allocating
     /// encode; with 8 states instead of 32 a run started 60-90 ms sooner, and its batches took as long
-    /// (H100 host, 1000 and 4000 1920x1080 JPEGs, alternating: docs/PERFORMANCE.md, "GPU JPEG pipeline").
+    /// (H100 host, 1000 and 4000 1920x1080 JPEGs, alternating: docs/DESIGN.md).
     static constexpr std::size_t kEncoderStates = 8;
     /// Host threads a batch's encode is split over, each with its own stream and kEncoderStates / threads
     /// states (encoding in rounds of that many images): 4, or IMGHIST_GPU_ENCODE_THREADS (1, 2, 4 or 8).
