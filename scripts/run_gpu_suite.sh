@@ -8,7 +8,7 @@
 #   gpu        nvidia-smi -L (and clocks, driver)                                      15 s
 #   tests      every test executable, all cases (Catch2 summary per executable)       SUITE_T_TESTS=75
 #   paths      test_filters' [cuda] cases with the one-launch filters off, then on for   SUITE_T_PATHS=120
-#              every size (IMGHIST_FUSED_MAX_BYTES=0 / 1e9): both device paths see every case
+#              every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9): both device paths see every case
 #   memcheck   compute-sanitizer --tool memcheck  on the [cuda] cases                  SUITE_T_MEMCHECK=100
 #   racecheck  compute-sanitizer --tool racecheck on the [cuda] cases                  SUITE_T_RACECHECK=100
 #   synccheck  compute-sanitizer --tool synccheck on the [cuda] cases                  SUITE_T_SYNCCHECK=100
@@ -125,7 +125,7 @@ for step in $STEPS; do
             # The default size limit of the one-launch filters (tuning.hpp) leaves each test case on one of
             # the two device paths; these runs put every case on each.
             run_step paths "$(step_limit "${SUITE_T_PATHS:-120}")" bash -c \
-                'IMGHIST_FUSED_MAX_BYTES=0 "$1" "[cuda]" && IMGHIST_FUSED_MAX_BYTES=1000000000 "$1" "[cuda]"' _ \
+                'IMGHIST_ONE_LAUNCH_MAX_BYTES=0 "$1" "[cuda]" && IMGHIST_ONE_LAUNCH_MAX_BYTES=1000000000 "$1" "[cuda]"' _ \
                 "$BUNDLE/tests/test_filters"
             ;;
         memcheck|racecheck|synccheck|initcheck)

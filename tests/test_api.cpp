@@ -139,7 +139,7 @@ TEST_CASE("CPU backend gives the same answer with any thread count", "[core][cpu
 TEST_CASE("counting route: large pageable images counted by the device and CPU threads at once [cuda]",
           "[core][auto][cuda]") {
     IMGHIST_REQUIRE_CUDA_OR_SKIP();
-    // Above StagingTuning::split_min_bytes (4 MiB) a pageable image without a mask is counted by the device
+    // Above policy::Constants::split_min_bytes (4 MiB) a pageable image without a mask is counted by the device
     // (rows [0, g), packed into the pinned chunks and copied piece by piece) and CPU threads (the other
     // rows) in one job; g follows the measured balance from call to call, so repeated calls split at
     // different rows. Every result must equal the plain loop: 8-bit gray (contiguous), 8-bit colour seen

@@ -17,7 +17,7 @@ namespace imghist::detail {
 void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const BinSpec& spec,
                             std::uint64_t* counts, std::uint64_t* oor, int device, Stream stream);
 /// Whether split_histogram_to_host takes this image: a pageable host image without a mask, of at least
-/// StagingTuning::split_min_bytes and at most what the pinned chunks hold (64 MiB), with a device present.
+/// policy::Constants::split_min_bytes and at most what the pinned chunks hold (64 MiB), with a device present.
 bool split_count_eligible(const ImageView& image, const ImageView* mask);
 /// Adds the histogram of host image `image` into counts / oor, counted on the device and on CPU threads at
 /// once: rows [0, g) are staged to the device while the other threads count rows [g, height); g follows the

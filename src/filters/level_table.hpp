@@ -44,7 +44,7 @@ void cuda_luma_histogram(const ImageView& src, std::uint64_t* hist, int device, 
 
 
 // 8-bit device images, whole operation on the device (no host round trip; asynchronous on `stream`): one
-// cooperative launch for images up to FilterTuning::fused_max_bytes (cuda/fused.hpp; not multi-Otsu), else
+// cooperative launch for images up to policy::one_launch_max_bytes() (cuda/fused.hpp; not multi-Otsu), else
 // the histogram, then one apply kernel whose blocks derive the tables from the counts themselves.
 /// True when src takes these paths: a device view of u8 samples with fewer than 2^32 pixels (32-bit counts).
 bool cuda_level_path_u8(const ImageView& src);

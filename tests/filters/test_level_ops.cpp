@@ -11,7 +11,7 @@
 
 #include "filters_support.hpp"
 #include "imghist/filters.hpp"
-#include "cuda/tuning/tuning.hpp"     // white-box: the one-launch size limit
+#include "core/policy/policy.hpp"      // white-box: the one-launch size limit
 #include "cuda/runtime/workspace.hpp"  // white-box: matching's cache of target points
 
 using namespace filters_test;
@@ -458,7 +458,7 @@ IMGHIST_BACKEND_CASE("match_to_histogram to a host histogram: 1 or C target chan
     std::vector<Size2> sizes = size_classes();
     sizes.push_back({1920, 1080});
     const std::vector<std::map<int, std::uint64_t>> gray = counts_of(make_image(77, 53, CV_8UC1, Dist::Gauss4, seed++, 1));
-    const char* fused_env = std::getenv("IMGHIST_FUSED_MAX_BYTES");
+    const std::size_t one_launch_max = imghist::detail::policy::one_launch_max_bytes();
     for (const Size2& s : sizes)
         for (int cn : {1, 3, 4})
             for (int xo : {-1, 7}) {
@@ -479,9 +479,7 @@ IMGHIST_BACKEND_CASE("match_to_histogram to a host histogram: 1 or C target chan
                 // White-box: images the one-launch path takes leave their target's counts in the tag of the
                 // default stream's cache (the counts follow the tag's header), so the next call can hit it.
                 const std::size_t bytes = static_cast<std::size_t>(s.w) * s.h * cn;
-                const bool one_launch =
-                    backend == Backend::Cuda && fused_env == nullptr &&
-                    bytes <= imghist::detail::cuda::tuning_for(9).filters.fused_max_bytes;
+                const bool one_launch = backend == Backend::Cuda && bytes <= one_launch_max;
                 for (std::size_t k = 0; k < order.size(); ++k) {
                     INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn << " call " << k);
                     const imghist::Histogram target = histogram_of(*order[k]);
@@ -519,9 +517,8 @@ TEST_CASE("match_to_histogram captured into a CUDA graph leaves the stream's cac
     const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Photo, 31);
     // The cache belongs to the one-launch path (the two-kernel path copies the target from pageable memory,
     // which a capture does not take).
-    const char* fused_env = std::getenv("IMGHIST_FUSED_MAX_BYTES");
-    if (fused_env && std::atoll(fused_env) < static_cast<long long>(src.total())) {
-        std::printf("%s: the one-launch path is off (IMGHIST_FUSED_MAX_BYTES), case skipped\n", imghist_test::kSkipMarker);
+    if (imghist::detail::policy::one_launch_max_bytes() < src.total()) {
+        std::printf("%s: the one-launch path is off (IMGHIST_ONE_LAUNCH_MAX_BYTES), case skipped\n", imghist_test::kSkipMarker);
         return;
     }
     const auto t1 = counts_of(make_image(97, 61, CV_8UC1, Dist::Gauss32, 32, 1));

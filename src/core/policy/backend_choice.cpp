@@ -1,5 +1,6 @@
 // The Auto backend for host images (backend_choice.hpp says why it is measured and how).
 #include "core/policy/backend_choice.hpp"
+#include "core/policy/policy.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -54,13 +55,7 @@ HostRoute BackendChooser::choose(const HostCallClass& c) {
     return r;
 }
 
-bool BackendChooser::trace_enabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("IMGHIST_AUTO_TRACE");
-        return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-    }();
-    return on;
-}
+bool BackendChooser::trace_enabled() { return policy::trace(); }
 
 void BackendChooser::trace(const HostCallClass& c, HostRoute r) {
     static const char* const work_names[] = {"histogram", "point-filter", "histogram-filter", "clahe"};

@@ -12,7 +12,7 @@
 // and applies it. That halves the PCIe traffic of a large image and leaves the CPU the cheap part (a table
 // pass runs at memory speed, a byte histogram an order of magnitude slower): on an H100 host, an 8K
 // equalization took 2.1-2.2 ms on the device route and 2.3-2.4 ms on the CPU, of which 1.1 ms and 1.9 ms
-// were the histogram. On the counting route a large pageable image (StagingTuning::split_min_bytes) is
+// were the histogram. On the counting route a large pageable image (policy::Constants::split_min_bytes) is
 // counted by the device and CPU threads at once (split_histogram_to_host: a quarter of the threads pack rows
 // for the copy engine while the others count the rest); plain histograms of such images (calc_hist) take
 // that route too, as a third beside the two.
@@ -29,7 +29,7 @@
 // calls 8, 16, 32 and 64 of the class (those after settling: a class of three routes settles in calls 0-8)
 // and then every `kRecheckEvery`-th call, each other route is visited again for two calls (one kept), so a host whose load changes is re-judged. Changing the CPU thread count
 // restarts the class. The table is bounded by the number of classes (a few thousand entries at most).
-// IMGHIST_AUTO_TRACE=1 in the environment writes every choice to stderr, with the class and each route's
+// The policy's trace override (IMGHIST_AUTO_TRACE=1) writes every choice to stderr, with the class and each route's
 // typical time.
 #pragma once
 
@@ -98,7 +98,7 @@ private:
     };
     static std::uint32_t key_of(const HostCallClass& c);
     HostRoute choose_locked(const HostCallClass& c);
-    /// IMGHIST_AUTO_TRACE=1: every choice is written to stderr with the class and each route's typical time.
+    /// The policy's trace override: every choice is written to stderr with the class and each route's typical time.
     static bool trace_enabled();
     void trace(const HostCallClass& c, HostRoute r);
 

@@ -45,6 +45,7 @@
 
 #include "core/binning.hpp"  // BinParams, BinMode
 #include "cuda/plan/histogram_params.hpp"  // Desc, Params: the launch parameters
+#include "cuda/tuning/tuning.hpp"  // KernelBounds
 
 namespace imghist::detail::cuda {
 
@@ -569,7 +570,7 @@ __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarge
 /// none to spare of (64 at 1024 threads; measured on H100: 256 MiB 8-bit 100.8 -> 104-107 us, 8K 3-channel
 /// 50.7 -> 54-56 us with one instance for both).
 template <class T, int C, KMode M, Storage S, bool B>
-__global__ void __launch_bounds__(1024) histogram_kernel(const Params p) {
+__global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
     const int copies = 1 << p.copies_log2;
     // Slots per channel: bins + 1 (the last counts samples out of range), or the 256 raw values (fold).
@@ -753,7 +754,7 @@ struct VectorGrid {
 /// (Counter::count_if_flat) by warps whose first vectors are mostly such runs; other warps never test for
 /// it, since the test alone, made for every vector, cost uniform and noisy data 5-8% (8K and 256 MiB, H200).
 template <class T, int C, KMode M, bool Merged, bool Rows>
-__global__ void __launch_bounds__(512) contiguous_kernel(const ContiguousArgs<Merged, Rows> p) {
+__global__ void __launch_bounds__(KernelBounds::contiguous) contiguous_kernel(const ContiguousArgs<Merged, Rows> p) {
     extern __shared__ unsigned int smem[];
     constexpr int SZ = static_cast<int>(sizeof(T));
     constexpr int SPV = 16 / SZ;

@@ -4,16 +4,19 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "core/dispatch.hpp"
+#include "cuda/runtime/blocking_call.hpp"
 #include "cuda/runtime/cuda_error.hpp"
 #include "core/ycbcr_rgb.hpp"
+#include "cuda/tuning/tuning.hpp"
 
 namespace imghist::detail {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = cuda::KernelBounds::ycbcr;
 
 __global__ void __launch_bounds__(kThreads) ycc_value_counts(const YccPlanesView* images, unsigned long long* counts) {
     __shared__ unsigned int local[3 * 256];
@@ -43,35 +46,31 @@ std::vector<std::uint64_t> cuda_ycbcr_value_counts(const std::vector<YccPlanesVi
     if (images.empty()) return counts;
     if (images.size() > 65535)
         throw Error(ErrorCode::InvalidArgument, "calc_hist_ycbcr_batch: at most 65535 images per call on CUDA");
-    DeviceGuard guard(device);
-    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    BlockingCall call(device, stream, true);
+    Workspace& ws = call.ws();
+    const cudaStream_t s = cu(ws.stream());
     long long largest = 0;
     for (const YccPlanesView& p : images) largest = std::max(largest, static_cast<long long>(p.width) * p.height);
     // Enough blocks per image to fill the device with a batch of one, each block counting at least 4096
     // pixels (a shared-memory flush per block is then a small share of its work); the grid's y is the batch.
     const long long per_block = static_cast<long long>(kThreads) * 16;
     const unsigned int blocks = static_cast<unsigned int>(std::clamp<long long>((largest + per_block - 1) / per_block, 1, 1024));
-    YccPlanesView* d_images = nullptr;
-    unsigned long long* d_counts = nullptr;
+    // The descriptors and the counts live in the workspace's slots: a steady stream of calls allocates
+    // nothing, and the call's end (stream synchronised) makes them free for the next.
     const std::size_t image_bytes = images.size() * sizeof(YccPlanesView), count_bytes = counts.size() * sizeof(unsigned long long);
-    IMGHIST_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&d_images), image_bytes, s));
-    struct Free {
-        void* a;
-        void* b;
-        cudaStream_t s;
-        ~Free() {
-            if (a) cudaFreeAsync(a, s);
-            if (b) cudaFreeAsync(b, s);
-        }
-    } release{d_images, nullptr, s};
-    IMGHIST_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&d_counts), count_bytes, s));
-    release.b = d_counts;
-    IMGHIST_CUDA(cudaMemcpyAsync(d_images, images.data(), image_bytes, cudaMemcpyHostToDevice, s));
+    auto* h_images = static_cast<YccPlanesView*>(ws.pinned_buffer(PinnedSlot::YccDescs, image_bytes));
+    std::memcpy(h_images, images.data(), image_bytes);
+    auto* d_images = ws.device_as<YccPlanesView>(DeviceSlot::YccDescs, image_bytes);
+    auto* d_counts = ws.device_as<unsigned long long>(DeviceSlot::YccCounts, count_bytes);
+    auto* h_counts = static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::YccCounts, count_bytes));
+    IMGHIST_CUDA(cudaMemcpyAsync(d_images, h_images, image_bytes, cudaMemcpyHostToDevice, s));
     IMGHIST_CUDA(cudaMemsetAsync(d_counts, 0, count_bytes, s));
     ycc_value_counts<<<dim3(blocks, static_cast<unsigned int>(images.size())), kThreads, 0, s>>>(d_images, d_counts);
     IMGHIST_CUDA(cudaGetLastError());
-    IMGHIST_CUDA(cudaMemcpyAsync(counts.data(), d_counts, count_bytes, cudaMemcpyDeviceToHost, s));
+    IMGHIST_CUDA(cudaMemcpyAsync(h_counts, d_counts, count_bytes, cudaMemcpyDeviceToHost, s));
     IMGHIST_CUDA(cudaStreamSynchronize(s));
+    call.finish();
+    std::copy(h_counts, h_counts + counts.size(), counts.begin());
     return counts;
 }
 

@@ -99,14 +99,22 @@ Plan make_plan(int device, const ImageView& img, const BinParams& bp, std::size_
     Plan pl;
     pl.kmode = kmode_of(bp, img.type);
     const bool by_shift = pl.kmode == KMode::ShiftFull || pl.kmode == KMode::Shift;
-    pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
-                              img.channels, bp.bins, by_shift, total_bytes, batch_image_bytes);
+    HistogramRequest req;
+    req.sample_bytes = static_cast<int>(img.sample_bytes());
+    req.floating = img.type == SampleType::F32;
+    req.channels = img.channels;
+    req.bins = bp.bins;
+    req.by_shift = by_shift;
+    req.total_bytes = total_bytes;
+    req.batch_image_bytes = batch_image_bytes;
+    pl.policy = select_policy(info.cc_major, req);
     // A batch's row of one tile per image needs an image for every resident block; fewer would leave blocks
     // idle, and such a batch is cut into tiles like one image of its total size.
     if (pl.policy.whole_images && total_bytes / std::max<std::size_t>(batch_image_bytes, 1) <
-                                      static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm))
-        pl.policy = select_policy(info.cc_major, static_cast<int>(img.sample_bytes()), img.type == SampleType::F32,
-                                  img.channels, bp.bins, by_shift, total_bytes);
+                                      static_cast<std::size_t>(info.sm_count) * std::max(1, pl.policy.blocks_per_sm)) {
+        req.batch_image_bytes = 0;
+        pl.policy = select_policy(info.cc_major, req);
+    }
     if (over.threads > 0) pl.policy.threads = over.threads;
     if (over.vectors > 0) pl.policy.vectors = std::min(over.vectors, 4);
     if (over.blocks_per_sm > 0) pl.policy.blocks_per_sm = over.blocks_per_sm;

@@ -1,7 +1,7 @@
 // The CUDA backend's host-result entry points of the dispatch layer (dispatch.hpp): calc_hist /
-// accumulate_hist / calc_hist_batch on host or device views with the counts returned to the host. Host images
-// go through the one staging path (imghist/internal/staging.hpp); the histogram runs in the workspace of the
-// stream the call is ordered on.
+// accumulate_hist / calc_hist_batch on host or device views with the counts returned to the host. Each is
+// one BlockingCall (blocking_call.hpp: device, workspace, staging, clean-up); the routes differ in how the
+// image reaches the device and how the counts come back.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,43 +19,17 @@
 
 #include "core/cpu/histogram_cpu.hpp"
 #include "core/dispatch.hpp"
+#include "core/policy/split_share.hpp"
 #include "imghist/histogram.hpp"
-#include "cuda/runtime/cuda_error.hpp"
 #include "cuda/device_histogram.hpp"
+#include "cuda/runtime/blocking_call.hpp"
+#include "cuda/runtime/cuda_error.hpp"
 #include "cuda/runtime/staging.hpp"
 #include "cuda/tuning/tuning.hpp"
 #include "cuda/runtime/workspace.hpp"
 
 namespace imghist::detail {
 namespace {
-
-int resolve_device(int device) {
-    if (cuda_device_count() == 0) throw Error(ErrorCode::NoDevice, "no CUDA device is available");
-    if (device < 0) IMGHIST_CUDA(cudaGetDevice(&device));
-    if (device >= cuda_device_count())
-        throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(device) + " does not exist");
-    return device;
-}
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
-std::size_t packed_bytes(const ImageView& v) { return align_up(v.row_bytes() * v.height, 256); }
-
-/// The workspace (and so the stream) of a blocking call. With a caller stream: that one. Host inputs are
-/// staged by this call, so without one it works on a private non-blocking stream and waits for nothing
-/// else. Device inputs were written by earlier work of the caller's, typically cudaMemcpy or a kernel on the
-/// default stream, so the call is ordered on the default (legacy) stream: a non-blocking stream could read
-/// the image before that work has finished.
-WorkspaceLease blocking_workspace(int device, Stream caller, bool device_input) {
-    if (caller || device_input) return acquire_workspace(device, caller);
-    return acquire_private_workspace(device);
-}
-
-/// After the stream has been synchronised (or the call's result seen tagged): the staging chunks are free, and
-/// oversized staging goes.
-void end_blocking_call(Workspace& ws) {
-    for (auto& s : ws.stage_slots()) s.in_flight = false;
-    ws.trim_staging();
-}
 
 /// The result of a blocking call of one image (n counts, then `channels` out-of-range counters) goes
 /// straight into page-locked host memory, which the device addresses directly (unified addressing): the
@@ -187,9 +161,10 @@ private:
 /// are added to counts / oor once the stream has drained. The device route of images beyond the pinned
 /// chunks (packers: every CPU thread, no others) and the split count (the others count the rest of the rows
 /// on the CPU) share it. packed_events: as stage_stream_beside's.
-void stream_count_to_host(Workspace& ws, const ImageView& image, int gpu_rows, const BinSpec& spec, int packers,
+void stream_count_to_host(BlockingCall& call, const ImageView& image, int gpu_rows, const BinSpec& spec, int packers,
                           int others, const std::function<void(int)>& other, void* const* packed_events,
                           std::uint64_t* counts, std::uint64_t* oor) {
+    Workspace& ws = call.ws();
     auto* ring = ws.device_as<unsigned char>(DeviceSlot::StageSrc, staging_ring_bytes(ws, image, gpu_rows));
     const ChunkedCounts device_counts(ws, spec, image.channels);
     stage_stream_beside(ws, image, gpu_rows, ring, packers, others, other,
@@ -197,51 +172,8 @@ void stream_count_to_host(Workspace& ws, const ImageView& image, int gpu_rows, c
     const PinnedResult result(ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels);
     device_counts.copy_to(result);
     IMGHIST_CUDA(cudaStreamSynchronize(cu(ws.stream())));
-    end_blocking_call(ws);
+    call.finish();
     result.add_to(counts, oor);
-}
-
-/// The device's share of the rows of a split count, per kind of call (size class, sample type, channels,
-/// thread budget). After each call the rates the two sides reached (rows per second: the device's from the
-/// job's start to the end of its last copy, timed by events; the CPU threads' from the job's start to the
-/// last band's end) give the share at which both would finish together, and the stored share moves halfway
-/// to it, so one noisy call moves it a little. The first share comes from rates measured on an H100 host:
-/// the copy engine takes pageable 8-bit images at about 30 GB/s, a CPU thread counts about 1 GB/s, and
-/// three quarters of 16 threads count while a quarter packs: 30 / (30 + 12) = 0.7.
-class SplitShares {
-public:
-    using Key = std::tuple<int, int, int, int>;
-    double get(const Key& k) {
-        std::lock_guard<std::mutex> lock(m_);
-        const auto it = share_.find(k);
-        return it == share_.end() ? kFirst : it->second;
-    }
-    /// device_rows in device_s, cpu_rows in cpu_s: the call's two sides.
-    void update(const Key& k, double device_rows, double device_s, double cpu_rows, double cpu_s) {
-        if (!(device_s > 0) || !(cpu_s > 0) || device_rows <= 0 || cpu_rows <= 0) return;
-        const double device_rate = device_rows / device_s, cpu_rate = cpu_rows / cpu_s;
-        const double balanced = device_rate / (device_rate + cpu_rate);
-        std::lock_guard<std::mutex> lock(m_);
-        const auto it = share_.find(k);
-        const double old = it == share_.end() ? kFirst : it->second;
-        share_[k] = std::min(kMax, std::max(kMin, 0.5 * old + 0.5 * balanced));
-    }
-
-private:
-    static constexpr double kFirst = 0.7, kMin = 0.05, kMax = 0.97;
-    std::mutex m_;
-    std::map<Key, double> share_;
-};
-
-SplitShares& split_shares() {
-    static SplitShares shares;
-    return shares;
-}
-
-int size_class(std::size_t bytes) {
-    int c = 0;
-    while (c < 63 && (std::size_t(1) << (c + 1)) <= bytes) ++c;
-    return c;
 }
 
 }  // namespace
@@ -257,11 +189,7 @@ bool split_count_eligible(const ImageView& image, const ImageView* mask) {
     (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     const auto& t = cuda::tuning_for(major).staging;
     const std::size_t bytes = image.row_bytes() * static_cast<std::size_t>(image.height);
-    // At most what the pinned chunks hold. Beyond, the device's rows could stream through them, but the split
-    // then loses to the device alone: a 16K frame (133 MB) took 4.8 ms split against 3.5 ms on the device
-    // route (H100 host, the chooser's trace; 5.1-5.3 against 3.2-3.6 ms with the split capped at 64 MiB on
-    // an earlier machine): the CPU threads' counting and the packing then compete for the host's memory.
-    return bytes >= t.split_min_bytes && bytes <= static_cast<std::size_t>(t.slots) * t.chunk_bytes && !is_pinned(image);
+    return policy::split_worthwhile(bytes, static_cast<std::size_t>(t.slots) * t.chunk_bytes) && !is_pinned(image);
 }
 
 void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::uint64_t* counts, std::uint64_t* oor,
@@ -274,18 +202,17 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
         cuda_histogram_to_host(image, nullptr, spec, counts, oor, device, stream);
         return;
     }
-    device = resolve_device(device);
-    DeviceGuard guard(device);
-    WorkspaceLease ws = blocking_workspace(device, stream, false);
-    if (staging_capacity_rows(*ws, image) < 1) {  // not even one row fits the chunks (another device's tuning)
-        cuda_histogram_to_host(image, nullptr, spec, counts, oor, device, stream);
+    BlockingCall call(device, stream, false);
+    Workspace& ws = call.ws();
+    if (staging_capacity_rows(ws, image) < 1) {  // not even one row fits the chunks (another device's tuning)
+        call.finish();
+        cuda_histogram_to_host(image, nullptr, spec, counts, oor, call.device(), stream);
         return;
     }
     const int H = image.height, C = image.channels;
     const int packers = std::max(1, threads / 4), bands = threads - packers;
-    const SplitShares::Key key{size_class(image.row_bytes() * static_cast<std::size_t>(H)), static_cast<int>(image.type),
-                               C, threads};
-    const double share = split_shares().get(key);
+    const policy::SplitKind kind{image.row_bytes() * static_cast<std::size_t>(H), image.type, C, threads};
+    const double share = policy::split_share(kind);
     const int g = std::max(1, std::min(static_cast<int>(std::lround(H * share)), H - 1));
     const std::size_t n = static_cast<std::size_t>(C) * spec.bins;
 
@@ -306,7 +233,7 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
         }
     };
     // The device side is timed by events from before the job to the end of its last copy (its own clock).
-    const cudaStream_t s = cu(ws->stream());
+    const cudaStream_t s = cu(ws.stream());
     std::vector<cudaEvent_t> ev(static_cast<std::size_t>(packers) + 1, nullptr);
     struct Events {
         std::vector<cudaEvent_t>& e;
@@ -317,7 +244,7 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
     } events{ev};
     for (auto& e : ev) IMGHIST_CUDA(cudaEventCreate(&e));
     IMGHIST_CUDA(cudaEventRecord(ev[0], s));
-    stream_count_to_host(*ws, image, g, spec, packers, bands, count_band, reinterpret_cast<void* const*>(ev.data() + 1),
+    stream_count_to_host(call, image, g, spec, packers, bands, count_band, reinterpret_cast<void* const*>(ev.data() + 1),
                          counts, oor);
     float device_ms = 0.f;
     for (std::size_t i = 1; i < ev.size(); ++i) {
@@ -326,7 +253,7 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
         device_ms = std::max(device_ms, ms);
     }
     const double cpu_s = std::chrono::duration<double>(Clock::duration(cpu_end.load()) - t0.time_since_epoch()).count();
-    split_shares().update(key, g, device_ms * 1e-3, H - g, cpu_s);
+    policy::record_split(kind, g, device_ms * 1e-3, H - g, cpu_s);
     for (int k = 0; k < bands; ++k) {
         const std::uint64_t* c = local.data() + static_cast<std::size_t>(k) * (n + C);
         for (std::size_t i = 0; i < n; ++i) counts[i] += c[i];
@@ -336,63 +263,62 @@ void split_histogram_to_host(const ImageView& image, const BinSpec& spec, std::u
 
 void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const BinSpec& spec, std::uint64_t* counts,
                             std::uint64_t* oor, int device, Stream stream) {
-    device = resolve_device(device);
-    DeviceGuard guard(device);
-    WorkspaceLease ws = blocking_workspace(device, stream, image.location == Location::Device);
-    if (mask == nullptr && image.location == Location::Host && image.height > staging_capacity_rows(*ws, image) &&
-        staging_capacity_rows(*ws, image) >= 1 && !is_pinned(image)) {
+    BlockingCall call(device, stream, image.location == Location::Device);
+    Workspace& ws = call.ws();
+    if (mask == nullptr && image.location == Location::Host && image.height > staging_capacity_rows(ws, image) &&
+        staging_capacity_rows(ws, image) >= 1 && !is_pinned(image)) {
         // A pageable image beyond the pinned chunks (a 16K frame): streamed through them, every CPU thread
         // packing, and counted chunk by chunk, so the device holds the 64 MiB ring that the workspace keeps
         // instead of a copy of the whole image allocated and freed again by every call. As fast as that copy
         // (16K calc_hist on an H100 host, alternating: 3.47-3.61 ms against 3.50-3.69 ms).
         const int packers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        stream_count_to_host(*ws, image, image.height, spec, packers, 0, [](int) {}, nullptr, counts, oor);
+        stream_count_to_host(call, image, image.height, spec, packers, 0, [](int) {}, nullptr, counts, oor);
+        return;
+    }
+    if (image.empty()) {  // nothing to add
+        call.finish();
         return;
     }
     ImageView dimg = image, dmask = mask ? *mask : ImageView{};
-    if (image.location == Location::Host && !image.empty()) {
-        const std::size_t ibytes = packed_bytes(image);
-        const std::size_t mbytes = mask ? packed_bytes(*mask) : 0;
-        auto* buf = ws->device_as<unsigned char>(DeviceSlot::StageSrc, ibytes + mbytes);
-        dimg = stage_upload(*ws, image, buf);
-        if (mask) dmask = stage_upload(*ws, *mask, buf + ibytes);
+    if (image.location == Location::Host) {
+        const std::size_t ibytes = BlockingCall::staged_bytes(image);
+        unsigned char* buf = call.staging(ibytes + (mask ? BlockingCall::staged_bytes(*mask) : 0));
+        dimg = call.stage(image, buf);
+        if (mask) dmask = call.stage(*mask, buf + ibytes);
     }
-    if (image.empty()) return;  // nothing to add
-    PinnedResult result(*ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels,
+    PinnedResult result(ws, static_cast<std::size_t>(image.channels) * spec.bins, image.channels,
                         PinnedResult::Signal::Tagged);
     AsyncOptions opt;
     if (mask) opt.mask = dmask;
-    if (!cuda_histogram(*ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, result.tag))
-        result.launched_untagged(*ws);
+    if (!cuda_histogram(ws, dimg, spec, result.view(), opt, OutputPlace::HostMapped, result.tag))
+        result.launched_untagged(ws);
     // Once every word carries the tag, every block has read the image (staged copies included) and the last
     // one has written the result, so the staging can go back to the workspace.
-    result.wait(*ws);
-    end_blocking_call(*ws);
+    result.wait(ws);
+    call.finish();
     result.add_to(counts, oor);
 }
 
 void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<ImageView>& masks, const BinSpec& spec,
                         std::vector<Histogram>& hists, int device, Stream stream) {
-    device = resolve_device(device);
-    DeviceGuard guard(device);
-    WorkspaceLease ws =
-        blocking_workspace(device, stream, !images.empty() && images[0].location == Location::Device);
+    BlockingCall call(device, stream, !images.empty() && images[0].location == Location::Device);
+    Workspace& ws = call.ws();
     const std::size_t count = images.size();
     std::vector<ImageView> dimgs(images), dmasks(masks);
     if (!images.empty() && images[0].location == Location::Host) {
         std::size_t bytes = 0;
         for (std::size_t i = 0; i < count; ++i) {
-            bytes += packed_bytes(images[i]);
-            if (!masks.empty()) bytes += packed_bytes(masks[i]);
+            bytes += BlockingCall::staged_bytes(images[i]);
+            if (!masks.empty()) bytes += BlockingCall::staged_bytes(masks[i]);
         }
-        auto* buf = ws->device_as<unsigned char>(DeviceSlot::StageSrc, std::max<std::size_t>(bytes, 256));
+        unsigned char* buf = call.staging(bytes);
         std::size_t off = 0;
         for (std::size_t i = 0; i < count; ++i) {
-            dimgs[i] = stage_upload(*ws, images[i], buf + off);
-            off += packed_bytes(images[i]);
+            dimgs[i] = call.stage(images[i], buf + off);
+            off += BlockingCall::staged_bytes(images[i]);
             if (!masks.empty()) {
-                dmasks[i] = stage_upload(*ws, masks[i], buf + off);
-                off += packed_bytes(masks[i]);
+                dmasks[i] = call.stage(masks[i], buf + off);
+                off += BlockingCall::staged_bytes(masks[i]);
             }
         }
     }
@@ -402,19 +328,19 @@ void cuda_batch_to_host(const std::vector<ImageView>& images, const std::vector<
     // by the kernels (no padding the device never initialises).
     const std::size_t per = n + static_cast<std::size_t>(C);
     const std::size_t result_bytes = sizeof(unsigned long long) * per * std::max<std::size_t>(count, 1);
-    auto* dres = ws->device_as<unsigned long long>(DeviceSlot::BatchResult, result_bytes);
+    auto* dres = ws.device_as<unsigned long long>(DeviceSlot::BatchResult, result_bytes);
     std::vector<DeviceHistogramView> outs(count);
     for (std::size_t i = 0; i < count; ++i) {
         outs[i].counts = dres + per * i;
         outs[i].type = CountType::U64;
         outs[i].out_of_range = dres + per * i + n;
     }
-    cuda_histogram_batch(*ws, dimgs.data(), count, spec, outs.data(), false, masks.empty() ? nullptr : dmasks.data());
-    auto* host = static_cast<unsigned long long*>(ws->pinned_buffer(PinnedSlot::BatchResult, result_bytes));
-    const auto s = cu(ws->stream());
+    cuda_histogram_batch(ws, dimgs.data(), count, spec, outs.data(), false, masks.empty() ? nullptr : dmasks.data());
+    auto* host = static_cast<unsigned long long*>(ws.pinned_buffer(PinnedSlot::BatchResult, result_bytes));
+    const auto s = cu(ws.stream());
     IMGHIST_CUDA(cudaMemcpyAsync(host, dres, sizeof(unsigned long long) * per * count, cudaMemcpyDeviceToHost, s));
     IMGHIST_CUDA(cudaStreamSynchronize(s));
-    end_blocking_call(*ws);
+    call.finish();
     for (std::size_t i = 0; i < count; ++i) {
         for (std::size_t k = 0; k < n; ++k) hists[i].counts[k] += host[per * i + k];
         for (int c = 0; c < C; ++c) hists[i].out_of_range[c] += host[per * i + n + c];

@@ -41,6 +41,8 @@ enum class DeviceSlot : int {
     BatchDescs,    ///< core: per-image descriptors of a batch launch
     BatchResult,   ///< core: a batch's counts before the copy to the host
     ChunkCounts,   ///< core: counts of a host image streamed to the device chunk by chunk, before the copy back
+    YccDescs,      ///< core: the plane descriptors of calc_hist_ycbcr_batch
+    YccCounts,     ///< core: its R, G, B value counts, before the copy back
     Counts,        ///< filters: the histogram a table or a threshold is derived from
     Tables,        ///< filters: 4 x 256 table bytes, then the computed threshold (an int)
     Plane,         ///< filters: the luma plane of a colour equalization
@@ -65,6 +67,8 @@ enum class PinnedSlot : int {
     Result,       ///< core: a single image's counts, written by the finishing block over the bus (mapped, tagged
                   ///< words) or, for the streamed paths, by a copy
     BatchResult,  ///< core: a batch's counts, copied from DeviceSlot::BatchResult
+    YccDescs,     ///< core: calc_hist_ycbcr_batch's plane descriptors, copied to DeviceSlot::YccDescs
+    YccCounts,    ///< core: its value counts, copied from DeviceSlot::YccCounts
     MultiOtsu,    ///< filters: the multi-Otsu search's result and the 256 counts, written by the device
     Count
 };

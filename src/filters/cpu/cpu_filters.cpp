@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/policy/policy.hpp"
 #include "filters/internal.hpp"
 #include "filters/cpu/lut8.hpp"
 
@@ -44,7 +45,7 @@ namespace {
 /// Large images are written with non-temporal stores (lut8.hpp).
 Lut8Store lut8_store_for(const ImageView& dst) {
     const std::size_t bytes = dst.row_bytes() * static_cast<std::size_t>(dst.height);
-    return bytes >= lut8_streaming_min_bytes() ? Lut8Store::Streaming : Lut8Store::Cached;
+    return bytes >= policy::lut_stream_min_bytes() ? Lut8Store::Streaming : Lut8Store::Cached;
 }
 }  // namespace
 

@@ -143,17 +143,4 @@ void lut8_run(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const L
     else lut8_run_portable(src, dst, n, luts, channels);
 }
 
-std::size_t lut8_streaming_min_bytes() noexcept {
-    static const std::size_t bytes = [] {
-        constexpr std::size_t fallback = std::size_t(16) << 20;
-        const char* v = std::getenv("IMGHIST_LUT8_STREAM_MIN_BYTES");
-        if (v == nullptr || *v == '\0') return fallback;
-        char* end = nullptr;
-        const double d = std::strtod(v, &end);  // "1e15" too; anything not a whole number >= 0: ignored
-        if (end == v || *end != '\0' || !(d >= 0)) return fallback;
-        return d >= 1.8e19 ? ~std::size_t(0) : static_cast<std::size_t>(d);
-    }();
-    return bytes;
-}
-
 }  // namespace imghist::detail

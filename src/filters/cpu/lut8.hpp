@@ -13,11 +13,7 @@ namespace imghist::detail {
 /// without reading them first and without keeping them in the caches — for passes over images much larger
 /// than the caches, where a normal store costs a read of the line it fills (a third of the traffic).
 enum class Lut8Store : std::uint8_t { Cached, Streaming };
-
-/// Images of at least this many bytes are written with Lut8Store::Streaming by the CPU's table passes (a
-/// few times the last-level cache a thread sees on the hosts measured; docs/DESIGN.md). The environment
-/// variable IMGHIST_LUT8_STREAM_MIN_BYTES overrides it (benchmarks compare both with it).
-std::size_t lut8_streaming_min_bytes() noexcept;
+// Which one a pass takes is the policy's choice (policy::lut_stream_min_bytes).
 
 /// dst[i] = luts[i % channels][src[i]] for i < n: a run that starts at a pixel boundary, channels 1..4.
 /// src may equal dst (in place); the two must not overlap otherwise. Takes the fastest implementation the

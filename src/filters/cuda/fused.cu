@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "filters/level_table.hpp"
+#include "core/policy/policy.hpp"
 #include "filters/cuda/fused.hpp"
 #include "filters/cuda/fused_kernels.cuh"
 #include "cuda/runtime/cuda_error.hpp"
@@ -29,15 +30,6 @@ struct MatchTag {
     int stride;     ///< the target's channel stride (0: one histogram for every channel)
     int points[4];  ///< points per channel
 };
-
-/// FilterTuning::fused_max_bytes, or IMGHIST_FUSED_MAX_BYTES when set (read once).
-std::size_t fused_max_bytes(const Workspace& ws) {
-    static const long long env = [] {
-        const char* v = std::getenv("IMGHIST_FUSED_MAX_BYTES");
-        return v && *v ? std::atoll(v) : -1LL;
-    }();
-    return env >= 0 ? static_cast<std::size_t>(env) : cuda::tuning_for(ws.cc_major()).filters.fused_max_bytes;
-}
 
 bool cooperative_launch_supported(int device) {
     static std::atomic<int> known[kMaxDevices];  // 0 unknown, 1 yes, 2 no
@@ -139,8 +131,8 @@ bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& d
     if (threshold ? src.channels != 1 : (src.channels != 1 && src.channels != 3 && src.channels != 4)) return false;
     const kernels::Span2D s = kernels::span_of(src, dst, false);
     const std::size_t bytes = s.row_bytes * static_cast<std::size_t>(s.rows);
-    // The kernel counts, sums and indexes segments in 32 bits (also with IMGHIST_FUSED_MAX_BYTES set high).
-    if (bytes == 0 || bytes > fused_max_bytes(ws) || bytes > 0xFFFFFFFFu || !cooperative_launch_supported(ws.device()))
+    // The kernel counts, sums and indexes segments in 32 bits (also with a one-launch limit set high).
+    if (bytes == 0 || bytes > policy::one_launch_max_bytes() || bytes > 0xFFFFFFFFu || !cooperative_launch_supported(ws.device()))
         return false;
 
     // Counters (4 x 256) and the ticket: zeroed when the buffer is new, left zero by every launch.

@@ -23,7 +23,7 @@ struct FusedRequest {
 };
 
 /// Enqueues the filter as one cooperative launch on `stream` when the image suits it: 8-bit samples, 1, 3 or
-/// 4 channels (Otsu and Triangle: 1), at most FilterTuning::fused_max_bytes, a device that supports
+/// 4 channels (Otsu and Triangle: 1), at most policy::one_launch_max_bytes(), a device that supports
 /// cooperative launches. Returns false, having enqueued nothing, otherwise; the caller then takes its
 /// two-kernel path. The caller holds the workspace's lease and a DeviceGuard for its device.
 bool try_fused_filter_u8(Workspace& ws, const ImageView& src, const ImageView& dst, const FusedRequest& r,

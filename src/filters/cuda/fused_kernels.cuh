@@ -29,7 +29,7 @@ namespace imghist::detail::kernels {
 
 enum class FusedKind : int { Equalize, Stretch, Match, Otsu, Triangle };
 
-constexpr int kFusedThreads = 256;  // one thread per 8-bit level: the table builders are written for it
+constexpr int kFusedThreads = cuda::KernelBounds::one_launch;  // one thread per 8-bit level: the table builders are written for it
 constexpr int kFusedKeptMax = 2;    // segments per thread held in registers across the barrier, at most
 
 struct FusedArgs {

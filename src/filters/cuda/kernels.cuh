@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/tuning/tuning.hpp"  // KernelBounds
 #include "filters/filter_math.hpp"
 #include "imghist/image.hpp"
 
@@ -368,7 +369,7 @@ __global__ void equalize_table_kernel(const Count* __restrict__ counts, std::uin
     luts[blockIdx.x * 256 + threadIdx.x] = equalize_entry_block(counts + blockIdx.x * 256);
 }
 
-/// Equalization in one pass after the histogram (images above FilterTuning::fused_max_bytes; smaller ones
+/// Equalization in one pass after the histogram (images above policy::one_launch_max_bytes(); smaller ones
 /// take fused_kernels.cuh's single launch): every block derives the C tables from the C x 256 counts itself
 /// (a block scan over 1 KiB that L2 serves), so histogram -> table -> apply has one kernel boundary and no
 /// table kernel in between. blockDim.x == 256.

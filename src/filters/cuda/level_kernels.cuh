@@ -3,7 +3,7 @@
 // is in level_table.cu; the rules these kernels reproduce are stated in filters.hpp (stretch_table,
 // match_table, multiotsu_thresholds) and implemented for the host in stretch.cpp, match.cpp, multiotsu.cpp.
 //
-// Shape of a call on images above FilterTuning::fused_max_bytes (smaller ones take the one launch of
+// Shape of a call on images above policy::one_launch_max_bytes() (smaller ones take the one launch of
 // fused_kernels.cuh, which uses the same block functions): histogram kernel -> one apply kernel whose blocks
 // each derive the 256-entry tables from the counts (a few block scans over 1 KiB that L2 serves) before the
 // table pass — one kernel boundary and no host round trip, as equalize_apply_kernel does for equalization.
@@ -191,7 +191,7 @@ __global__ void level_apply_kernel(Span2D s, const __grid_constant__ LevelArgs<T
 // make many threshold positions tie exactly), the kernel reports kMultiOtsuOverflow and the host runs
 // the same search (multiotsu_thresholds).
 
-constexpr int kMultiOtsuThreads = 1024;
+constexpr int kMultiOtsuThreads = cuda::KernelBounds::multiotsu;
 constexpr int kMultiOtsuFrontier = 4096;  // prefixes per frontier buffer
 constexpr double kMultiOtsuMargin = 2e-6;
 
