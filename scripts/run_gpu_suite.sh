@@ -2,64 +2,53 @@
 # run_gpu_suite.sh BUNDLE_DIR OUT_DIR
 #
 # The GPU suite, run on a GPU host from a bundle made by scripts/bundle_gpu.sh (no compiler or OpenCV
-# needed there). Steps, each under its own time limit, and all within SUITE_BUDGET (default 510 s), so the
-# suite ends within about 8.5 minutes even when steps hang:
+# needed there). Steps (SUITE_STEPS, default "gpu tests paths sanitize bench"), each job under its own time
+# limit, the independent jobs of a step side by side (SUITE_JOBS at a time, default: the host's cores, at
+# most 16): a slow job cannot starve the others, and a hung one is stopped at its limit and reported.
 #
-#   gpu        nvidia-smi -L (and clocks, driver)                                      15 s
-#   tests      every test executable, all cases (Catch2 summary per executable)       SUITE_T_TESTS=75
-#   paths      test_filters' [cuda] cases with the one-launch filters off, then on for   SUITE_T_PATHS=120
-#              every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9): both device paths see every case
-#   memcheck   compute-sanitizer --tool memcheck  on the [cuda] cases                  SUITE_T_MEMCHECK=100
-#   racecheck  compute-sanitizer --tool racecheck on the [cuda] cases                  SUITE_T_RACECHECK=100
-#   synccheck  compute-sanitizer --tool synccheck on the [cuda] cases                  SUITE_T_SYNCCHECK=100
-#   initcheck  compute-sanitizer --tool initcheck on the [cuda] cases                  SUITE_T_INITCHECK=100
-#   bench      imghist-bench, full table  -> OUT_DIR/bench.json, bench.txt             SUITE_T_BENCH=180
-#   sweep      imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json       SUITE_T_SWEEP=50
+#   step      | jobs                                                                  | limit per job (s)
+#   ----------+-----------------------------------------------------------------------+-------------------
+#   gpu       | nvidia-smi                                                            | 15
+#   tests     | every test executable, all cases                                      | SUITE_T_TESTS=300
+#   paths     | test_filters' [cuda] cases with the one-launch filters off, then on   | SUITE_T_PATHS=300
+#             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9)                 |
+#   sanitize  | compute-sanitizer memcheck, racecheck, synccheck and initcheck, each  | SUITE_T_SANITIZE=480
+#             | on each test executable's [cuda] cases (SANITIZE_TOOLS to choose)     |
+#   bench     | imghist-bench, full table -> OUT_DIR/bench.json, bench.txt            | SUITE_T_BENCH=240
+#   sweep     | imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json     | SUITE_T_SWEEP=120
 #
-# Environment: SUITE_STEPS (default "gpu tests paths memcheck racecheck synccheck initcheck bench sweep"), SUITE_T_<STEP> (seconds),
+# With the defaults a fresh H100 host runs the four default steps in under 10 minutes (the sanitizer jobs
+# dominate and run side by side). Environment: SUITE_STEPS, SUITE_JOBS, SUITE_T_<STEP> (seconds),
 # BENCH_ARGS (extra arguments for the table, e.g. "--quick"), SWEEP_ARGS (replace the sweep's selection),
-# SANITIZER (path to compute-sanitizer), SANITIZE_FILTER (Catch2 test spec for the sanitizer steps, default
-# "[cuda]", e.g. "[cuda]~[slow]"), IMGHIST_TEST_SHAPES_ONLY (default 1 in the sanitizer steps: the filters
-# tests keep every size class with fewer distributions and ROI offsets; 0 runs the full lists). Logs:
-# OUT_DIR/logs/<step>.log; summary: OUT_DIR/summary.txt.
-# Exit status: 0 when every step passed, 1 otherwise.
+# SANITIZER (path to compute-sanitizer), SANITIZE_TOOLS (default "memcheck racecheck synccheck initcheck"),
+# SANITIZE_FILTER (Catch2 test spec for the sanitizer jobs, default "[cuda]"), IMGHIST_TEST_SHAPES_ONLY
+# (default 1 under the sanitizers: the filters' tests keep every size class with fewer distributions and
+# ROI offsets; 0 runs the full lists). Logs: OUT_DIR/logs/<job>.log; summary: OUT_DIR/summary.txt.
+# Exit status: 0 when every job passed, 1 otherwise.
 set -uo pipefail
 
-if [[ "${1:-}" == "__sanitize" ]]; then
-    # ---- internal mode, run under `timeout` by the main script: one sanitizer over every test executable
-    # that has cases matching the filter ------------------------------------------------------------------
-    shift
-    bundle=$1; tool=$2
-    status=0
-    for t in "$bundle"/tests/test_*; do
-        [[ -x "$t" ]] || continue
-        name=$(basename "$t")
-        filter=${SANITIZE_FILTER:-[cuda]}
-        n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
-        if [[ "${n:-0}" -eq 0 ]]; then echo "=== $name: no $filter cases"; continue; fi
-        echo "=== $name: compute-sanitizer --tool $tool, $n cases matching $filter"
-        extra=()
-        # memcheck: no report of CUDA API errors. Every API call of the library is checked by the library
-        # itself (an unexpected error fails the test), and the one expected error would read as a finding:
-        # memcheck's instrumentation makes kernels larger than the occupancy query says, so the one-launch
-        # filters' first cooperative launch of a full grid is refused and retried smaller (src/filters/cuda/fused.cu).
-        [[ "$tool" == "memcheck" ]] && extra=(--leak-check no --report-api-errors no)
-        # Every size class, fewer distributions and ROI offsets (tests/filters/filters_support.hpp): a
-        # sanitizer multiplies each launch's cost, and the full lists outlast any step limit.
-        IMGHIST_TEST_SHAPES_ONLY=${IMGHIST_TEST_SHAPES_ONLY:-1} \
-            "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "$filter"
-        rc=$?
-        if [[ $rc -eq 0 ]]; then echo "--- $name: PASS"; else echo "--- $name: FAIL (exit $rc)"; status=1; fi
-    done
-    exit $status
-fi
+# A sanitizer over one executable's cases matching the filter (none: nothing to do).
+sanitize_one() {
+    local tool=$1 t=$2 filter=${SANITIZE_FILTER:-[cuda]} n extra=()
+    n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
+    if [[ "${n:-0}" -eq 0 ]]; then echo "no $filter cases"; return 0; fi
+    echo "compute-sanitizer --tool $tool, $n cases matching $filter"
+    # memcheck: no report of CUDA API errors. Every API call of the library is checked by the library
+    # itself (an unexpected error fails the test), and the one expected error would read as a finding:
+    # memcheck's instrumentation makes kernels larger than the occupancy query says, so the one-launch
+    # filters' first cooperative launch of a full grid is refused and retried smaller (src/filters/cuda/fused.cu).
+    [[ "$tool" == "memcheck" ]] && extra=(--leak-check no --report-api-errors no)
+    # Every size class, fewer distributions and ROI offsets (tests/filters/filters_support.hpp): a sanitizer
+    # multiplies each launch's cost.
+    IMGHIST_TEST_SHAPES_ONLY=${IMGHIST_TEST_SHAPES_ONLY:-1} \
+        "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "$filter"
+}
+if [[ "${SUITE_INTERNAL:-}" == sanitize_one ]]; then sanitize_one "$@"; exit $?; fi
 
 [[ $# -eq 2 ]] || { echo "usage: $0 BUNDLE_DIR OUT_DIR" >&2; exit 64; }
 BUNDLE=$(cd "$1" && pwd) || exit 64
 mkdir -p "$2/logs" || exit 1
 OUT=$(cd "$2" && pwd)
-SELF="$BUNDLE/run_gpu_suite.sh"
-[[ -f "$SELF" ]] || SELF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 
 # shellcheck disable=SC1091
 source "$BUNDLE/env.sh"
@@ -73,95 +62,79 @@ if [[ -z "${SANITIZER:-}" ]]; then
         [[ -z "$SANITIZER" && -x "$c" ]] && SANITIZER=$c
     done
 fi
-export SANITIZER
 
-STEPS=${SUITE_STEPS:-gpu tests paths memcheck racecheck synccheck initcheck bench sweep}
-declare -a RESULTS=()
-overall=0
+STEPS=${SUITE_STEPS:-gpu tests paths sanitize bench}
+JOBS=${SUITE_JOBS:-$(nproc)}
+(( JOBS > 16 )) && JOBS=16
 suite_start=$(date +%s)
+overall=0
+: > "$OUT/results.txt"
 
-# The whole suite stops starting work after SUITE_BUDGET seconds (default 510): a step's limit is its own
-# or what is left of the budget, whichever is smaller.
-SUITE_BUDGET=${SUITE_BUDGET:-510}
-left() { echo $(( SUITE_BUDGET - ($(date +%s) - suite_start) )); }
-step_limit() { local cap=$1 l; l=$(left); (( l < cap )) && echo "$l" || echo "$cap"; }
-
-# run_step NAME SECONDS CMD... : runs CMD under a time limit, output to logs/NAME.log and the console
-run_step() {
+# job NAME LIMIT CMD...: runs CMD in the background under its limit (output in logs/NAME.log) and appends
+# its result line to results.txt when it ends; at most JOBS run at once.
+job() {
     local name=$1 limit=$2; shift 2
-    local log="$OUT/logs/$name.log" t0 rc status
-    if (( limit < 5 )); then
-        skip_step "$name" "suite time budget (SUITE_BUDGET=${SUITE_BUDGET}s) spent"
-        overall=1
-        return
-    fi
-    echo
-    echo "################ $name (limit ${limit}s): $*"
-    t0=$(date +%s)
-    timeout --signal=TERM --kill-after=5 "$limit" "$@" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    case $rc in
-        0) status=PASS ;;
-        124|137) status=TIMEOUT ;;
-        *) status="FAIL(exit $rc)" ;;
-    esac
-    [[ $rc -eq 0 ]] || overall=1
-    RESULTS+=("$(printf '%-10s %-14s %5ss  logs/%s.log' "$name" "$status" "$(( $(date +%s) - t0 ))" "$name")")
+    while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n 2>/dev/null || sleep 0.2; done
+    (
+        t0=$(date +%s)
+        timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$OUT/logs/$name.log" 2>&1
+        rc=$?
+        case $rc in
+            0) status=PASS ;;
+            124|137) status="TIMEOUT(${limit}s)" ;;
+            *) status="FAIL(exit $rc)" ;;
+        esac
+        printf '%-28s %-14s %5ss  logs/%s.log\n' "$name" "$status" "$(( $(date +%s) - t0 ))" "$name" >> "$OUT/results.txt"
+    ) &
 }
+skip() { printf '%-28s %-14s %5s   %s\n' "$1" SKIP - "$2" >> "$OUT/results.txt"; overall=1; }
 
-skip_step() {
-    RESULTS+=("$(printf '%-10s %-14s %5s   %s' "$1" "SKIP" "-" "$2")")
-}
+test_executables() { for t in "$BUNDLE"/tests/test_*; do [[ -x "$t" ]] && echo "$t"; done; }
+
 
 for step in $STEPS; do
+    echo "== $step"
     case $step in
         gpu)
-            run_step gpu "$(step_limit 15)" bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
+            job gpu 15 bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
             ;;
         tests)
-            run_step tests "$(step_limit "${SUITE_T_TESTS:-75}")" bash "$BUNDLE/run_tests.sh"
+            for t in $(test_executables); do job "tests.$(basename "$t")" "${SUITE_T_TESTS:-300}" "$t"; done
             ;;
         paths)
-            # The default size limit of the one-launch filters (tuning.hpp) leaves each test case on one of
-            # the two device paths; these runs put every case on each.
-            run_step paths "$(step_limit "${SUITE_T_PATHS:-120}")" bash -c \
-                'IMGHIST_ONE_LAUNCH_MAX_BYTES=0 "$1" "[cuda]" && IMGHIST_ONE_LAUNCH_MAX_BYTES=1000000000 "$1" "[cuda]"' _ \
-                "$BUNDLE/tests/test_filters"
+            for limit in 0 1000000000; do
+                job "paths.one_launch_max_$limit" "${SUITE_T_PATHS:-300}" \
+                    env IMGHIST_ONE_LAUNCH_MAX_BYTES=$limit "$BUNDLE/tests/test_filters" "[cuda]"
+            done
             ;;
-        memcheck|racecheck|synccheck|initcheck)
+        sanitize)
             if [[ -z "$SANITIZER" ]]; then
-                skip_step "$step" "compute-sanitizer not found (set SANITIZER=...)"
-                overall=1
+                skip sanitize "compute-sanitizer not found (set SANITIZER=...)"
             else
-                t=SUITE_T_${step^^}
-                run_step "$step" "$(step_limit "${!t:-100}")" bash "$SELF" __sanitize "$BUNDLE" "$step"
+                for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+                    for t in $(test_executables); do
+                        job "$tool.$(basename "$t")" "${SUITE_T_SANITIZE:-480}" \
+                            env SUITE_INTERNAL=sanitize_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t"
+                    done
+                done
             fi
             ;;
-        bench)
-            if [[ -x "$BUNDLE/bin/imghist-bench" ]]; then
-                limit=$(step_limit "${SUITE_T_BENCH:-180}")
-                # the benchmark stops starting new cases 30 s before the step's limit, and still writes its JSON
+        bench|sweep)
+            wait  # timings on a quiet device
+            if [[ ! -x "$BUNDLE/bin/imghist-bench" ]]; then skip "$step" "bin/imghist-bench not in the bundle"; continue; fi
+            if [[ $step == bench ]]; then
+                limit=${SUITE_T_BENCH:-240}
                 # shellcheck disable=SC2086
-                run_step bench "$limit" "$BUNDLE/bin/imghist-bench" --json "$OUT/bench.json" \
+                job bench "$limit" "$BUNDLE/bin/imghist-bench" --json "$OUT/bench.json" \
                     --time-limit $(( limit > 60 ? limit - 30 : limit / 2 )) ${BENCH_ARGS:-}
-                cp "$OUT/logs/bench.log" "$OUT/bench.txt" 2>/dev/null
             else
-                skip_step bench "bin/imghist-bench not in the bundle"
-                overall=1
-            fi
-            ;;
-        sweep)
-            if [[ -x "$BUNDLE/bin/imghist-bench" ]]; then
-                limit=$(step_limit "${SUITE_T_SWEEP:-50}")
+                limit=${SUITE_T_SWEEP:-120}
                 # shellcheck disable=SC2086
-                run_step sweep "$limit" "$BUNDLE/bin/imghist-bench" --sweep --json "$OUT/sweep.json" \
+                job sweep "$limit" "$BUNDLE/bin/imghist-bench" --sweep --json "$OUT/sweep.json" \
                     --time-limit $(( limit > 30 ? limit - 15 : limit / 2 )) \
                     ${SWEEP_ARGS:---workloads u8 --data uniform,photo --sizes 256M}
-                cp "$OUT/logs/sweep.log" "$OUT/sweep.txt" 2>/dev/null
-            else
-                skip_step sweep "bin/imghist-bench not in the bundle"
-                overall=1
             fi
+            wait
             ;;
         *)
             echo "unknown step '$step'" >&2
@@ -169,41 +142,27 @@ for step in $STEPS; do
             ;;
     esac
 done
+wait
+grep -qv ' PASS ' "$OUT/results.txt" && overall=1
 
 {
-    echo "imghist GPU suite — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(( $(date +%s) - suite_start )) s"
+    echo "imghist GPU suite — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(( $(date +%s) - suite_start )) s, $JOBS jobs at a time"
     nvidia-smi -L 2>/dev/null | head -n 8
     [[ -f "$BUNDLE/MANIFEST.txt" ]] && grep -m1 '^commit:' "$BUNDLE/MANIFEST.txt"
     echo
-    printf '%-10s %-14s %6s  %s\n' step result time log
-    for r in "${RESULTS[@]}"; do echo "$r"; done
-    if [[ -f "$OUT/logs/tests.log" ]]; then
-        echo
-        echo "tests:"
-        grep -E '^  (PASS|FAIL)  |^All tests passed|^test cases:' "$OUT/logs/tests.log" | sed 's/^/  /'
-        if grep -q 'IMGHIST-SKIP' "$OUT/logs/tests.log"; then
-            echo "  WARNING: some CUDA cases were skipped (IMGHIST-SKIP): no usable device seen by the tests"
-        fi
-    fi
-    for s in memcheck racecheck synccheck initcheck; do
-        [[ -f "$OUT/logs/$s.log" ]] || continue
-        echo
-        echo "$s:"
-        grep -E '^--- |ERROR SUMMARY|RACECHECK SUMMARY|: no .* cases$' "$OUT/logs/$s.log" | sed 's/^/  /'
+    printf '%-28s %-14s %6s  %s\n' job result time log
+    sort "$OUT/results.txt"
+    for log in "$OUT"/logs/tests.*.log "$OUT"/logs/paths.*.log; do
+        [[ -f "$log" ]] || continue
+        grep -q 'IMGHIST-SKIP' "$log" &&
+            echo "WARNING: $(basename "$log"): some CUDA cases were skipped (IMGHIST-SKIP): no usable device seen"
     done
-    if [[ -f "$OUT/logs/bench.log" ]]; then
-        echo
-        echo "bench:"
-        grep -E '^device |^goals:|^  [a-z0-9-]+ .*: goal|^check:|time limit reached' "$OUT/logs/bench.log" | sed 's/^/  /' ||
-            tail -n 3 "$OUT/logs/bench.log" | sed 's/^/  /'
-        [[ -f "$OUT/bench.json" ]] && echo "  JSON: bench.json"
-    fi
-    if [[ -f "$OUT/logs/sweep.log" ]]; then
-        echo
-        echo "sweep:"
-        grep -E '^shape sweep:|^default shape|^  [0-9]\. |reaches' "$OUT/logs/sweep.log" | sed 's/^/  /' ||
-            tail -n 3 "$OUT/logs/sweep.log" | sed 's/^/  /'
-    fi
+    for log in "$OUT"/logs/{memcheck,racecheck,synccheck,initcheck}.*.log; do
+        [[ -f "$log" ]] || continue
+        echo "$(basename "$log" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^no .* cases$' "$log" | tr '\n' ' ')"
+    done
+    [[ -f "$OUT/logs/bench.log" ]] &&
+        grep -E '^device |^goals:|^check:|time limit reached' "$OUT/logs/bench.log" | sed 's/^/bench: /'
     echo
     [[ $overall -eq 0 ]] && echo "SUITE: PASS" || echo "SUITE: FAIL"
 } > "$OUT/summary.txt"
