@@ -226,3 +226,5 @@ private:
 IMGHIST_API cv::Ptr<CLAHE> createCLAHE(double clipLimit = 40.0, cv::Size tileGridSize = cv::Size(8, 8));
 
 }  // namespace gpuhist
+
+#include "gpuhist/batch.hpp"  // the same filters over batches of images
