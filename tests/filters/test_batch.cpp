@@ -36,8 +36,8 @@ Dist dist_of(std::size_t i, int type) {
 /// constant images; ROI offsets in turn, distributions in turn.
 std::vector<cv::Mat> mixed_images(int type, std::uint64_t seed, bool frames) {
     std::vector<Size2> sizes = size_classes();
-    if (frames) {
-        sizes.push_back({1920, 1080});
+    if (frames) {  // (under IMGHIST_TEST_SHAPES_ONLY the 4K frame alone, as frame_sizes)
+        if (!shapes_only()) sizes.push_back({1920, 1080});
         sizes.push_back({3840, 2160});
     }
     sizes.push_back({45, 17});   // constant

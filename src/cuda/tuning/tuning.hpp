@@ -169,6 +169,26 @@ struct FilterTuning {
     int clahe_block_x = 32, clahe_block_y = 8, clahe_max_grid_x = 64, clahe_interp_factor = 8;
 };
 
+/// The batch filters' kernels (filters/cuda/batch_*.cu): passes over every image of a batch in one launch, whose
+/// blocks each take part of one image (a block finds its image from its index: a batch of small and large images
+/// spreads evenly over the blocks). Threads per block: FilterTuning::threads. Not yet swept: starting points chosen
+/// to give a 640x480 frame 5 blocks (256 frames: 1280 blocks, about ten per SM of an H100) and a 1080p frame 32.
+struct BatchFilterTuning {
+    /// Table, threshold and luma passes: one block per this many bytes of an image (at least one per image).
+    std::size_t apply_block_bytes = std::size_t(64) << 10;
+    /// CLAHE's interpolation: one block per this many pixels of an image.
+    std::size_t clahe_block_pixels = std::size_t(16) << 10;
+    /// CLAHE's tile histograms: a tile's rows are cut into bands so that the launch has about this many blocks
+    /// per SM (at most one band per row).
+    int clahe_hist_blocks_per_sm = 8;
+    /// CLAHE's tile histograms of the images in one launch take at most this many bytes of the workspace (16-bit
+    /// images take 256 KiB per tile): larger batches run in groups of images, a few launches per group.
+    std::size_t clahe_group_bytes = std::size_t(256) << 20;
+    /// Host batches on the CUDA backend: the images are copied to the device in groups of at most this many bytes
+    /// (at least one image each), each run as a device batch and copied back.
+    std::size_t host_group_bytes = std::size_t(256) << 20;
+};
+
 /// Host staging of pageable images (core host paths and filters' cv::Mat calls).
 struct StagingTuning {
     /// Pinned chunks in flight: the host fills one while the copy engine drains the others.
@@ -217,6 +237,7 @@ struct BlockingTuning {
 
 struct Tuning {
     FilterTuning filters;
+    BatchFilterTuning batch_filters;
     StagingTuning staging;
     BlockingTuning blocking;
 };
