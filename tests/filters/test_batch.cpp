@@ -32,8 +32,8 @@ Dist dist_of(std::size_t i, int type) {
     return d == Dist::Photo && CV_MAT_CN(type) == 2 ? Dist::Gauss32 : d;
 }
 
-/// A mixed batch of `type`: the size classes (1x1 to 640x480), with `frames` 1920x1080 and 3840x2160 too, and two
-/// constant images; ROI offsets in turn, distributions in turn.
+/// A mixed batch of `type`: the size classes (1x1 to 640x480), with `frames` 1920x1080 and 3840x2160 too, two
+/// constant images, and sixteen small images at ROI offsets 0 to 15; ROI offsets in turn, distributions in turn.
 std::vector<cv::Mat> mixed_images(int type, std::uint64_t seed, bool frames) {
     std::vector<Size2> sizes = size_classes();
     if (frames) {  // (under IMGHIST_TEST_SHAPES_ONLY the 4K frame alone, as frame_sizes)
@@ -50,6 +50,8 @@ std::vector<cv::Mat> mixed_images(int type, std::uint64_t seed, bool frames) {
         if (i + 1 == sizes.size()) m.setTo(cv::Scalar::all(CV_MAT_DEPTH(type) == CV_16U ? 65535 : 255));
         out.push_back(m);
     }
+    for (int k = 0; k < 16; ++k)
+        out.push_back(make_image(23 + 3 * k, 5 + k, type, dist_of(static_cast<std::size_t>(k), type), seed + 100 + k, k));
     return out;
 }
 
