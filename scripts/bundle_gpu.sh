@@ -4,7 +4,7 @@
 # Packs what a GPU host needs to run the test executables, the benchmark and the imghist CLI of a build,
 # without a compiler, OpenCV or any other development package there:
 #
-#   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, gpuhist_calls_bench (those built)
+#   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, batch_filters_bench, gpuhist_calls_bench (those built)
 #   OUT_DIR/tests/      every test_* executable of BUILD_DIR/tests (and its subdirectories) but the CLI's
 #                       file-format tests (test_cli, test_cli_formats: CPU work, read back with OpenCV's
 #                       imgcodecs, whose GDAL, ICU and video codecs would be most of the bundle; CI runs them)
@@ -18,6 +18,7 @@
 #   OUT_DIR/tests/skimage_reference.py  the CLI against scikit-image, for hosts whose python3 has numpy,
 #                       PIL and skimage: python3 tests/skimage_reference.py --imghist bin/imghist
 #                       --samples samples/images --work /tmp/sk --device cuda
+#   OUT_DIR/bench/torchvision_equalize.py  torchvision's batched equalize, the peer of batch_filters_bench
 #   OUT_DIR/run_tests.sh      runs every test executable and prints a summary
 #   OUT_DIR/run_gpu_suite.sh  the full GPU suite (copy of scripts/run_gpu_suite.sh)
 #   OUT_DIR/env.sh            `source` it to set LD_LIBRARY_PATH and the sample directory
@@ -50,7 +51,7 @@ while IFS= read -r -d '' f; do
 done < <(find "$BUILD_DIR/tests" -maxdepth 2 -type f -name 'test_*' ! -name '*.*' ! -name test_cli ! -name test_cli_formats \
               -print0 2>/dev/null | sort -z)
 
-for name in imghist imghist-bench filters_bench gpuhist_calls_bench; do
+for name in imghist imghist-bench filters_bench batch_filters_bench gpuhist_calls_bench; do
     # prefer the copy next to the CLI (tools/imghist), then any other in the build tree
     found=""
     for cand in "$BUILD_DIR/tools/imghist/$name" "$BUILD_DIR/bin/$name" "$BUILD_DIR/bench/$name" \
@@ -123,6 +124,9 @@ done
 cp -p "$SOURCE_DIR"/samples/images/*.png "$OUT_DIR/samples/images/" 2>/dev/null || true
 [[ -f "$SOURCE_DIR/samples/images/CREDITS.md" ]] && cp -p "$SOURCE_DIR/samples/images/CREDITS.md" "$OUT_DIR/samples/images/"
 cp -p "$SOURCE_DIR/tests/skimage/skimage_reference.py" "$OUT_DIR/tests/skimage_reference.py"
+# The batched peer of batch_filters_bench (torchvision on the GPU host's Python).
+mkdir -p "$OUT_DIR/bench"
+cp -p "$SOURCE_DIR/bench/peers/torchvision_equalize.py" "$OUT_DIR/bench/"
 cp -p "$SCRIPT_DIR/run_gpu_suite.sh" "$OUT_DIR/run_gpu_suite.sh"
 mkdir -p "$OUT_DIR/source"
 git -C "$SOURCE_DIR" ls-files -z --cached --others --exclude-standard |

@@ -32,6 +32,11 @@
 //   matchHistograms     | 8U, 16U             | 1, 3, 4  | yes    | yes
 //   thresholdMultiOtsu  | 8U, 16U (span<=4096)| 1        | yes    | yes
 //
+// Every function above also exists over batches of images (gpuhist/batch.hpp: equalizeHistBatch, thresholdBatch,
+// thresholdBatchAsync, stretchContrastBatch, matchHistogramsBatch, matchHistogramsToHistBatch,
+// thresholdMultiOtsuBatch, claheBatch), std::vector<GpuMat> or std::vector<cv::Mat> in and out, in a few launches
+// for the whole batch, image i's output equal to the single function's.
+//
 // The last three on 8U GpuMats stay on the device: histogram, table and pass in one launch (images up to
 // 4 MiB; equalizeHist and threshold's Otsu / Triangle too), else the histogram, then one kernel that
 // derives the table from the counts and applies it; stretchContrast and matchHistograms return without
@@ -226,3 +231,5 @@ private:
 IMGHIST_API cv::Ptr<CLAHE> createCLAHE(double clipLimit = 40.0, cv::Size tileGridSize = cv::Size(8, 8));
 
 }  // namespace gpuhist
+
+#include "gpuhist/batch.hpp"  // the same filters over batches of images

@@ -5,4 +5,5 @@
 #include "imghist/error.hpp"
 #include "imghist/histogram.hpp"
 #include "imghist/image.hpp"
+#include "imghist/image_batch.hpp"
 #include "imghist/version.hpp"

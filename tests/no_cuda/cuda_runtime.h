@@ -66,3 +66,12 @@ inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t, unsigne
 inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNoDevice; }
 inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaErrorNoDevice; }
 inline cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaErrorNoDevice; }
+// What a captured graph holds (the batch filters' launch count).
+struct CUgraphNode_st;
+using cudaGraphNode_t = CUgraphNode_st*;
+enum cudaGraphNodeType { cudaGraphNodeTypeKernel = 0, cudaGraphNodeTypeMemcpy = 1, cudaGraphNodeTypeMemset = 2 };
+inline cudaError_t cudaGraphGetNodes(cudaGraph_t, cudaGraphNode_t*, std::size_t* n) {
+    *n = 0;
+    return cudaErrorNoDevice;
+}
+inline cudaError_t cudaGraphNodeGetType(cudaGraphNode_t, cudaGraphNodeType*) { return cudaErrorNoDevice; }

@@ -56,6 +56,9 @@ enum class DeviceSlot : int {
     FusedCounts,   ///< filters: the one-launch filters' counters and ticket (zero between launches)
     MatchPoints,   ///< filters: the points of the last host target histogram one-launch matching used (cache,
                    ///< described by its host_tag)
+    BatchFilterDescs,  ///< batch filters: per-image descriptors of a variable-shape batch
+    BatchTables,   ///< batch filters: every image's tables (images x channels x 256 bytes)
+    BatchLevels,   ///< batch filters: every image's automatic threshold (ints)
     StageSrc,      ///< staging: device copy of a host source image, or the ring of a streamed one (bounded, see above)
     StageDst,      ///< staging: device result to be copied back to a host image (bounded)
     Count
@@ -70,6 +73,8 @@ enum class PinnedSlot : int {
     YccDescs,     ///< core: calc_hist_ycbcr_batch's plane descriptors, copied to DeviceSlot::YccDescs
     YccCounts,    ///< core: its value counts, copied from DeviceSlot::YccCounts
     MultiOtsu,    ///< filters: the multi-Otsu search's result and the 256 counts, written by the device
+    BatchFilterDescs,    ///< batch filters: per-image descriptors, copied to DeviceSlot::BatchFilterDescs
+    BatchFilterResults,  ///< batch filters: what a blocking batch call returns (levels; multi-Otsu results and counts)
     Count
 };
 
@@ -77,6 +82,8 @@ enum class PinnedSlot : int {
 enum class EventSlot : int {
     BatchDescs,  ///< core: recorded after the batch descriptors left PinnedSlot::BatchDescs
     MultiOtsuSearch,  ///< filters: recorded after the multi-Otsu search wrote its result for the host
+    BatchFilterDescs,    ///< batch filters: recorded after the descriptors left PinnedSlot::BatchFilterDescs
+    BatchFilterResults,  ///< batch filters: recorded after the results a blocking batch call waits for
     Count
 };
 

@@ -88,6 +88,25 @@ struct FilterTuning {
     int clahe_block_x, clahe_block_y, clahe_max_grid_x, clahe_interp_factor;
 };
 
+/// The batch filters' kernels (filters/cuda/batch_*.cu): passes over every image of a batch in one launch,
+/// whose blocks each take part of one image (a block finds its image from its index, so a batch of small
+/// and large images spreads evenly over the blocks). Threads per block: FilterTuning::threads.
+struct BatchFilterTuning {
+    /// Table, threshold and luma passes: one block per this many bytes of an image (at least one per image).
+    std::size_t apply_block_bytes;
+    /// CLAHE's interpolation: one block per this many pixels of an image.
+    std::size_t clahe_block_pixels;
+    /// CLAHE's tile histograms: a tile's rows are cut into bands so that the launch has about this many
+    /// blocks per SM (at most one band per row).
+    int clahe_hist_blocks_per_sm;
+    /// CLAHE's tile histograms of the images in one launch take at most this many bytes of the workspace
+    /// (16-bit images take 256 KiB per tile): larger batches run in groups of images, a few launches each.
+    std::size_t clahe_group_bytes;
+    /// Host batches on the CUDA backend: the images go to the device in groups of at most this many bytes
+    /// (at least one image each), each run as a device batch and copied back.
+    std::size_t host_group_bytes;
+};
+
 /// Host staging of pageable images (the histograms' host paths and the filters' cv::Mat calls).
 struct StagingTuning {
     /// Pinned chunks in flight: the host fills one while the copy engine drains the others.
@@ -126,6 +145,7 @@ struct BlockingTuning {
 struct Tuning {
     const char* measured_on;  ///< the architecture the row was measured on ("sm_90")
     FilterTuning filters;
+    BatchFilterTuning batch_filters;
     StagingTuning staging;
     BlockingTuning blocking;
     /// The histogram kernel's policy for a request.

@@ -50,6 +50,39 @@ inline Span2D span_of(const ImageView& src, const ImageView& dst, bool reverse) 
     return s;
 }
 
+/// Segment k of a row (for_each_segment's cut, below): the row's source `sr` and destination `dr`, `head` its
+/// unaligned head's bytes.
+template <class Op>
+__device__ __forceinline__ void segment_pass(const std::uint8_t* sr, std::uint8_t* dr, std::size_t head, std::size_t k,
+                                             std::size_t row_bytes, Op& op) {
+    if (k == 0) {
+        for (std::size_t j = 0; j < head; ++j) dr[j] = op.byte(sr[j], j);
+        return;
+    }
+    const std::size_t start = head + (k - 1) * 16;
+    if (start >= row_bytes) return;
+    const std::size_t n = row_bytes - start;
+    if (n >= 16) {
+        const uint4 in = __ldcs(reinterpret_cast<const uint4*>(sr + start));
+        const uint4 out = op.vec(in, start);
+        if ((reinterpret_cast<std::uintptr_t>(dr + start) & 15u) == 0) {
+            __stcs(reinterpret_cast<uint4*>(dr + start), out);
+        } else {
+            const std::uint32_t w[4] = {out.x, out.y, out.z, out.w};
+#pragma unroll
+            for (int b = 0; b < 16; ++b) dr[start + b] = static_cast<std::uint8_t>(w[b >> 2] >> ((b & 3) * 8));
+        }
+    } else {
+        for (std::size_t j = 0; j < n; ++j) dr[start + j] = op.byte(sr[start + j], start + j);
+    }
+}
+
+/// The unaligned head's bytes of a row that starts at `sr` (at most `row_bytes`).
+__device__ __forceinline__ std::size_t row_head(const std::uint8_t* sr, std::size_t row_bytes) {
+    const std::size_t head = (16u - (reinterpret_cast<std::uintptr_t>(sr) & 15u)) & 15u;
+    return head > row_bytes ? row_bytes : head;
+}
+
 // Walks every (row, segment) pair of a Span2D. A row is cut at the first 16-byte boundary of its *source*
 // address: segment 0 is the unaligned head (< 16 bytes, done byte by byte), segment k >= 1 the 16 bytes
 // from head + 16 (k - 1), loaded with one aligned 16-byte load. The store is one 16-byte store when the
@@ -63,31 +96,11 @@ __device__ __forceinline__ void for_each_segment(const Span2D& s, Op& op) {
     for (int y = blockIdx.y; y < s.rows; y += gridDim.y) {
         const std::uint8_t* sr = s.src + static_cast<std::size_t>(y) * s.src_pitch;
         std::uint8_t* dr = s.dst + static_cast<std::size_t>(y) * s.dst_pitch;
-        std::size_t head = (16u - (reinterpret_cast<std::uintptr_t>(sr) & 15u)) & 15u;
-        if (head > s.row_bytes) head = s.row_bytes;
+        const std::size_t head = row_head(sr, s.row_bytes);
         for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < s.segs_per_row;
              i += stride) {
             const std::size_t k = s.reverse ? s.segs_per_row - 1 - i : i;
-            if (k == 0) {
-                for (std::size_t j = 0; j < head; ++j) dr[j] = op.byte(sr[j], j);
-                continue;
-            }
-            const std::size_t start = head + (k - 1) * 16;
-            if (start >= s.row_bytes) continue;
-            const std::size_t n = s.row_bytes - start;
-            if (n >= 16) {
-                const uint4 in = __ldcs(reinterpret_cast<const uint4*>(sr + start));
-                const uint4 out = op.vec(in, start);
-                if ((reinterpret_cast<std::uintptr_t>(dr + start) & 15u) == 0) {
-                    __stcs(reinterpret_cast<uint4*>(dr + start), out);
-                } else {
-                    const std::uint32_t w[4] = {out.x, out.y, out.z, out.w};
-#pragma unroll
-                    for (int b = 0; b < 16; ++b) dr[start + b] = static_cast<std::uint8_t>(w[b >> 2] >> ((b & 3) * 8));
-                }
-            } else {
-                for (std::size_t j = 0; j < n; ++j) dr[start + j] = op.byte(sr[start + j], start + j);
-            }
+            segment_pass(sr, dr, head, k, s.row_bytes, op);
         }
     }
 }
@@ -96,15 +109,15 @@ __device__ __forceinline__ void for_each_segment(const Span2D& s, Op& op) {
 /// common case: two packed images, or two images with the same pitch and offset): the aligned body is
 /// walked V 16-byte vectors per thread and iteration, all V loads issued before any store, so that each
 /// thread keeps V loads in flight; the unaligned head and tail bytes are done by the first threads.
+/// `tid` of `nthreads` threads take part (for_each_vector: the grid's threads along x).
 template <int V, class Op>
-__device__ __forceinline__ void for_each_vector(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
-                                                std::size_t bytes, bool reverse, Op& op) {
+__device__ __forceinline__ void for_each_vector_by(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
+                                                   std::size_t bytes, bool reverse, Op& op, std::size_t tid,
+                                                   std::size_t nthreads) {
     std::size_t head = (16u - (reinterpret_cast<std::uintptr_t>(src) & 15u)) & 15u;
     if (head > bytes) head = bytes;
     const std::size_t nvec = (bytes - head) / 16;
     const std::size_t tail_start = head + nvec * 16;
-    const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const std::size_t nthreads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
     if (tid < head) dst[tid] = op.byte(src[tid], tid);
     if (tid < bytes - tail_start) dst[tail_start + tid] = op.byte(src[tail_start + tid], tail_start + tid);
     const uint4* s = reinterpret_cast<const uint4*>(src + head);
@@ -125,6 +138,13 @@ __device__ __forceinline__ void for_each_vector(const std::uint8_t* __restrict__
             }
         }
     }
+}
+
+template <int V, class Op>
+__device__ __forceinline__ void for_each_vector(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
+                                                std::size_t bytes, bool reverse, Op& op) {
+    for_each_vector_by<V>(src, dst, bytes, reverse, op, static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                          static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
 /// True when a Span2D can take the for_each_vector path.
@@ -520,10 +540,10 @@ __global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict
     }
 }
 
-/// Otsu on any number of bins (65536 for u16): totals in parallel, the scan by one thread.
+/// Otsu on any number of bins (65536 for u16): totals in parallel, the scan by one thread. Every thread of the
+/// block calls it; thread 0 gets the level (the others 0).
 template <class Count>
-__global__ void otsu_seq_kernel(const Count* __restrict__ counts, int bins, int* __restrict__ out,
-                                int* __restrict__ out2) {
+__device__ __forceinline__ int otsu_seq_block(const Count* __restrict__ counts, int bins) {
     __shared__ unsigned long long scratch[33];
     unsigned long long tot = 0, mom = 0;
     for (int i = threadIdx.x; i < bins; i += blockDim.x) {
@@ -532,22 +552,28 @@ __global__ void otsu_seq_kernel(const Count* __restrict__ counts, int bins, int*
     }
     const unsigned long long total = block_sum<unsigned long long>(tot, scratch);
     const unsigned long long moment = block_sum<unsigned long long>(mom, scratch);
-    if (threadIdx.x != 0) return;
     int r = 0;
-    if (total != 0) {
-        const double scale = 1.0 / static_cast<double>(total);
-        const double mu = static_cast<double>(moment) * scale;
-        fmath::OtsuState s;
-        double max_sigma = 0.0;
-        for (int i = 0; i < bins; ++i) {
-            if (!fmath::otsu_step(s, i, counts[i], scale)) continue;
-            const double sigma = fmath::otsu_sigma(s.q1, s.mu1, mu);
-            if (sigma > max_sigma) {
-                max_sigma = sigma;
-                r = i;
-            }
+    if (threadIdx.x != 0 || total == 0) return r;
+    const double scale = 1.0 / static_cast<double>(total);
+    const double mu = static_cast<double>(moment) * scale;
+    fmath::OtsuState s;
+    double max_sigma = 0.0;
+    for (int i = 0; i < bins; ++i) {
+        if (!fmath::otsu_step(s, i, counts[i], scale)) continue;
+        const double sigma = fmath::otsu_sigma(s.q1, s.mu1, mu);
+        if (sigma > max_sigma) {
+            max_sigma = sigma;
+            r = i;
         }
     }
+    return r;
+}
+
+template <class Count>
+__global__ void otsu_seq_kernel(const Count* __restrict__ counts, int bins, int* __restrict__ out,
+                                int* __restrict__ out2) {
+    const int r = otsu_seq_block(counts, bins);
+    if (threadIdx.x != 0) return;
     *out = r;
     if (out2) *out2 = r;
 }
@@ -627,17 +653,23 @@ struct ClaheArgs {
     fmath::ClaheGeometry g;
 };
 
-/// 8-bit tile histograms: grid (tiles, splits); each block counts a band of rows of its tile in shared
-/// memory and adds the band's histogram to the tile's (zeroed beforehand).
-static __global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+/// Rows [r0, r1) of band `split` of `splits` of a tile's tile_h rows.
+__device__ __forceinline__ void clahe_band(const fmath::ClaheGeometry& g, int split, int splits, int& r0, int& r1) {
+    r0 = static_cast<int>(static_cast<long long>(g.tile_h) * split / splits);
+    r1 = static_cast<int>(static_cast<long long>(g.tile_h) * (split + 1) / splits);
+}
+
+/// 8-bit: band `split` of `splits` of tile `tile` counted in shared memory and added to the tile's 256 counters
+/// `hist` (zeroed beforehand). Every thread of the block calls it.
+__device__ __forceinline__ void clahe_count_u8(const ClaheArgs& a, int tile, int split, int splits,
+                                               unsigned int* __restrict__ hist) {
     __shared__ unsigned int h[256];
     for (int i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
     __syncthreads();
     const fmath::ClaheGeometry& g = a.g;
-    const int tile = blockIdx.x;
     const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
-    const int r0 = static_cast<int>(static_cast<long long>(g.tile_h) * blockIdx.y / gridDim.y);
-    const int r1 = static_cast<int>(static_cast<long long>(g.tile_h) * (blockIdx.y + 1) / gridDim.y);
+    int r0, r1;
+    clahe_band(g, split, splits, r0, r1);
     const long long n = static_cast<long long>(r1 - r0) * g.tile_w;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
         const int r = r0 + static_cast<int>(i / g.tile_w);
@@ -648,37 +680,47 @@ static __global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restric
     }
     __syncthreads();
     for (int i = threadIdx.x; i < 256; i += blockDim.x)
-        if (h[i]) atomicAdd(&hist[static_cast<std::size_t>(tile) * 256 + i], h[i]);
+        if (h[i]) atomicAdd(&hist[i], h[i]);
+    __syncthreads();  // h is reused by the block's next call
 }
 
-/// 16-bit tile histograms straight into global memory (65536 bins per tile do not fit in shared memory).
-static __global__ void clahe_hist_u16_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+/// 16-bit: the samples of tile `tile` that thread `first` of `stride` takes, straight into the tile's 65536
+/// counters `hist` (65536 bins per tile do not fit in shared memory).
+__device__ __forceinline__ void clahe_count_u16(const ClaheArgs& a, int tile, long long first, long long stride,
+                                                unsigned int* __restrict__ hist) {
     const fmath::ClaheGeometry& g = a.g;
-    const int tile = blockIdx.x;
     const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
     const long long n = static_cast<long long>(g.tile_h) * g.tile_w;
-    unsigned int* th = hist + static_cast<std::size_t>(tile) * 65536;
-    for (long long i = static_cast<long long>(blockIdx.y) * blockDim.x + threadIdx.x; i < n;
-         i += static_cast<long long>(gridDim.y) * blockDim.x) {
+    for (long long i = first; i < n; i += stride) {
         const int r = static_cast<int>(i / g.tile_w);
         const int c = static_cast<int>(i % g.tile_w);
         const int sy = fmath::reflect101(ty * g.tile_h + r, g.ext_h);
         const int sx = fmath::reflect101(tx * g.tile_w + c, g.ext_w);
         const std::uint16_t v =
             reinterpret_cast<const std::uint16_t*>(a.src + static_cast<std::size_t>(sy) * a.pitch)[sx];
-        atomicAdd(&th[v], 1u);
+        atomicAdd(&hist[v], 1u);
     }
 }
 
-/// One block per tile: clip, redistribute, cumulate, scale. Each thread owns hist_size / blockDim.x
-/// consecutive bins.
+/// 8-bit tile histograms: grid (tiles, splits); each block counts a band of rows of its tile.
+static __global__ void clahe_hist_u8_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+    clahe_count_u8(a, blockIdx.x, blockIdx.y, gridDim.y, hist + static_cast<std::size_t>(blockIdx.x) * 256);
+}
+
+/// 16-bit tile histograms: grid (tiles, splits); the splits share each tile's samples.
+static __global__ void clahe_hist_u16_kernel(ClaheArgs a, unsigned int* __restrict__ hist) {
+    clahe_count_u16(a, blockIdx.x, static_cast<long long>(blockIdx.y) * blockDim.x + threadIdx.x,
+                    static_cast<long long>(gridDim.y) * blockDim.x, hist + static_cast<std::size_t>(blockIdx.x) * 65536);
+}
+
+/// One tile's table from its histogram `h`: clip, redistribute, cumulate, scale. Every thread of the block
+/// calls it; each owns hist_size / blockDim.x consecutive bins.
 template <class T>
-__global__ void clahe_lut_kernel(const unsigned int* __restrict__ hist, fmath::ClaheGeometry g, T* __restrict__ luts) {
+__device__ __forceinline__ void clahe_lut_block(const unsigned int* __restrict__ h, const fmath::ClaheGeometry& g,
+                                                T* __restrict__ lut) {
     __shared__ unsigned long long scratch[33];
     const int bins = g.hist_size;
     const int per = bins / blockDim.x;
-    const unsigned int* h = hist + static_cast<std::size_t>(blockIdx.x) * bins;
-    T* lut = luts + static_cast<std::size_t>(blockIdx.x) * bins;
     const int b0 = threadIdx.x * per;
     unsigned long long clipped = 0;
     if (g.clip > 0)
@@ -697,25 +739,36 @@ __global__ void clahe_lut_kernel(const unsigned int* __restrict__ hist, fmath::C
     }
 }
 
+/// One block per tile.
+template <class T>
+__global__ void clahe_lut_kernel(const unsigned int* __restrict__ hist, fmath::ClaheGeometry g, T* __restrict__ luts) {
+    const std::size_t tile = static_cast<std::size_t>(blockIdx.x) * g.hist_size;
+    clahe_lut_block(hist + tile, g, luts + tile);
+}
+
+/// CLAHE's output for sample v at column x of a row whose vertical blend is `ay`, from the tile tables `luts`.
+template <class T>
+__device__ __forceinline__ T clahe_pixel(const T* __restrict__ luts, const fmath::ClaheGeometry& g, int x,
+                                         const fmath::ClaheAxis& ay, int v) {
+    const int bins = g.hist_size;
+    const T* p1 = luts + static_cast<std::size_t>(ay.t1) * g.tiles_x * bins;
+    const T* p2 = luts + static_cast<std::size_t>(ay.t2) * g.tiles_x * bins;
+    const fmath::ClaheAxis ax = fmath::clahe_axis(x, g.inv_tw, g.tiles_x);
+    const std::size_t i1 = static_cast<std::size_t>(ax.t1) * bins + v;
+    const std::size_t i2 = static_cast<std::size_t>(ax.t2) * bins + v;
+    return static_cast<T>(
+        fmath::clahe_blend(__ldg(p1 + i1), __ldg(p1 + i2), __ldg(p2 + i1), __ldg(p2 + i2), ax, ay, bins - 1));
+}
+
 template <class T>
 __global__ void clahe_interp_kernel(const std::uint8_t* __restrict__ src, std::size_t spitch, std::uint8_t* dst,
                                     std::size_t dpitch, fmath::ClaheGeometry g, const T* __restrict__ luts) {
-    const int bins = g.hist_size;
-    const int max_value = bins - 1;
     for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < g.height; y += gridDim.y * blockDim.y) {
         const fmath::ClaheAxis ay = fmath::clahe_axis(y, g.inv_th, g.tiles_y);
-        const T* p1 = luts + static_cast<std::size_t>(ay.t1) * g.tiles_x * bins;
-        const T* p2 = luts + static_cast<std::size_t>(ay.t2) * g.tiles_x * bins;
         const T* s = reinterpret_cast<const T*>(src + static_cast<std::size_t>(y) * spitch);
         T* d = reinterpret_cast<T*>(dst + static_cast<std::size_t>(y) * dpitch);
-        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < g.width; x += gridDim.x * blockDim.x) {
-            const fmath::ClaheAxis ax = fmath::clahe_axis(x, g.inv_tw, g.tiles_x);
-            const int v = s[x];
-            const std::size_t i1 = static_cast<std::size_t>(ax.t1) * bins + v;
-            const std::size_t i2 = static_cast<std::size_t>(ax.t2) * bins + v;
-            d[x] = static_cast<T>(fmath::clahe_blend(__ldg(p1 + i1), __ldg(p1 + i2), __ldg(p2 + i1), __ldg(p2 + i2),
-                                                     ax, ay, max_value));
-        }
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < g.width; x += gridDim.x * blockDim.x)
+            d[x] = clahe_pixel(luts, g, x, ay, s[x]);
     }
 }
 

@@ -205,13 +205,14 @@ __host__ __device__ constexpr std::size_t multiotsu_smem_bytes() {
 
 __device__ __forceinline__ int tri_offset(int i, int L) { return i * L - (i * (i - 1)) / 2; }
 
-/// `out` (device memory) is read by the label pass; `host_out` and `host_counts` are page-locked host memory
-/// the device writes directly, for the caller after its wait (the counts for the host search when the
+/// The search of one image by a block of kMultiOtsuThreads threads with multiotsu_smem_bytes() of dynamic shared
+/// memory. `out` (device memory) is read by the label pass; `host_out` and `host_counts` are page-locked host
+/// memory the device writes directly, for the caller after its wait (the counts for the host search when the
 /// device declines).
 template <class Count>
-__global__ void __launch_bounds__(kMultiOtsuThreads)
-    multiotsu_kernel(const Count* __restrict__ counts, int classes, MultiOtsuResult* __restrict__ out,
-                     MultiOtsuResult* __restrict__ host_out, unsigned int* __restrict__ host_counts) {
+__device__ __forceinline__ void multiotsu_block(const Count* __restrict__ counts, int classes,
+                                                MultiOtsuResult* __restrict__ out, MultiOtsuResult* __restrict__ host_out,
+                                                unsigned int* __restrict__ host_counts) {
     extern __shared__ unsigned char smem[];
     float* H = reinterpret_cast<float*>(smem);
     float* best = H + 256 * 257 / 2;  // best[r * 257 + s]
@@ -439,6 +440,13 @@ __global__ void __launch_bounds__(kMultiOtsuThreads)
         *out = r;
         *host_out = r;
     }
+}
+
+template <class Count>
+__global__ void __launch_bounds__(kMultiOtsuThreads)
+    multiotsu_kernel(const Count* __restrict__ counts, int classes, MultiOtsuResult* __restrict__ out,
+                     MultiOtsuResult* __restrict__ host_out, unsigned int* __restrict__ host_counts) {
+    multiotsu_block(counts, classes, out, host_out, host_counts);
 }
 
 }  // namespace imghist::detail::kernels
