@@ -1,5 +1,6 @@
 #include "io/fileio.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -7,9 +8,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cctype>
 #include <cstring>
+#include <ctime>
 
 #include "io/errors.hpp"
 
@@ -40,16 +43,160 @@ void unregister_tmp(int slot) {
     std::free(p);
 }
 
+RunCounts g_counts;
+
+// Async-signal-safe text building for the handler: no allocation, no stdio.
+struct SignalText {
+    char buf[256];
+    std::size_t n = 0;
+    void add(const char* s) {
+        while (*s && n + 1 < sizeof buf) buf[n++] = *s++;
+    }
+    void add(std::size_t v) {
+        char digits[24];
+        int k = 0;
+        do {
+            digits[k++] = static_cast<char>('0' + v % 10);
+            v /= 10;
+        } while (v && k < 24);
+        while (k && n + 1 < sizeof buf) buf[n++] = digits[--k];
+    }
+};
+
+void write_interruption(int sig) {
+    const std::size_t total = g_counts.total.load();
+    SignalText t;
+    if (g_counts.progress_bar.load()) t.add("\r\033[K");
+    t.add(sig == SIGINT ? "imghist: interrupted" : sig == SIGTERM ? "imghist: interrupted (SIGTERM)" : "imghist: interrupted (SIGHUP)");
+    if (total) {
+        const std::size_t done = g_counts.done.load(), failed = g_counts.failed.load(), skipped = g_counts.skipped.load();
+        t.add(" after ");
+        t.add(done + failed + skipped);
+        t.add(" of ");
+        t.add(total);
+        t.add(total == 1 ? " file (done " : " files (done ");
+        t.add(done);
+        t.add(", failed ");
+        t.add(failed);
+        t.add(", skipped ");
+        t.add(skipped);
+        t.add(")");
+    }
+    t.add("; unfinished outputs removed\n");
+    ssize_t ignored = ::write(2, t.buf, t.n);
+    (void)ignored;
+}
+
 extern "C" void cleanup_handler(int sig) {
+    const int saved = errno;
     for (int i = 0; i < kSlots; ++i) {
         char* p = g_tmp_slots[i].load();
         if (p) unlink(p);
     }
+    write_interruption(sig);
+    errno = saved;
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
+/// FNV-1a (32 bits) of the host's name, as 8 lower-case hex digits: the host part of our temporary names.
+const std::string& host_tag() {
+    static const std::string tag = [] {
+        char host[256] = {};
+        if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+        std::uint32_t h = 2166136261u;
+        for (const char* c = host; *c; ++c) {
+            h ^= static_cast<unsigned char>(*c);
+            h *= 16777619u;
+        }
+        char hex[9];
+        std::snprintf(hex, sizeof hex, "%08x", h);
+        return std::string(hex);
+    }();
+    return tag;
+}
+
+bool all_digits(const std::string& s) {
+    return !s.empty() && s.size() <= 10 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/// Whether a name is one of our temporaries; `host` gets its host tag ("" for the older form, which has
+/// none) and `pid` its writer.
+bool parse_temporary(const std::string& name, std::string& host, long& pid) {
+    const std::string suffix = ".tmp";
+    if (name.size() < 16 || name[0] != '.' || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return false;
+    const std::string body = name.substr(0, name.size() - suffix.size());
+    std::string pid_and_n;
+    if (body.rfind(".imghist-", 0) == 0) {  // .imghist-HHHHHHHH-PID-N
+        if (body.size() < 9 + 8 + 4 || body[17] != '-') return false;
+        host = body.substr(9, 8);
+        if (host.find_first_not_of("0123456789abcdef") != std::string::npos) return false;
+        pid_and_n = body.substr(18);
+    } else {  // the older .NAME.imghist-PID-N
+        const std::size_t at = body.rfind(".imghist-");
+        if (at == std::string::npos || at == 0) return false;
+        host.clear();
+        pid_and_n = body.substr(at + 9);
+    }
+    const std::size_t dash = pid_and_n.find('-');
+    if (dash == std::string::npos || !all_digits(pid_and_n.substr(0, dash)) || !all_digits(pid_and_n.substr(dash + 1)))
+        return false;
+    pid = std::atol(pid_and_n.substr(0, dash).c_str());
+    return pid > 0;
+}
+
+// A write in flight touches its temporary every few milliseconds and renames it within seconds; one an hour
+// old is stale whoever wrote it.
+constexpr std::time_t kStaleSeconds = 3600;
+
 }  // namespace
+
+RunCounts& run_counts() { return g_counts; }
+
+std::string temporary_name() {
+    static std::atomic<unsigned> counter{0};
+    return ".imghist-" + host_tag() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
+    std::vector<std::string> removed;
+    DIR* d = opendir(dir.c_str());
+    if (!d) return removed;
+    const std::time_t now = std::time(nullptr);
+    while (dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        std::string host;
+        long pid = 0;
+        if (!parse_temporary(name, host, pid) || (host == host_tag() && pid == ::getpid())) continue;
+        struct stat st {};
+        if (fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        const bool old = now - st.st_mtime > kStaleSeconds;
+        const bool writer_gone = host == host_tag() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+        if ((old || writer_gone) && unlinkat(dirfd(d), name.c_str(), 0) == 0)
+            removed.push_back((dir == "." ? std::string() : dir + "/") + name);
+    }
+    closedir(d);
+    return removed;
+}
+
+namespace {
+std::atomic<int> g_stdout_errno{0};
+}  // namespace
+
+void stdout_failed(int err) noexcept {
+    int none = 0;
+    g_stdout_errno.compare_exchange_strong(none, err ? err : EIO);
+}
+
+void finish_stdout() {
+    // fflush reports a failed write of what is still buffered; ferror one that an earlier write already met.
+    errno = 0;
+    if (std::fflush(stdout) != 0) stdout_failed(errno);
+    if (!std::ferror(stdout) && g_stdout_errno.load() == 0) return;
+    const int err = g_stdout_errno.load();
+    fail_io("<stdout>", "cannot write: " + (err ? errno_text(err) : std::string("write error")));
+}
 
 void install_signal_cleanup() {
     struct sigaction sa {};
@@ -195,10 +342,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
         fail_io(path_, "cannot write: folder " + dir + " does not exist");
     }
     if (is_directory(path_)) fail_io(path_, "cannot write: a folder has that name");
-    static std::atomic<unsigned> counter{0};
-    std::string base = path_.substr(path_.find_last_of('/') == std::string::npos ? 0 : path_.find_last_of('/') + 1);
-    tmp_ = (dir == "." && path_.find('/') == std::string::npos ? std::string() : dir + "/") + "." + base +
-           ".imghist-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
+    tmp_ = (dir == "." && path_.find('/') == std::string::npos ? std::string() : dir + "/") + temporary_name();
     slot_ = register_tmp(tmp_);
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0) {

@@ -3,8 +3,14 @@
 // Outputs are written to a temporary file in the destination's folder and renamed over the destination
 // only when complete, so no reader ever sees half a file and a failed write leaves nothing behind. The
 // temporary names of writes in flight are kept in a small table that the SIGINT/SIGTERM handler removes.
+//
+// Temporary names are short whatever the destination's length (a 255-byte output name still fits
+// NAME_MAX) and say whose they are: ".imghist-HHHHHHHH-PID-N.tmp", HHHHHHHH the FNV-1a (32-bit, lower-case
+// hex) of the host's name, PID the writing process. A process killed outright (SIGKILL, power loss) leaves
+// one behind; remove_stale_temporaries clears those of a folder.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,8 +43,32 @@ std::string parent_dir(const std::string& path);
 /// Lower-case extension without the dot ("" when none).
 std::string extension_of(const std::string& path);
 
-/// Installs the SIGINT/SIGTERM handler that removes temporary files of writes in flight.
+/// Installs the SIGINT/SIGTERM/SIGHUP handler: it removes the temporary files of writes in flight, prints
+/// "interrupted after N of M files (done D, failed F, skipped S)" when a run is counting (run_counts), and
+/// ends the process by the same signal (so a shell sees status 130 for Ctrl-C and stops its loop).
 void install_signal_cleanup();
+
+/// The counts of the run in progress, for the interruption message (lock-free atomics: the signal handler
+/// reads them). `total` = 0 means no run is counting.
+struct RunCounts {
+    std::atomic<std::size_t> total{0}, done{0}, failed{0}, skipped{0};
+    std::atomic<bool> progress_bar{false};  ///< a bar is drawn on stderr: the message clears its line first
+};
+RunCounts& run_counts();
+
+/// The temporary name of a write in flight: recognisable as ours, at most 48 bytes.
+std::string temporary_name();
+/// Removes the stale temporaries of ours directly in `dir` (not its sub-folders): names of the form above
+/// (and the older ".NAME.imghist-PID-N.tmp") whose writer is gone — written on this host by a process that
+/// no longer exists — or that were last modified more than an hour ago (the writer's host cannot be asked).
+/// Other files are never touched. Returns the removed paths.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir);
+
+/// Remembers why a write to standard output failed (errno), for finish_stdout's message.
+void stdout_failed(int err) noexcept;
+/// Flushes standard output and reports a failed write to it (a full disk, /dev/full, a closed pipe): throws
+/// Error(Io) naming <stdout>. Called after a command's last output, so every write error fails the command.
+void finish_stdout();
 
 /// A file being written: a temporary name until commit() renames it into place; the destructor removes
 /// the temporary when commit() was not reached. "-" writes to standard output directly.

@@ -76,9 +76,12 @@ void append_integer(std::string& out, Int v) {
     const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, r.ptr);
 }
-// Strings and range ends are few: nlohmann writes them, with its escaping (and its refusal of invalid
-// UTF-8) and its shortest round-trip form of doubles, as it did when it wrote the whole document.
-void append_string(std::string& out, const std::string& s) { out += nlohmann::ordered_json(s).dump(); }
+// Strings and range ends are few: nlohmann writes them, with its escaping and its shortest round-trip form
+// of doubles, as it did when it wrote the whole document. A file name that is not UTF-8 (a Latin-1 name)
+// must not cost the folder's whole result: its invalid bytes become U+FFFD.
+void append_string(std::string& out, const std::string& s) {
+    out += nlohmann::ordered_json(s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 }  // namespace
 
 // The counts are written straight into the text: a folder of 4000 images has 3 million of them, and building
@@ -127,8 +130,47 @@ void append_json(std::string& out, const HistResult& r) {
     out += "]}";
 }
 
+void Totals::add(const HistResult& r, const std::string& source) {
+    for (HistResult& t : totals_)
+        if (t.bins == r.bins && t.low == r.low && t.high == r.high) {
+            t.add(r, source);
+            return;
+        }
+    // Another sample type's binning starts its own total; another binning of the same type is a mistake
+    // (histograms made with different --bins or --range), refused by HistResult::add naming `source`.
+    for (HistResult& t : totals_)
+        if (t.dtype == r.dtype) t.add(r, source);
+    totals_.push_back(r.empty_total());
+    totals_.back().add(r, source);
+}
+
+std::string Totals::dtypes() const {
+    std::string s;
+    for (const HistResult& t : totals_) s += (s.empty() ? "" : ", ") + t.dtype;
+    return s;
+}
+
+std::string totals_json(const std::vector<HistResult>& totals) {
+    std::string out;
+    if (totals.size() == 1) {
+        append_json(out, totals[0]);
+        return out;
+    }
+    out = "{\"totals\":[";
+    for (std::size_t k = 0; k < totals.size(); ++k) {
+        if (k) out += ',';
+        append_json(out, totals[k]);
+    }
+    return out + "]}";
+}
+
 std::string folder_json(const std::vector<const HistResult*>& files,
                         const std::vector<std::pair<std::string, std::string>>& failed, const HistResult& total) {
+    return folder_json(files, failed, std::vector<HistResult>{total});
+}
+
+std::string folder_json(const std::vector<const HistResult*>& files,
+                        const std::vector<std::pair<std::string, std::string>>& failed, const std::vector<HistResult>& totals) {
     std::string out = "{\"files\":[";
     for (std::size_t k = 0; k < files.size(); ++k) {
         if (k) out += ',';
@@ -142,16 +184,33 @@ std::string folder_json(const std::vector<const HistResult*>& files,
         append_string(out, failed[k].second);
         out += '}';
     }
-    out += "],\"total\":";
-    append_json(out, total);
+    if (totals.size() == 1) {
+        out += "],\"total\":";
+        append_json(out, totals[0]);
+    } else {
+        out += "],\"totals\":[";
+        for (std::size_t k = 0; k < totals.size(); ++k) {
+            if (k) out += ',';
+            append_json(out, totals[k]);
+        }
+        out += ']';
+    }
     out += '}';
     return out;
 }
 
 HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& source) {
+    std::vector<HistResult> all = hists_from_json(j, source);
+    if (all.size() != 1)
+        fail(ErrorCode::InvalidArgument, source,
+             "holds " + std::to_string(all.size()) + " totals (one per sample type); one histogram is needed here");
+    return std::move(all[0]);
+}
+
+namespace {
+HistResult one_from_json(const nlohmann::ordered_json& j, const std::string& source) {
     try {
         if (!j.is_object()) fail(ErrorCode::InvalidArgument, source, "not a histogram (expected a JSON object)");
-        if (j.contains("total")) return hist_from_json(j.at("total"), source);
         HistResult r;
         if (j.contains("file")) {
             r.file = j.at("file").get<std::string>();
@@ -180,6 +239,19 @@ HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& so
         fail(ErrorCode::InvalidArgument, source, std::string("not an imghist histogram (") + e.what() + ")");
     }
 }
+}  // namespace
+
+std::vector<HistResult> hists_from_json(const nlohmann::ordered_json& j, const std::string& source) {
+    if (j.is_object() && j.contains("total")) return {one_from_json(j.at("total"), source)};
+    if (j.is_object() && j.contains("totals")) {
+        const nlohmann::ordered_json& t = j.at("totals");
+        if (!t.is_array() || t.empty()) fail(ErrorCode::InvalidArgument, source, "\"totals\" is not a list of histograms");
+        std::vector<HistResult> all;
+        for (const auto& one : t) all.push_back(one_from_json(one, source));
+        return all;
+    }
+    return {one_from_json(j, source)};
+}
 
 namespace {
 std::string num(double v) {
@@ -189,10 +261,33 @@ std::string num(double v) {
 }
 }  // namespace
 
+std::string text_name(const std::string& name) {
+    std::string out;
+    out.reserve(name.size());
+    for (char ch : name) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        switch (c) {
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\\': out += "\\\\"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+                    out += buf;
+                } else {
+                    out += ch;
+                }
+        }
+    }
+    return out;
+}
+
 std::string format_text(const HistResult& r) {
     std::string s = "# ";
     if (!r.file.empty())
-        s += r.file + " " + std::to_string(r.width) + "x" + std::to_string(r.height) + " " + r.dtype;
+        s += text_name(r.file) + " " + std::to_string(r.width) + "x" + std::to_string(r.height) + " " + r.dtype;
     else
         s += "total of " + std::to_string(r.images) + " image(s), " + std::to_string(r.pixels) + " pixels";
     s += ", " + std::to_string(r.bins) + " bins over [" + num(r.low) + ", " + num(r.high) + "), out of range " +

@@ -5,6 +5,11 @@
 //    "out_of_range": 0, "channels": [{"name": "r", "counts": [...], "out_of_range": 0}, ...]}
 // A total (of a folder, or of --merge) has "images" and "pixels" instead of "file", "width", "height".
 // A folder run prints {"files": [<image>...], "failed": [{"file": ..., "error": ...}], "total": <total>}.
+// Results of different sample types binned differently (8- and 16-bit images without --range: [0, 256) and
+// [0, 65536)) cannot be summed: each sample type gets a total of its own, and such a document has
+// "totals": [<total>...] (in the order the types first appear) instead of "total". --merge sums either
+// form; results of one sample type with different bins or ranges are refused.
+// Strings are UTF-8: a byte of a file name that is not valid UTF-8 is written as U+FFFD.
 #pragma once
 
 #include <cstdint>
@@ -42,14 +47,40 @@ struct HistResult {
     HistResult empty_total() const;
 };
 
-/// Appends r's JSON (the layout above, compact: no spaces or line breaks) to `out`. Throws
-/// nlohmann::json::type_error for a name or file that is not valid UTF-8.
+/// The totals of a folder or of --merge: results with the same bins and range add into one total; a result
+/// of another sample type and another binning starts a total of its own (one of the same type and another
+/// binning is refused).
+class Totals {
+public:
+    /// Adds `r` (an image's result or a total); `source` names it in errors.
+    void add(const HistResult& r, const std::string& source);
+    const std::vector<HistResult>& all() const noexcept { return totals_; }
+    /// The sample types of the totals, as "u8, u16".
+    std::string dtypes() const;
+
+private:
+    std::vector<HistResult> totals_;
+};
+
+/// Appends r's JSON (the layout above, compact: no spaces or line breaks) to `out`.
 void append_json(std::string& out, const HistResult& r);
-/// A folder run's JSON: its files' results, the failed files with their errors (file, error), the total.
+/// A folder run's JSON: its files' results, the failed files with their errors (file, error), and its
+/// total ("total"), or its totals when there are several ("totals").
+std::string folder_json(const std::vector<const HistResult*>& files,
+                        const std::vector<std::pair<std::string, std::string>>& failed, const std::vector<HistResult>& totals);
 std::string folder_json(const std::vector<const HistResult*>& files,
                         const std::vector<std::pair<std::string, std::string>>& failed, const HistResult& total);
-/// Parses an image result or a total; a folder result contributes its "total". Errors name `source`.
+/// The JSON of --merge's result: one total as a single result, several as {"totals": [...]}.
+std::string totals_json(const std::vector<HistResult>& totals);
+/// Parses an image result or a total; a folder result contributes its "total". Errors name `source`,
+/// and a document with several totals (of different binnings) is one.
 HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& source);
+/// Every total of a document: an image result or a total (one), a folder result's "total" or "totals".
+std::vector<HistResult> hists_from_json(const nlohmann::ordered_json& j, const std::string& source);
+
+/// A file name on one line of text: control characters, DEL and the backslash as C escapes (\n, \r, \t,
+/// \\, \xHH), any other byte as it is. Names in the text format and in the notes of image commands.
+std::string text_name(const std::string& name);
 
 std::string format_text(const HistResult& r);
 std::string format_csv(const HistResult& r);

@@ -32,8 +32,9 @@ struct Metadata {
     std::string xmp;                    ///< the XMP packet (XML)
     std::vector<std::string> comments;
     double dpi_x = 0, dpi_y = 0;        ///< dots per inch; 0 when the file gives no absolute resolution
-    // How the input was encoded (not copied as such, but guides a JPEG output's defaults).
+    // How the input was encoded (not copied as such, but guides a lossy output's defaults).
     int jpeg_quality = 0;               ///< estimated quality of a JPEG input (1-100), 0 otherwise
+    int webp_quality = 0;               ///< estimated quality of a lossy WebP input (1-100), 0 otherwise
     bool progressive = false;           ///< the JPEG input was progressive
 
     bool has_resolution() const noexcept { return dpi_x > 0 && dpi_y > 0; }

@@ -169,9 +169,12 @@ Bytes encode_image(const Image& img, Format format, const EncodeOptions& opt, co
     }
 }
 
+int lossy_input_quality(const Metadata& m) noexcept { return m.jpeg_quality > 0 ? m.jpeg_quality : m.webp_quality; }
+
 int jpeg_quality_for(const EncodeOptions& opt, const Metadata& m) {
     if (opt.jpeg_quality > 0) return opt.jpeg_quality;
-    return m.jpeg_quality > 0 ? m.jpeg_quality : 90;
+    const int input = lossy_input_quality(m);
+    return input > 0 ? input : 90;
 }
 
 void write_image(const std::string& path, const Image& img, Format format, const EncodeOptions& opt) {

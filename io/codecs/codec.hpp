@@ -9,8 +9,9 @@
 //          | or tiles; every compression libtiff    | Deflate (default), LZW,        |
 //          | decodes; first page only               | PackBits or none               |
 //   WebP   | lossless and lossy, RGB / RGBA (gray   | 8-bit, 1-4 channels (gray is   | libwebp, libwebpmux
-//          | WebP does not exist); still images     | stored as RGB); lossless, or   | (codec_webp)
-//          |                                        | lossy with --quality           |
+//          | WebP does not exist); still images     | stored as RGB); lossy at the   | (codec_webp)
+//          |                                        | lossy input's quality or       |
+//          |                                        | --quality, else lossless       |
 //   BMP    | 8-bit, 1-4 channels                    | 8-bit gray, RGB, RGBA          | stb_image(_write)
 //   TGA    | 8-bit, 1-4 channels                    | 8-bit, 1-4 channels            | stb_image(_write)
 //   PNM    | P1-P6, 8 and 16-bit                    | P5/P6, 8 and 16-bit            | own (codec.cpp)
@@ -57,15 +58,18 @@ struct DecodeOptions {
 };
 
 struct EncodeOptions {
-    /// 1-100 (--quality); 0: a JPEG output takes the JPEG input's estimated quality, else 90, and a WebP
-    /// output is lossless. A quality given makes WebP lossy at that quality.
+    /// 1-100 (--quality); 0: a lossy output takes the lossy input's estimated quality (a JPEG's or a lossy
+    /// WebP's): a JPEG output that, else 90; a WebP output is lossy at that, else lossless (a lossless
+    /// input stays lossless). A quality given makes WebP lossy at that quality.
     int jpeg_quality = 0;
     int png_level = 1;          ///< zlib level 0-9
     int threads = 0;            ///< 0: all hardware threads (the PNG writer compresses in parallel)
     std::string tiff_compression = "deflate";  ///< deflate, lzw, packbits or none
 };
 
-/// The JPEG quality an output gets: the option, else the input JPEG's estimate, else 90.
+/// The estimated quality of a lossy input (its JPEG's, else its lossy WebP's); 0 for a lossless one.
+int lossy_input_quality(const Metadata& m) noexcept;
+/// The JPEG quality an output gets: the option, else the lossy input's estimate, else 90.
 int jpeg_quality_for(const EncodeOptions& opt, const Metadata& m);
 
 /// The one check of an image header, before any pixel memory is allocated: width and height non-zero and at

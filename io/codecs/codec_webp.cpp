@@ -2,7 +2,9 @@
 // format). Still images only: an animation is refused. WebP has no gray: gray images are written as RGB
 // (and read back as RGB), and libwebp stores no alpha channel when every pixel is opaque (read back as RGB
 // too). Lossless output keeps every RGB value, those under transparent pixels included
-// (libwebp's `exact`); --quality selects lossy output at that quality.
+// (libwebp's `exact`). A lossy input (a lossy WebP, whose quality webp_quality.hpp estimates, or a JPEG)
+// gives lossy output at its estimated quality, as ImageMagick and vips keep a lossy input lossy; --quality
+// selects lossy output at that quality.
 #include <webp/decode.h>
 #include <webp/encode.h>
 #include <webp/mux.h>
@@ -12,6 +14,7 @@
 
 #include "io/codecs/codec.hpp"
 #include "io/errors.hpp"
+#include "io/codecs/webp_quality.hpp"
 
 namespace cli {
 namespace {
@@ -51,6 +54,7 @@ Image decode_webp(const Bytes& data, const std::string& name, const DecodeOption
         ? WebPDecodeRGBAInto(data.data(), data.size(), img.data(), img.bytes(), stride)
         : WebPDecodeRGBInto(data.data(), data.size(), img.data(), img.bytes(), stride);
     if (!ok) fail(ErrorCode::InvalidArgument, name, "truncated or corrupt WebP (image data damaged)");
+    img.meta.webp_quality = webp_lossy_quality(data.data(), data.size());
     const WebPData whole{data.data(), data.size()};
     Mux m;
     m.mux = WebPMuxCreate(&whole, 0);
@@ -87,8 +91,9 @@ Bytes encode_webp(const Image& img, const EncodeOptions& opt, const std::string&
     }
     WebPConfig config;
     if (!WebPConfigInit(&config)) fail(ErrorCode::Io, name, "cannot initialise the WebP encoder");
-    if (opt.jpeg_quality > 0) {
-        config.quality = static_cast<float>(opt.jpeg_quality);
+    const int quality = opt.jpeg_quality > 0 ? opt.jpeg_quality : lossy_input_quality(img.meta);
+    if (quality > 0) {
+        config.quality = static_cast<float>(quality);
     } else {
         config.lossless = 1;
         config.exact = 1;

@@ -122,8 +122,43 @@ TEST_CASE("histogram JSON: a folder's document equals the nlohmann tree's dump",
     }
 }
 
-TEST_CASE("histogram JSON: a name that is not UTF-8 is refused, as nlohmann refuses it", "[cli][json]") {
-    HistResult r = sample("bad\xff\xfe.png", 4, 0, 256, {"R"}, 21);
+TEST_CASE("histogram JSON: a name that is not UTF-8 is written with U+FFFD for each invalid byte", "[cli][json]") {
+    // A Latin-1 file name must not cost a folder its whole result: nlohmann's replacing dump is the reference.
+    HistResult r = sample("bad\xff\xfe caf\xe9.png", 4, 0, 256, {"R"}, 21);
     CHECK_THROWS_AS(tree_of(r).dump(), nlohmann::json::type_error);
-    CHECK_THROWS_AS(written(r), nlohmann::json::type_error);
+    CHECK(written(r) == tree_of(r).dump(-1, ' ', false, ojson::error_handler_t::replace));
+    CHECK(written(r).find("\"bad\xef\xbf\xbd\xef\xbf\xbd caf\xef\xbf\xbd.png\"") != std::string::npos);
+}
+
+TEST_CASE("histogram JSON: totals of two sample types, and --merge's reading of them", "[cli][json]") {
+    HistResult u8 = sample("", 256, 0, 256, {"gray"}, 31), u16 = sample("", 256, 0, 65536, {"gray"}, 32);
+    u8.dtype = "u8";
+    u16.dtype = "u16";
+    ojson j;
+    j["files"] = ojson::array();
+    j["failed"] = ojson::array();
+    j["totals"] = {tree_of(u8), tree_of(u16)};
+    CHECK(cli::folder_json({}, {}, std::vector<HistResult>{u8, u16}) == j.dump());
+    const std::vector<HistResult> back = cli::hists_from_json(j, "x.json");
+    REQUIRE(back.size() == 2);
+    CHECK(back[1].high == 65536);
+    CHECK(back[1].channels[0].counts == u16.channels[0].counts);
+    CHECK_THROWS_AS(cli::hist_from_json(j, "x.json"), imghist::Error);  // one histogram needed (match's REF)
+    // Totals: one per sample type; the same type with other bins is refused, naming the source.
+    cli::Totals t;
+    t.add(u8, "a");
+    t.add(u16, "b");
+    t.add(u8, "c");
+    REQUIRE(t.all().size() == 2);
+    CHECK(t.all()[0].images == 14);
+    CHECK(t.dtypes() == "u8, u16");
+    HistResult other = sample("", 16, 0, 256, {"gray"}, 33);
+    other.dtype = "u8";
+    CHECK_THROWS_WITH(t.add(other, "b16.json"), Catch::Contains("b16.json"));
+}
+
+TEST_CASE("text names: control characters and the backslash as C escapes, on one line", "[cli][text]") {
+    CHECK(cli::text_name("plain name.png") == "plain name.png");
+    CHECK(cli::text_name("a\nb\rc\td\\e\x01\x7f.png") == "a\\nb\\rc\\td\\\\e\\x01\\x7f.png");
+    CHECK(cli::text_name("caf\xc3\xa9.png") == "caf\xc3\xa9.png");  // UTF-8 as it is
 }

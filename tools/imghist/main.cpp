@@ -8,6 +8,7 @@
 #include "io/fileio.hpp"
 #include "gpu/gpu_jpeg.hpp"
 #include "imghist/imghist.hpp"
+#include "commands/suggest.hpp"
 
 int main(int argc, char** argv) {
     using namespace cli;
@@ -22,6 +23,12 @@ int main(int argc, char** argv) {
                "'-' reads standard input or writes standard output.");
     std::vector<Command> commands = {add_equalize(app), add_stretch(app), add_match(app), add_threshold(app),
                                      add_clahe(app),    add_hist(app),    add_gen(app),   add_bench(app)};
+    // A mistyped command or option gets the nearest name (the parser alone would say "A subcommand is
+    // required" or "The following argument was not expected").
+    if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+        std::fprintf(stderr, "imghist: %s\nRun 'imghist --help' for the commands.\n", unknown.c_str());
+        return kExitUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -30,13 +37,28 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        const std::string unknown = unknown_options(app, argc, argv);
+        if (unknown.empty()) {
+            app.exit(e);
+        } else {
+            std::string lines = "imghist: " + unknown;
+            for (std::size_t at = lines.find('\n'); at != std::string::npos; at = lines.find('\n', at + 1))
+                lines.insert(at + 1, "imghist: ");
+            std::fprintf(stderr, "%s\n", lines.c_str());
+        }
+        return kExitUsage;
     } catch (const CLI::ParseError& e) {
         app.exit(e);
         return kExitUsage;
     }
     try {
         for (auto& c : commands)
-            if (c.app->parsed()) return gpu_jpeg_exit(c.run());
+            if (c.app->parsed()) {
+                const int code = c.run();
+                finish_stdout();  // a result that did not reach standard output is a failure
+                return gpu_jpeg_exit(code);
+            }
     } catch (const UsageError& e) {
         std::fprintf(stderr, "imghist: %s\n", e.what());
         return kExitUsage;

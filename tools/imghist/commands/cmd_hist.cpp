@@ -2,9 +2,10 @@
 //              [--plot FILE.png] [--log]
 // imghist hist --raw FILE --dtype u8|u16|i32|f32 --bins N --range LO:HI
 // imghist hist --merge a.json b.json ...
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include "io/codecs/codec.hpp"
 #include "commands/commands.hpp"
@@ -13,6 +14,7 @@
 #include "gpu/gpu_jobs.hpp"
 #include "gpu/gpu_jpeg.hpp"
 #include "commands/ops.hpp"
+#include "pipeline/output_safety.hpp"
 #include "commands/plot.hpp"
 #include "io/raw.hpp"
 
@@ -43,11 +45,14 @@ void parse_range(const std::string& s, double& lo, double& hi) {
         fail_usage("--range " + s + ": LO and HI must be finite and HI - LO representable (it overflows a double)");
 }
 
-/// Writes text to -o FILE (atomically) or stdout.
+/// Writes text to -o FILE (atomically) or stdout; a failed write to stdout fails the command.
 void emit(const std::string& text, const std::string& output) {
     if (output.empty() || output == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        std::fflush(stdout);
+        errno = 0;
+        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+            stdout_failed(errno);
+            finish_stdout();  // throws, naming the error
+        }
     } else {
         write_file_atomic(output, text.data(), text.size());
     }
@@ -63,7 +68,42 @@ std::string format_one(const HistResult& r, const std::string& format) {
     return format_text(r);
 }
 
-std::string format_batch(const std::vector<Item>& items, const HistResult& total, const std::string& format) {
+/// The label of a total's CSV rows: "TOTAL", or "TOTAL u16" when there are several.
+std::string total_label(const std::vector<HistResult>& totals, const HistResult& t) {
+    return totals.size() == 1 ? std::string("TOTAL") : "TOTAL " + t.dtype;
+}
+
+/// CSV of several results in one table: a file column, then the union of their channel names.
+std::string csv_table(const std::vector<const Item*>& files, const std::vector<HistResult>& totals) {
+    std::vector<std::string> names;
+    for (auto& t : totals)
+        for (auto& c : t.channels)
+            if (std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
+    std::string s = "file,bin,low,high";
+    for (auto& n : names) s += "," + n;
+    s += "\n";
+    for (const Item* it : files) s += csv_rows(it->hist, names, &it->input.path);
+    for (auto& t : totals) {
+        const std::string label = total_label(totals, t);
+        s += csv_rows(t, names, &label);
+    }
+    return s;
+}
+
+/// --merge's result: one total as one result; several (one per sample type) in the folder forms.
+std::string format_totals(const std::vector<HistResult>& totals, const std::string& format) {
+    if (totals.size() == 1) return format_one(totals[0], format);
+    if (format == "json") return totals_json(totals) + "\n";
+    if (format == "csv") return csv_table({}, totals);
+    std::string s;
+    for (auto& t : totals) s += (s.empty() ? "" : "\n") + format_text(t);
+    return s;
+}
+
+std::string format_batch(const std::vector<Item>& items, const std::vector<HistResult>& totals, const std::string& format) {
+    std::vector<const Item*> ok;
+    for (auto& it : items)
+        if (it.error.empty()) ok.push_back(&it);
     if (format == "json") {
         std::vector<const HistResult*> files;
         std::vector<std::pair<std::string, std::string>> failed;
@@ -73,25 +113,205 @@ std::string format_batch(const std::vector<Item>& items, const HistResult& total
             else
                 failed.emplace_back(it.input.path, it.error);
         }
-        return folder_json(files, failed, total) + "\n";
+        return folder_json(files, failed, totals) + "\n";
     }
-    if (format == "csv") {
-        // One table: a file column, then the union of the channel names.
-        std::vector<std::string> names;
-        for (auto& c : total.channels) names.push_back(c.name);
-        std::string s = "file,bin,low,high";
-        for (auto& n : names) s += "," + n;
-        s += "\n";
-        for (auto& it : items)
-            if (it.error.empty()) s += csv_rows(it.hist, names, &it.input.path);
-        const std::string total_label = "TOTAL";
-        s += csv_rows(total, names, &total_label);
-        return s;
-    }
+    if (format == "csv") return csv_table(ok, totals);
     std::string s;
+    for (const Item* it : ok) s += format_text(it->hist) + "\n";
+    for (std::size_t k = 0; k < totals.size(); ++k) s += (k ? "\n" : "") + format_text(totals[k]);
+    return s;
+}
+
+/// --plot FILE: its format and size, checked before any work.
+struct PlotTarget {
+    std::string path;
+    bool svg = false;
+    Format format = Format::Unknown;
+    PlotOptions options;
+};
+
+PlotTarget plot_target(const HistArgs& a) {
+    PlotTarget t;
+    t.path = a.plot;
+    int w = 960, h = 540;
+    if (std::sscanf(a.plot_size.c_str(), "%dx%d", &w, &h) != 2 || w < 320 || h < 200)
+        fail_usage("--plot-size: expected WxH of at least 320x200");
+    t.options.width = w;
+    t.options.height = h;
+    t.options.log = a.log;
+    if (a.plot.empty()) return t;
+    // The plot's format, from its extension: SVG, or a raster image format.
+    t.svg = extension_of(a.plot) == "svg";
+    t.format = format_from_extension(extension_of(a.plot));
+    if (!t.svg && t.format == Format::Unknown)
+        fail_usage("--plot " + a.plot + ": the extension must be .svg or an image format (.png, .jpg, .bmp, .tga, .ppm)");
+    if (!t.svg) {
+        check_encodable(t.format, 8, 3, display_name(a.plot, true));
+        check_output_size(t.format, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), 3, display_name(a.plot, true));
+    }
+    if (static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) > a.common.max_pixels)
+        fail_usage("--plot-size " + a.plot_size + " is above the pixel limit (--max-pixels)");
+    return t;
+}
+
+/// Draws the plot of the result; several totals (one per sample type) have no one picture: an error, after
+/// the results themselves were written.
+void write_plot(const PlotTarget& t, const std::vector<HistResult>& totals) {
+    if (t.path.empty()) return;
+    if (totals.size() != 1) {
+        std::string types;
+        for (auto& r : totals) types += (types.empty() ? "" : ", ") + r.dtype;
+        fail(ErrorCode::InvalidArgument, t.path,
+             "not drawn: the images have different sample types (" + types +
+                 "), binned over different ranges, so there is no one total to plot; give --range LO:HI to bin them "
+                 "alike, or plot each sample type apart");
+    }
+    if (t.svg) {
+        const std::string svg = render_plot_svg(totals[0], t.options);
+        write_file_atomic(t.path, svg.data(), svg.size());
+        return;
+    }
+    write_image(t.path, render_plot(totals[0], t.options), t.format, EncodeOptions{});
+}
+
+/// -o and --plot are neither an input nor the same file: checked before anything is written.
+void check_hist_outputs(const HistArgs& a, const std::vector<std::string>& input_paths) {
+    InputSet inputs;
+    for (auto& p : input_paths) inputs.add(p);
+    std::vector<PlannedOutput> outputs;
+    if (!a.output.empty()) outputs.push_back(PlannedOutput{a.output, "-o"});
+    if (!a.plot.empty()) outputs.push_back(PlannedOutput{a.plot, "--plot"});
+    refuse_conflicts(output_conflicts(outputs, inputs));
+}
+
+int run_merge(const HistArgs& a, const PlotTarget& plot) {
+    if (a.paths.empty()) fail_usage("--merge needs JSON files to sum");
+    check_hist_outputs(a, a.paths);
+    Totals totals;
+    for (auto& path : a.paths) {
+        Bytes data = read_file(path);
+        nlohmann::ordered_json j;
+        try {
+            j = nlohmann::ordered_json::parse(data.begin(), data.end());
+        } catch (const nlohmann::ordered_json::exception& e) {
+            fail(ErrorCode::InvalidArgument, display_name(path), std::string("not valid JSON (") + e.what() + ")");
+        }
+        for (const HistResult& r : hists_from_json(j, display_name(path))) totals.add(r, display_name(path));
+    }
+    emit(format_totals(totals.all(), a.format), a.output);
+    write_plot(plot, totals.all());
+    return kExitOk;
+}
+
+int run_raw(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
+    if (!a.paths.empty()) fail_usage("--raw FILE takes no other inputs");
+    if (a.dtype.empty()) fail_usage("--raw needs --dtype u8|u16|i32|f32");
+    imghist::SampleType t = parse_dtype(a.dtype);
+    imghist::BinSpec spec;
+    if (p.range_set) {
+        spec = imghist::BinSpec::even(p.bins, p.low, p.high);
+    } else if (t == imghist::SampleType::U8 || t == imghist::SampleType::U16) {
+        spec = imghist::BinSpec::full(t, p.bins);
+    } else {
+        fail_usage("--raw with --dtype " + a.dtype + " needs --range LO:HI");
+    }
+    check_hist_outputs(a, {a.raw});
+    HistResult r = raw_histogram(a.raw, t, spec, a.common.devices().front().options());
+    emit(format_one(r, a.format), a.output);
+    write_plot(plot, {r});
+    return kExitOk;
+}
+
+/// The pipeline's stages for histograms of image files (JPEGs through the GPU when the run takes it).
+Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Device>& gpus, bool batch) {
+    const DecodeOptions dopt = a.common.decode();
+    const bool gpu = !gpus.empty();
+    auto file_name = [batch](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
+    const CpuLoad cpu_load = [dopt](Item& it, Bytes&& data) {
+        it.image = decode_image(data, display_name(it.input.path), dopt);
+    };
+    Stages st;
+    st.load = [gpu, cpu_load](Item& it) {
+        Bytes data = read_file(it.input.path);
+        if (gpu && take_for_gpu(it, data, false)) return;
+        cpu_load(it, std::move(data));
+    };
+    st.process = [p, file_name](Item& it, const Device& d) {
+        it.hist = image_histogram(it.image, p, d);
+        it.hist.file = file_name(it);
+    };
+    if (gpu) {
+        st.process_batch = [p, file_name, dopt](std::vector<Item*>& b, const Device& d) {
+            gpu_hist_batch(b, d, p, file_name, dopt);
+        };
+        gpu_jpeg_stages(st, nv::kOutputYUV, false);
+        st.decode_kept = [cpu_load](Item& it) { cpu_load(it, std::move(it.jpeg)); };
+    }
+    return st;
+}
+
+/// The folder's totals (one per sample type when they bin differently); an empty one of the asked binning
+/// when no file succeeded.
+std::vector<HistResult> folder_totals(const std::vector<Item>& items, const HistParams& p, bool quiet) {
+    Totals totals;
     for (auto& it : items)
-        if (it.error.empty()) s += format_text(it.hist) + "\n";
-    return s + format_text(total);
+        if (it.error.empty()) totals.add(it.hist, it.input.path);
+    if (totals.all().empty()) {
+        HistResult empty;
+        empty.bins = p.bins;
+        empty.low = p.range_set ? p.low : 0;
+        empty.high = p.range_set ? p.high : 256;
+        return {empty};
+    }
+    if (totals.all().size() > 1 && !quiet)
+        std::fprintf(stderr, "imghist: the images have different sample types (%s), binned over different ranges: "
+                             "one total for each (--range LO:HI bins them alike)\n",
+                     totals.dtypes().c_str());
+    return totals.all();
+}
+
+int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
+    if (a.paths.empty()) fail_usage("hist needs an image, a folder, --raw FILE or --merge");
+    const bool batch = is_batch(a.paths);
+    const Shard shard = parse_shard(a.shard);
+    std::vector<Item> items;
+    std::vector<std::string> unsupported, all_inputs;
+    std::size_t outside_shard = 0;
+    for (auto& in : collect_inputs(a.paths, a.recursive, &unsupported)) {
+        all_inputs.push_back(in.path);
+        if (!in_shard(in.rel, shard)) {
+            ++outside_shard;
+            continue;
+        }
+        Item it;
+        it.index = items.size();
+        it.input = in;
+        items.push_back(std::move(it));
+    }
+    check_hist_outputs(a, all_inputs);
+    const std::vector<Device> devices = a.common.devices();
+    // JPEG files through the GPU when this run takes it (the gray mode's conversion is a host operation).
+    const std::vector<Device> gpus = gpu_jpeg_devices(a.common, devices, count_jpeg_names(items), GpuWorkload::Hist,
+                                                      p.mode == HistMode::Channels, "--mode gray converts on the host");
+    const RunOptions ro = run_options(a.common, batch, gpus.empty() ? devices : gpus);
+    Summary s = run_pipeline(items, hist_stages(a, p, gpus, batch), ro);
+    s.unsupported = unsupported;
+    if (!batch) {
+        if (items.empty() || !items[0].error.empty()) return kExitFailure;
+        emit(format_one(items[0].hist, a.format), a.output);
+        write_plot(plot, {items[0].hist});
+        return kExitOk;
+    }
+    const std::vector<HistResult> totals = folder_totals(items, p, a.common.quiet);
+    emit(format_batch(items, totals, a.format), a.output);
+    if (!a.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
+    write_plot(plot, totals);
+    const std::string nothing = nothing_processed(s, outside_shard);
+    if (!nothing.empty()) {
+        std::fprintf(stderr, "imghist: %s\n", nothing.c_str());
+        return kExitFailure;
+    }
+    return s.failed ? kExitFailure : kExitOk;
 }
 
 int run_hist(HistArgs& a) {
@@ -102,144 +322,10 @@ int run_hist(HistArgs& a) {
         p.range_set = true;
     }
     p.mode = a.mode == "gray" ? HistMode::Gray : HistMode::Channels;
-    int w = 960, h = 540;
-    if (std::sscanf(a.plot_size.c_str(), "%dx%d", &w, &h) != 2 || w < 320 || h < 200)
-        fail_usage("--plot-size: expected WxH of at least 320x200");
-    // The plot's format, from its extension: SVG, or a raster image format; refused before any work.
-    const bool plot_svg = extension_of(a.plot) == "svg";
-    const Format plot_format = format_from_extension(extension_of(a.plot));
-    if (!a.plot.empty() && !plot_svg && plot_format == Format::Unknown)
-        fail_usage("--plot " + a.plot + ": the extension must be .svg or an image format (.png, .jpg, .bmp, .tga, .ppm)");
-    if (!a.plot.empty() && !plot_svg) {
-        check_encodable(plot_format, 8, 3, display_name(a.plot, true));
-        check_output_size(plot_format, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), 3, display_name(a.plot, true));
-    }
-    if (!a.plot.empty() && static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) > a.common.max_pixels)
-        fail_usage("--plot-size " + a.plot_size + " is above the pixel limit (--max-pixels)");
-    auto plot = [&](const HistResult& r) {
-        if (a.plot.empty()) return;
-        PlotOptions po;
-        po.width = w;
-        po.height = h;
-        po.log = a.log;
-        if (plot_svg) {
-            const std::string svg = render_plot_svg(r, po);
-            write_file_atomic(a.plot, svg.data(), svg.size());
-            return;
-        }
-        write_image(a.plot, render_plot(r, po), plot_format, EncodeOptions{});
-    };
-
-    if (a.merge) {
-        if (a.paths.empty()) fail_usage("--merge needs JSON files to sum");
-        std::optional<HistResult> total;
-        for (auto& path : a.paths) {
-            Bytes data = read_file(path);
-            nlohmann::ordered_json j;
-            try {
-                j = nlohmann::ordered_json::parse(data.begin(), data.end());
-            } catch (const nlohmann::ordered_json::exception& e) {
-                fail(ErrorCode::InvalidArgument, display_name(path), std::string("not valid JSON (") + e.what() + ")");
-            }
-            HistResult r = hist_from_json(j, display_name(path));
-            if (!total) total = r.empty_total();
-            total->add(r, display_name(path));
-        }
-        emit(format_one(*total, a.format), a.output);
-        plot(*total);
-        return kExitOk;
-    }
-
-    const std::vector<Device> devices = a.common.devices();
-    if (!a.raw.empty()) {
-        if (!a.paths.empty()) fail_usage("--raw FILE takes no other inputs");
-        if (a.dtype.empty()) fail_usage("--raw needs --dtype u8|u16|i32|f32");
-        imghist::SampleType t = parse_dtype(a.dtype);
-        imghist::BinSpec spec;
-        if (p.range_set) {
-            spec = imghist::BinSpec::even(p.bins, p.low, p.high);
-        } else if (t == imghist::SampleType::U8 || t == imghist::SampleType::U16) {
-            spec = imghist::BinSpec::full(t, p.bins);
-        } else {
-            fail_usage("--raw with --dtype " + a.dtype + " needs --range LO:HI");
-        }
-        HistResult r = raw_histogram(a.raw, t, spec, devices.front().options());
-        emit(format_one(r, a.format), a.output);
-        plot(r);
-        return kExitOk;
-    }
-    if (a.paths.empty()) fail_usage("hist needs an image, a folder, --raw FILE or --merge");
-
-    const bool batch = is_batch(a.paths);
-    const Shard shard = parse_shard(a.shard);
-    std::vector<Item> items;
-    std::vector<std::string> unsupported;
-    std::size_t outside_shard = 0;
-    for (auto& in : collect_inputs(a.paths, a.recursive, &unsupported)) {
-        if (!in_shard(in.rel, shard)) {
-            ++outside_shard;
-            continue;
-        }
-        Item it;
-        it.index = items.size();
-        it.input = in;
-        items.push_back(std::move(it));
-    }
-    const DecodeOptions dopt = a.common.decode();
-    // JPEG files through the GPU when this run takes it (the gray mode's conversion is a host operation).
-    const std::vector<Device> gpus = gpu_jpeg_devices(a.common, devices, count_jpeg_names(items), GpuWorkload::Hist,
-                                                      p.mode == HistMode::Channels, "--mode gray converts on the host");
-    const bool gpu = !gpus.empty();
-    auto file_name = [&](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
-    const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
-        it.image = decode_image(data, display_name(it.input.path), dopt);
-    };
-    Stages st;
-    st.load = [&](Item& it) {
-        Bytes data = read_file(it.input.path);
-        if (gpu && take_for_gpu(it, data, false)) return;
-        cpu_load(it, std::move(data));
-    };
-    st.process = [&](Item& it, const Device& d) {
-        it.hist = image_histogram(it.image, p, d);
-        it.hist.file = file_name(it);
-    };
-    if (gpu) {
-        st.process_batch = [&](std::vector<Item*>& b, const Device& d) { gpu_hist_batch(b, d, p, file_name, dopt); };
-        gpu_jpeg_stages(st, nv::kOutputYUV, false);
-        st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
-    }
-    const RunOptions ro = run_options(a.common, batch, gpu ? gpus : devices);
-    Summary s = run_pipeline(items, st, ro);
-    s.unsupported = unsupported;
-    if (!batch) {
-        if (items.empty() || !items[0].error.empty()) return kExitFailure;
-        emit(format_one(items[0].hist, a.format), a.output);
-        plot(items[0].hist);
-        return kExitOk;
-    }
-    std::optional<HistResult> total;
-    for (auto& it : items)
-        if (it.error.empty()) {
-            if (!total) total = it.hist.empty_total();
-            total->add(it.hist, it.input.path);
-        }
-    if (!total) {
-        HistResult empty;
-        empty.bins = p.bins;
-        empty.low = p.range_set ? p.low : 0;
-        empty.high = p.range_set ? p.high : 256;
-        total = empty;
-    }
-    emit(format_batch(items, *total, a.format), a.output);
-    plot(*total);
-    if (!a.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
-    const std::string nothing = nothing_processed(s, outside_shard);
-    if (!nothing.empty()) {
-        std::fprintf(stderr, "imghist: %s\n", nothing.c_str());
-        return kExitFailure;
-    }
-    return s.failed ? kExitFailure : kExitOk;
+    const PlotTarget plot = plot_target(a);
+    if (a.merge) return run_merge(a, plot);
+    if (!a.raw.empty()) return run_raw(a, p, plot);
+    return run_images(a, p, plot);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ Command add_match(CLI::App& app) {
         const std::size_t ref_at = j.paths.size() - (j.in_place ? 1 : 2);
         const std::string ref = j.paths[ref_at];
         j.paths.erase(j.paths.begin() + static_cast<std::ptrdiff_t>(ref_at));
+        j.other_inputs.push_back(ref);
         // The reference is read once, before the inputs; its histogram's JSON "total" serves folders.
         auto target = std::make_shared<MatchTarget>(load_target(ref, j.common));
         return run_image_job(j, [target](Item& it, const Device& d) { match(it.image, *target, d); });

@@ -58,6 +58,8 @@ struct ImageJob {
     int depth = 0;                   ///< --depth 8: 16-bit images written as 8-bit (0: as they are)
     bool flatten = false;            ///< --flatten: alpha composited over `background`
     std::string background = "white";
+    /// Files the command reads besides the inputs (match's REF): no output may be one of them.
+    std::vector<std::string> other_inputs;
     void add_options(CLI::App& sub);
 };
 

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <set>
 
 #include "io/codecs/codec_jpeg.hpp"
 #include "commands/commands.hpp"
@@ -11,6 +12,7 @@
 #include "io/fileio.hpp"
 #include "gpu/gpu_jobs.hpp"
 #include "gpu/gpu_jpeg.hpp"
+#include "pipeline/output_safety.hpp"
 
 namespace cli {
 
@@ -33,7 +35,7 @@ void ImageJob::add_options(CLI::App& sub) {
         ->required()
         ->type_name("PATH");
     sub.add_flag("-r,--recursive", recursive, "Descend into sub-folders, mirroring them in the output folder");
-    sub.add_flag("--in-place", in_place, "Allow overwriting inputs (OUT may then be left out)");
+    sub.add_flag("--in-place", in_place, "Replace each input by its result, atomically (every PATH is then an input: no OUT)");
     sub.add_flag("--skip-existing", skip_existing, "Leave outputs that already exist alone (resumes a stopped run)");
     sub.add_option("--shard", shard, "Process only part K of N of the inputs (stable per file name), e.g. 3/8")->type_name("K/N");
     sub.add_option("--to", to, "Output format by extension (png, jpg, tif, webp, bmp, tga, pgm, ppm); default: the output's or input's")
@@ -65,6 +67,242 @@ std::string replace_extension(const std::string& path, const std::string& ext) {
     return stem + "." + ext;
 }
 
+/// What a job's path arguments mean: the inputs, and where their outputs go.
+struct OutputPlan {
+    std::vector<std::string> inputs;
+    std::string out;          ///< "" = each input replaced (--in-place), "-" = standard output, else a file or folder
+    bool out_is_folder = false;
+    bool batch = false;       ///< several inputs, a folder or a pattern: outputs go into the folder `out`
+    std::string to;           ///< --to without its dot; "" when not given
+    bool keep_name = false;   ///< one output file whose extension already names --to's format
+};
+
+/// The output argument checked against the inputs and --to, before anything is read or created.
+OutputPlan plan_outputs(const ImageJob& job) {
+    OutputPlan p;
+    p.inputs = job.paths;
+    if (!job.in_place) {  // with --in-place every argument is an input
+        if (p.inputs.size() < 2) fail_usage("expected IN... OUT (or --in-place with inputs only)");
+        p.out = p.inputs.back();
+        p.inputs.pop_back();
+    }
+    p.to = job.to;
+    if (!p.to.empty() && p.to[0] == '.') p.to = p.to.substr(1);
+    if (!p.to.empty() && format_from_extension(p.to) == Format::Unknown) fail_usage("--to: unknown image format '" + p.to + "'");
+    p.out_is_folder = !p.out.empty() && p.out != "-" && is_directory(p.out);
+    p.batch = is_batch(p.inputs);
+    const Format named = p.out.empty() || p.out == "-" ? Format::Unknown : format_from_extension(extension_of(p.out));
+    if (p.batch && p.out == "-") fail_usage("several inputs cannot go to standard output");
+    if (p.batch && !p.out.empty() && !p.out_is_folder) {
+        // Several outputs cannot go into one file; a folder named like an image would surprise everyone.
+        if (path_exists(p.out)) fail_usage(p.out + ": is a file, but several inputs need an output folder");
+        if (named != Format::Unknown)
+            fail_usage("several inputs need an output folder, and '" + p.out + "' names a " + format_name(named) +
+                       " file; give a folder (e.g. '" + p.out.substr(0, p.out.size() - extension_of(p.out).size() - 1) +
+                       "/'); nothing was written");
+    }
+    if (!p.batch && !p.to.empty() && !p.out.empty() && p.out != "-" && !p.out_is_folder && named != Format::Unknown) {
+        if (named != format_from_extension(p.to))
+            fail_usage("--to " + p.to + " contradicts the output's name " + p.out + " (a " + format_name(named) +
+                       " file); give one or the other");
+        p.keep_name = true;
+    }
+    return p;
+}
+
+std::string output_path(const OutputPlan& p, const InputFile& in) {
+    std::string out;
+    if (p.out.empty())
+        out = in.path;
+    else if (p.out == "-")
+        return "-";
+    else if (p.batch || p.out_is_folder)
+        out = p.out + "/" + in.rel;
+    else
+        out = p.out;
+    return p.to.empty() || p.keep_name ? out : replace_extension(out, p.to);
+}
+
+/// The items of this run (its shard, less the outputs --skip-existing leaves alone).
+struct JobItems {
+    std::vector<Item> items;
+    Summary pre;  ///< skipped and unsupported files
+    std::size_t outside_shard = 0;
+};
+
+/// With --skip-existing (resuming a run that was stopped): our temporaries that a killed run left in the
+/// output folders are removed, and said so.
+void clear_stale_temporaries(const std::vector<PlannedOutput>& planned, bool quiet) {
+    std::set<std::string> dirs;
+    for (const PlannedOutput& o : planned)
+        if (o.output != "-") dirs.insert(parent_dir(o.output));
+    std::vector<std::string> removed;
+    for (const std::string& d : dirs)
+        for (std::string& r : remove_stale_temporaries(d)) removed.push_back(std::move(r));
+    if (removed.empty() || quiet) return;
+    std::fprintf(stderr, "imghist: removed %zu stale temporary file%s of an interrupted run (%s%s)\n", removed.size(),
+                 removed.size() == 1 ? "" : "s", text_name(removed[0]).c_str(), removed.size() > 1 ? ", ..." : "");
+}
+
+/// Collects the inputs and plans every output; refuses (nothing written) when an output is an input or two
+/// inputs share an output — over every shard's files, since shards run side by side into one folder.
+JobItems collect_items(const ImageJob& job, const OutputPlan& plan) {
+    JobItems j;
+    const Shard shard = parse_shard(job.shard);
+    const std::vector<InputFile> inputs = collect_inputs(plan.inputs, job.recursive, &j.pre.unsupported);
+    InputSet ids;
+    for (const std::string& other : job.other_inputs) ids.add(other);
+    std::vector<PlannedOutput> planned, mine;
+    for (const InputFile& in : inputs) {
+        ids.add(in.path);
+        PlannedOutput o{output_path(plan, in), in.path, job.in_place, false};
+        if (!in_shard(in.rel, shard)) {
+            ++j.outside_shard;
+        } else if (job.skip_existing && o.output != "-" && path_exists(o.output) && !same_file(in.path, o.output)) {
+            ++j.pre.skipped;
+            mine.push_back(o);
+        } else {
+            o.written = true;
+            mine.push_back(o);
+            Item it;
+            it.input = in;
+            it.output = o.output;
+            it.index = j.items.size();
+            j.items.push_back(std::move(it));
+        }
+        planned.push_back(std::move(o));
+    }
+    refuse_conflicts(output_conflicts(planned, ids));
+    if (job.skip_existing) clear_stale_temporaries(mine, job.common.quiet);
+    return j;
+}
+
+/// The load and store stages of an image job, and what they share.
+class ImageRun {
+public:
+    ImageRun(const ImageJob& job, const OutputPlan& plan, const std::vector<Device>& devices, std::vector<Item>& items,
+             const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work)
+        : job_(job), plan_(plan), planar_ok_(planar_ok), gpu_work_(gpu_work), dopt_(job.common.decode()),
+          background_(parse_colour(job.background)) {
+        eopt_ = job.encode;
+        eopt_.threads = job.common.threads;
+        // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides, --device auto included);
+        // every other file (and any JPEG the GPU declines) through the CPU codecs.
+        const GpuWorkload workload = gpu_work == GpuImageWork::DecodeOnly ? GpuWorkload::Other : GpuWorkload::Equalize;
+        gpus_ = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
+    }
+    const std::vector<Device>& gpus() const { return gpus_; }
+    Stages stages(const std::function<void(Item&, const Device&)>& process);
+
+private:
+    Format output_format(const Item& it) const;
+    DecodeOptions item_decode(const Item& it) const;
+    void cpu_load(Item& it, Bytes&& data) const;
+    void load(Item& it) const;
+    void store(Item& it);
+
+    const ImageJob& job_;
+    const OutputPlan& plan_;
+    const std::function<bool(const InputFile&, const std::string&)> planar_ok_;
+    const GpuImageWork gpu_work_;
+    const DecodeOptions dopt_;
+    EncodeOptions eopt_;
+    const Rgb background_;
+    std::vector<Device> gpus_;
+    std::mutex dir_mutex_;
+};
+
+// The output's format: the output's extension; for standard output --to, else the input's (read from its
+// bytes, so `imghist equalize - -` keeps a JPEG a JPEG), else PNG.
+Format ImageRun::output_format(const Item& it) const {
+    if (it.output != "-") return format_from_extension(extension_of(it.output));
+    Format f = !plan_.to.empty() ? format_from_extension(plan_.to) : it.input_format;
+    return f == Format::Unknown ? Format::Png : f;
+}
+
+// The decode options of one item: the output format's size limits are checked with the header, before
+// decoding and processing (on either path).
+DecodeOptions ImageRun::item_decode(const Item& it) const {
+    DecodeOptions o = dopt_;
+    o.output = output_format(it);
+    o.output_name = display_name(it.output, true);
+    return o;
+}
+
+void ImageRun::cpu_load(Item& it, Bytes&& data) const {
+    const std::string in_name = display_name(it.input.path);
+    const DecodeOptions item_dopt = item_decode(it);
+    // The planar JPEG path keeps the stored orientation; --auto-orient needs the pixels.
+    if (planar_ok_ && !job_.auto_orient && it.output != "-" && planar_ok_(it.input, it.output) && !data.empty() &&
+        sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
+        it.planes = decode_jpeg_planes(data, in_name, item_dopt);
+        it.planar = true;
+        return;
+    }
+    it.image = decode_image(data, in_name, item_dopt);
+    if (job_.auto_orient) auto_orient(it.image);
+}
+
+void ImageRun::load(Item& it) const {
+    const std::string in_name = display_name(it.input.path);
+    Bytes data = read_file(it.input.path);
+    it.input_format = sniff_format(data, it.input.path);
+    if (!gpus_.empty() && take_for_gpu(it, data, true)) {
+        // --auto-orient that must turn the pixels: the GPU path has no rotation, so such a file goes through
+        // the CPU codecs (cpu_load rotates it and resets the tag). Files stored upright stay on the GPU.
+        if (job_.auto_orient && exif_orientation(it.jpeg_header.meta.exif) != 1) {
+            it.gpu = false;
+            cpu_load(it, std::move(it.jpeg));
+            return;
+        }
+        // The same header check as the CPU decoders' (pixel limit, the output format's limits), before
+        // the GPU allocates anything.
+        checked_image_bytes(static_cast<std::uint64_t>(it.jpeg_header.width),
+                            static_cast<std::uint64_t>(it.jpeg_header.height), 3, 8, item_decode(it), in_name);
+        return;
+    }
+    cpu_load(it, std::move(data));
+}
+
+void ImageRun::store(Item& it) {
+    const Format f = output_format(it);
+    const std::string out_name = display_name(it.output, true);
+    if (it.output != "-" && plan_.batch) {
+        std::lock_guard<std::mutex> l(dir_mutex_);
+        make_dirs(parent_dir(it.output));
+    }
+    Bytes b;
+    if (!it.encoded.empty()) {  // encoded on the GPU: the input's metadata added as the CPU encoder writes it
+        Metadata m = it.jpeg_header.meta;
+        if (job_.strip) m.strip();
+        b = jpeg_with_metadata(it.encoded, m, out_name);
+    } else if (it.planar) {
+        if (job_.strip) it.planes.meta.strip();
+        b = encode_jpeg_planes(it.planes, eopt_, out_name);
+    } else {
+        if (job_.flatten && (it.image.channels() == 2 || it.image.channels() == 4)) it.image = flatten(it.image, background_);
+        if (job_.depth == 8 && it.image.depth() == 16) it.image = to_depth8(it.image);
+        if (job_.strip) it.image.meta.strip();
+        b = encode_image(it.image, f, eopt_, out_name);
+    }
+    write_file_atomic(it.output, b.data(), b.size());
+}
+
+Stages ImageRun::stages(const std::function<void(Item&, const Device&)>& process) {
+    Stages st;
+    st.load = [this](Item& it) { load(it); };
+    if (!gpus_.empty()) {
+        const GpuImageWork work = gpu_work_;
+        st.process_batch = [this, work](std::vector<Item*>& b, const Device& d) { gpu_image_batch(b, d, work, eopt_, dopt_); };
+        const bool encodes = work != GpuImageWork::DecodeOnly;
+        gpu_jpeg_stages(st, work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
+        st.decode_kept = [this](Item& it) { cpu_load(it, std::move(it.jpeg)); };
+    }
+    st.process = process;
+    st.store = [this](Item& it) { store(it); };
+    return st;
+}
+
 }  // namespace
 
 RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices) {
@@ -80,166 +318,19 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
 
 int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
                   const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work) {
-    std::vector<std::string> ins = job.paths;
-    std::string out;
-    if (job.in_place && ins.size() == 1) {
-        out = "";  // outputs are the inputs
-    } else {
-        if (ins.size() < 2) fail_usage("expected IN... OUT (or --in-place with inputs only)");
-        out = ins.back();
-        ins.pop_back();
-    }
+    const OutputPlan plan = plan_outputs(job);
     const std::vector<Device> devices = job.common.devices();
-    const Shard shard = parse_shard(job.shard);
-    const bool batch = is_batch(ins) || (!out.empty() && is_directory(out) && ins.size() > 1);
-    std::string to = job.to;
-    if (!to.empty() && to[0] == '.') to = to.substr(1);
-    if (!to.empty() && format_from_extension(to) == Format::Unknown) fail_usage("--to: unknown image format '" + to + "'");
-
-    std::vector<Item> items;
-    Summary pre;
-    std::vector<InputFile> inputs = collect_inputs(ins, job.recursive, &pre.unsupported);
-    if (batch) {
-        if (!out.empty() && out != "-") {
-            if (path_exists(out) && !is_directory(out)) fail_io(out, "the output of several inputs must be a folder");
-        } else if (out == "-") {
-            fail_usage("several inputs cannot go to standard output");
-        }
-    }
-    const Rgb background = parse_colour(job.background);
-    std::size_t outside_shard = 0;
-    for (const InputFile& in : inputs) {
-        if (!in_shard(in.rel, shard)) {
-            ++outside_shard;
-            continue;
-        }
-        Item it;
-        it.input = in;
-        if (out.empty()) {
-            it.output = in.path;
-        } else if (out == "-") {
-            it.output = "-";
-        } else if (batch || is_directory(out)) {
-            it.output = out + "/" + in.rel;
-        } else {
-            it.output = out;
-        }
-        if (!to.empty() && it.output != "-") it.output = replace_extension(it.output, to);
-        if (job.skip_existing && it.output != "-" && path_exists(it.output) && !same_file(it.input.path, it.output)) {
-            ++pre.skipped;
-            continue;
-        }
-        it.index = items.size();
-        items.push_back(std::move(it));
-    }
-
-    const DecodeOptions dopt = job.common.decode();
-    EncodeOptions eopt = job.encode;
-    eopt.threads = job.common.threads;
-    std::mutex dir_mutex;
-
-    // The output's format: the output's extension, or for standard output --to, the input's, else PNG.
-    auto output_format = [&](const Item& it) {
-        Format f = Format::Unknown;
-        if (it.output == "-")
-            f = !to.empty() ? format_from_extension(to) : format_from_extension(extension_of(it.input.path));
-        else
-            f = format_from_extension(extension_of(it.output));
-        if (f == Format::Unknown && it.output == "-") f = Format::Png;
-        return f;
-    };
-    // The decode options of one item: the output format's size limits are checked with the header, before
-    // decoding and processing (on either path).
-    auto item_decode = [&](const Item& it) {
-        DecodeOptions o = dopt;
-        o.output = output_format(it);
-        o.output_name = display_name(it.output, true);
-        return o;
-    };
-
-    // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides, --device auto included);
-    // every other file (and any JPEG the GPU declines) through the CPU codecs below.
-    const GpuWorkload workload = gpu_work == GpuImageWork::DecodeOnly ? GpuWorkload::Other : GpuWorkload::Equalize;
-    const std::vector<Device> gpus = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
-    const bool gpu = !gpus.empty();
-
-    const CpuLoad cpu_load = [&](Item& it, Bytes&& data) {
-        const std::string in_name = display_name(it.input.path);
-        const DecodeOptions item_dopt = item_decode(it);
-        // The planar JPEG path keeps the stored orientation; --auto-orient needs the pixels.
-        if (planar_ok && !job.auto_orient && it.output != "-" && planar_ok(it.input, it.output) && !data.empty() &&
-            sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
-            it.planes = decode_jpeg_planes(data, in_name, item_dopt);
-            it.planar = true;
-            return;
-        }
-        it.image = decode_image(data, in_name, item_dopt);
-        if (job.auto_orient) auto_orient(it.image);
-    };
-    Stages st;
-    st.load = [&](Item& it) {
-        const std::string in_name = display_name(it.input.path);
-        if (it.output != "-" && same_file(it.input.path, it.output) && !job.in_place)
-            fail(ErrorCode::InvalidArgument, in_name, "the output " + it.output +
-                                                          " is the input file; refusing to overwrite it (use --in-place)");
-        Bytes data = read_file(it.input.path);
-        if (gpu && take_for_gpu(it, data, true)) {
-            // --auto-orient that must turn the pixels: the GPU path has no rotation, so such a file goes through
-            // the CPU codecs (cpu_load rotates it and resets the tag). Files stored upright stay on the GPU.
-            if (job.auto_orient && exif_orientation(it.jpeg_header.meta.exif) != 1) {
-                it.gpu = false;
-                cpu_load(it, std::move(it.jpeg));
-                return;
-            }
-            // The same header check as the CPU decoders' (pixel limit, the output format's limits), before
-            // the GPU allocates anything.
-            checked_image_bytes(static_cast<std::uint64_t>(it.jpeg_header.width),
-                                static_cast<std::uint64_t>(it.jpeg_header.height), 3, 8, item_decode(it), in_name);
-            return;
-        }
-        cpu_load(it, std::move(data));
-    };
-    if (gpu) {
-        st.process_batch = [&](std::vector<Item*>& b, const Device& d) {
-            gpu_image_batch(b, d, gpu_work, eopt, dopt);
-        };
-        const bool encodes = gpu_work != GpuImageWork::DecodeOnly;
-        gpu_jpeg_stages(st, gpu_work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
-        st.decode_kept = [&](Item& it) { cpu_load(it, std::move(it.jpeg)); };
-    }
-    st.process = process;
-    st.store = [&](Item& it) {
-        const Format f = output_format(it);
-        const std::string out_name = display_name(it.output, true);
-        if (it.output != "-") {
-            std::lock_guard<std::mutex> l(dir_mutex);
-            if (batch) make_dirs(parent_dir(it.output));
-        }
-        if (!it.encoded.empty()) {  // encoded on the GPU: the input's metadata added as the CPU encoder writes it
-            Metadata m = it.jpeg_header.meta;
-            if (job.strip) m.strip();
-            Bytes b = jpeg_with_metadata(it.encoded, m, out_name);
-            write_file_atomic(it.output, b.data(), b.size());
-        } else if (it.planar) {
-            if (job.strip) it.planes.meta.strip();
-            Bytes b = encode_jpeg_planes(it.planes, eopt, out_name);
-            write_file_atomic(it.output, b.data(), b.size());
-        } else {
-            if (job.flatten && (it.image.channels() == 2 || it.image.channels() == 4)) it.image = flatten(it.image, background);
-            if (job.depth == 8 && it.image.depth() == 16) it.image = to_depth8(it.image);
-            if (job.strip) it.image.meta.strip();
-            Bytes b = encode_image(it.image, f, eopt, out_name);
-            write_file_atomic(it.output, b.data(), b.size());
-        }
-    };
+    JobItems j = collect_items(job, plan);
+    ImageRun run(job, plan, devices, j.items, planar_ok, gpu_work);
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
-    RunOptions ro = run_options(job.common, batch, gpu ? gpus : devices);
-    ro.prefix_notes = batch;
-    Summary s = run_pipeline(items, st, ro);
-    s.skipped = pre.skipped;
-    s.unsupported = pre.unsupported;
-    if (batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
-    const std::string nothing = nothing_processed(s, outside_shard);
+    RunOptions ro = run_options(job.common, plan.batch, run.gpus().empty() ? devices : run.gpus());
+    ro.prefix_notes = plan.batch;
+    ro.skipped = j.pre.skipped;
+    Summary s = run_pipeline(j.items, run.stages(process), ro);
+    s.skipped = j.pre.skipped;
+    s.unsupported = j.pre.unsupported;
+    if (plan.batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
+    const std::string nothing = nothing_processed(s, j.outside_shard);
     if (!nothing.empty()) {
         std::fprintf(stderr, "imghist: %s\n", nothing.c_str());
         return kExitFailure;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <glob.h>
+#include <limits.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -64,11 +66,40 @@ bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::
 /// Device and inode of a folder: how the walk recognises a folder it is already inside.
 using DirId = std::pair<dev_t, ino_t>;
 
+[[noreturn]] void too_deep(const std::string& folder) {
+    fail_io(folder, "its path is " + std::to_string(folder.size()) + " bytes long and its entries' paths reach PATH_MAX (" +
+                        std::to_string(PATH_MAX) + " bytes), which imghist cannot open; nothing processed "
+                        "(run imghist from a folder nearer to it)");
+}
+
+struct Entry {
+    std::string name;
+    bool folder = false;
+};
+
+/// The visible entries of an open folder, sorted, each classified through the folder's descriptor (so
+/// the classification does not depend on the path's length).
+std::vector<Entry> list_folder(DIR* d) {
+    std::vector<Entry> entries;
+    while (dirent* e = readdir(d)) {
+        Entry en{e->d_name};
+        if (en.name.empty() || en.name[0] == '.') continue;  // hidden files, and our own temporaries
+        struct stat st {};
+        en.folder = fstatat(dirfd(d), en.name.c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode);
+        entries.push_back(std::move(en));
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return entries;
+}
+
 // `ancestors` holds the folders from the root down to this one: a symbolic link back to any of them is a
-// loop, reported and not followed (a link to a folder elsewhere is followed, as find -L does).
+// loop, reported and not followed (a link to a folder elsewhere is followed, as find -L does). A folder
+// whose entries' paths would reach PATH_MAX fails the run before anything is processed: its files could
+// not be opened by name, and leaving them out silently would look like success.
 void walk(const std::string& root, const std::string& rel_dir, bool recursive, std::vector<InputFile>& out,
           std::set<DirId>& ancestors, std::vector<std::string>* unsupported) {
     std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
+    if (dir.size() + 2 >= PATH_MAX) too_deep(dir);
     struct stat dst {};
     if (stat(dir.c_str(), &dst) != 0) fail_io(dir, "cannot list folder");
     const DirId id{dst.st_dev, dst.st_ino};
@@ -78,20 +109,15 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
     }
     DIR* d = opendir(dir.c_str());
     if (!d) fail_io(dir, "cannot list folder");
-    std::vector<std::string> names;
-    while (dirent* e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n.empty() || n[0] == '.') continue;  // hidden files, and our own temporaries
-        names.push_back(n);
-    }
+    const std::vector<Entry> entries = list_folder(d);
     closedir(d);
-    std::sort(names.begin(), names.end());
-    for (auto& n : names) {
-        std::string rel = rel_dir.empty() ? n : rel_dir + "/" + n;
+    for (const Entry& e : entries) {
+        std::string rel = rel_dir.empty() ? e.name : rel_dir + "/" + e.name;
         std::string full = root + "/" + rel;
-        if (is_directory(full)) {
+        if (e.folder) {
             if (recursive) walk(root, rel, recursive, out, ancestors, unsupported);
-        } else if (is_image_name(n)) {
+        } else if (is_image_name(e.name)) {
+            if (full.size() >= PATH_MAX) too_deep(dir);
             // A FIFO, socket or device with an image's name: reading it could block forever.
             const std::string kind = special_file_kind(full);
             if (!kind.empty())
@@ -217,7 +243,9 @@ std::size_t terminal_columns() {
 
 class Progress {
 public:
-    Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(2)) {}
+    Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(2)) {
+        run_counts().progress_bar = enabled_;
+    }
     /// One line, fitted to the terminal's width (read at every update, so resizing works): the bar shrinks,
     /// then goes, and the text is cut, so the line never wraps (a wrapped line would start a new line at
     /// every update).
@@ -264,306 +292,396 @@ namespace {
 // One host thread per GPU: measured on an H200 host, four threads per GPU made a folder run slower
 // (0.50 s instead of 0.35 s for 120 JPEGs), as their staging buffers and transfers compete.
 constexpr int kWorkersPerGpu = 1;
-}  // namespace
 
-Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt) {
-    using clock = std::chrono::steady_clock;
-    const auto t0 = clock::now();
-    const int threads = opt.threads > 0 ? opt.threads : hardware_threads();
-    const std::vector<Device> devices = opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices;
+using Clock = std::chrono::steady_clock;
 
-    std::mutex log_mutex;
-    std::atomic<std::size_t> done{0}, failed{0};
-    Progress progress(items.size(), opt.progress && !opt.quiet);
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
-    auto finish = [&](Item& it) {
-        std::lock_guard<std::mutex> l(log_mutex);
-        if (!it.error.empty()) {
-            ++failed;
-            progress.clear();
-            std::fprintf(stderr, "imghist: %s\n", it.error.c_str());
-        } else {
-            ++done;
-            if (opt.verbose) {
-                progress.clear();
-                std::string t;
-                const char* names[] = {"read+decode", "process", "encode+write"};
-                for (std::size_t k = 0; k < it.stage_ms.size() && k < 3; ++k)
-                    t += std::string(k ? ", " : "") + names[k] + " " + std::to_string(static_cast<int>(it.stage_ms[k] + 0.5)) + " ms";
-                std::fprintf(stderr, "imghist: %s: %s (%s)\n", it.input.path.c_str(), t.c_str(), opt.verbose_device.c_str());
-            }
-            if (!it.note.empty()) {
-                // Notes are results (e.g. the threshold): stdout, unless the image itself goes there.
-                progress.clear();
-                std::FILE* f = it.output == "-" ? stderr : stdout;
-                if (opt.prefix_notes)
-                    std::fprintf(f, "%s: %s\n", it.input.path.c_str(), it.note.c_str());
-                else
-                    std::fprintf(f, "%s\n", it.note.c_str());
-                std::fflush(f);
-            }
-        }
-        progress.draw(done, failed, std::chrono::duration<double>(clock::now() - t0).count());
-    };
-    // Every message names the file: library errors that do not are prefixed with the input's name.
-    auto guarded = [&](Item& it, auto&& fn) {
-        try {
-            const auto start = clock::now();
-            fn();
-            it.stage_ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - start).count());
-        } catch (const std::exception& e) {
-            std::string msg = e.what();
-            std::string name = display_name(it.input.path);
-            if (msg.rfind(name, 0) != 0 && (it.output.empty() || msg.rfind(display_name(it.output, true), 0) != 0))
-                msg = name + ": " + msg;
-            it.error = msg;
-        }
-    };
+/// One run of run_pipeline: loader threads -> to_process -> device workers -> to_store -> store threads.
+/// Each step below is one kind of thread's loop; finish() is where every item ends, failed or done.
+class PipelineRun {
+public:
+    PipelineRun(std::vector<Item>& items, const Stages& stages, const RunOptions& opt)
+        : items_(items),
+          stages_(stages),
+          opt_(opt),
+          t0_(Clock::now()),
+          threads_(opt.threads > 0 ? opt.threads : hardware_threads()),
+          devices_(opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices),
+          progress_(items.size(), opt.progress && !opt.quiet),
+          batched_(static_cast<bool>(stages.process_batch)),
+          batch_(static_cast<std::size_t>(std::max(1, stages.batch))),
+          to_process_(queue_capacity()),
+          to_store_(queue_capacity()),
+          loaders_left_(threads_) {}
 
-    // Two small queues of item indices; the capacity bounds images in memory. A batch stage needs two
-    // batches queued: one for the GPU to work on, one being filled by the readers.
-    const bool batched = static_cast<bool>(stages.process_batch);
-    const std::size_t batch = static_cast<std::size_t>(std::max(1, stages.batch));
-    std::size_t gpu_workers = 0;
-    for (auto& d : devices)
-        if (d.cuda()) gpu_workers += static_cast<std::size_t>(batched ? std::max(1, stages.workers_per_gpu) : kWorkersPerGpu);
-    std::size_t cap = static_cast<std::size_t>(threads) * 2 + 2;
-    if (batched) cap = std::max(cap, (gpu_workers + 1) * batch);
-    BoundedQueue<std::size_t> to_process(cap), to_store(cap);
-    std::atomic<std::size_t> next_load{0};
+    Summary run();
 
-    std::vector<std::thread> loaders, processors, storers;
-    std::atomic<int> loaders_left{threads};
-    for (int t = 0; t < threads; ++t)
-        loaders.emplace_back([&] {
-            for (;;) {
-                std::size_t i = next_load.fetch_add(1);
-                if (i >= items.size()) break;
-                Item& it = items[i];
-                guarded(it, [&] { stages.load(it); });
-                if (!it.error.empty()) {
-                    finish(it);
-                    continue;
-                }
-                if (batched && !it.gpu) {
-                    // Not for the batch stage: straight to the store threads, which process it on the CPU. (Through
-                    // the GPU workers' queue it would wait for their start-up.)
-                    it.deferred = true;
-                    to_store.push(i);
-                    continue;
-                }
-                to_process.push(i);
-            }
-            if (--loaders_left == 0) to_process.close();
-        });
-    // GPU workers: Stages::workers_per_gpu per GPU with a batch stage, one otherwise; the CPU backend gets as
-    // many workers as there are threads.
-    std::vector<std::pair<Device, int>> workers;  // device, and the worker's rank among that GPU's workers
-    for (auto& d : devices) {
-        if (d.cuda()) {
-            const int per_gpu = batched ? std::max(1, stages.workers_per_gpu) : kWorkersPerGpu;
-            for (int t = 0; t < per_gpu; ++t) workers.emplace_back(d, t);
-        } else {
-            Device one = d;
-            one.cpu_threads = threads > 1 ? 1 : 0;  // parallel over images, not within one
-            for (int t = 0; t < threads; ++t) workers.emplace_back(one, 0);
-        }
-    }
+private:
+    int workers_per_gpu() const { return batched_ ? std::max(1, stages_.workers_per_gpu) : kWorkersPerGpu; }
+    /// Two small queues of item indices; the capacity bounds images in memory. A batch stage needs two
+    /// batches queued: one for the GPU to work on, one being filled by the readers.
+    std::size_t queue_capacity() const;
+    void finish(Item& it);
+    void log_done(const Item& it);
+    template <class Fn>
+    void guarded(Item& it, Fn&& fn);
+    void load_loop();
+    std::vector<std::pair<Device, int>> device_workers() const;
+    void device_worker(const Device& d, int rank);
+    bool gpu_worker_starts(const Device& d, int rank);
+    double warm_up_gpu(const Device& d);
+    void batch_loop(const Device& d, Clock::time_point started, double library_ms);
+    void end_batch(std::vector<Item*>& gpu, const std::string& batch_error, double batch_ms);
+    void item_loop(const Device& d);
+    void store_loop();
+    void mark_ready(int ordinal);
+    void processor_left();
+
+    std::vector<Item>& items_;
+    const Stages& stages_;
+    const RunOptions& opt_;
+    const Clock::time_point t0_;
+    const int threads_;
+    const std::vector<Device> devices_;
+    std::mutex log_mutex_;
+    std::atomic<std::size_t> done_{0}, failed_{0};
+    Progress progress_;
+    const bool batched_;
+    const std::size_t batch_;
+    BoundedQueue<std::size_t> to_process_, to_store_;
+    std::atomic<std::size_t> next_load_{0};
+    std::atomic<int> loaders_left_;
+    std::atomic<int> processors_left_{0};
     // A GPU's workers warm up one after the other: measured on an H100, two workers warming up together
     // made the first one ready 0.5 s later than one alone (they contend in the driver), while the GPU could
     // already be working. Worker k starts its warm-up once worker k-1 of its GPU is ready (or has left).
-    std::mutex ready_mutex;
-    std::condition_variable ready_cv;
-    std::map<int, int> ready_per_gpu;
-    std::atomic<std::size_t> taken{0};  // items the GPU workers took from the queue
-    std::atomic<int> processors_left{static_cast<int>(workers.size())};
-    for (const auto& [d, rank] : workers)
-        processors.emplace_back([&, d = d, rank = rank] {
-            // Create the GPU's context and this thread's filter workspace now, while the first images are
-            // still being decoded (together they take a good part of a second); an error here surfaces
-            // again, per file, in the real calls.
-            if (d.cuda() && rank > 0) {
-                {
-                    std::unique_lock<std::mutex> l(ready_mutex);
-                    ready_cv.wait(l, [&] { return ready_per_gpu[d.ordinal] >= rank; });
-                }
-                // A later worker pays only with work left for it: its warm-up takes about as long as four
-                // batches (H100), and the run's end would wait for it.
-                if (batched && items.size() <= taken.load() + 4 * batch) {
-                    {
-                        std::lock_guard<std::mutex> l(ready_mutex);
-                        ++ready_per_gpu[d.ordinal];  // the next worker decides for itself
-                    }
-                    ready_cv.notify_all();
-                    if (--processors_left == 0) to_store.close();
-                    return;
-                }
-            }
-            // A batch stage's worker starts its GPU only once a file for it is queued (the first one is, a few
-            // milliseconds into the run): a run whose files all take the CPU path (other formats, JPEGs the GPU
-            // does not take) does not wait at its end for a GPU's start-up (0.9 s on an H100).
-            if (d.cuda() && batched && !to_process.wait_nonempty()) {
-                {
-                    std::lock_guard<std::mutex> l(ready_mutex);
-                    ++ready_per_gpu[d.ordinal];
-                }
-                ready_cv.notify_all();
-                if (stages.trace) stages.trace("worker on " + describe(d) + ": no file for the GPU in this run, not started");
-                if (--processors_left == 0) to_store.close();
-                return;
-            }
-            const auto started = clock::now();
-            double library_ms = 0;
-            if (d.cuda()) {
-                // The library's part and the batch stage's (nvJPEG handles and states) side by side.
-                std::thread library([&] {
-                    const auto lt = clock::now();
-                    try {
-                        imghist::CudaHistogrammer warm(d.ordinal);
-                        std::uint8_t tiny[64 * 64] = {};
-                        const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
-                        imghist::FilterOptions fo;
-                        fo.backend = imghist::Backend::Cuda;
-                        fo.device = d.ordinal;
-                        imghist::equalize_hist(v, v, fo);
-                    } catch (const std::exception&) {
-                    }
-                    library_ms = std::chrono::duration<double, std::milli>(clock::now() - lt).count();
-                });
-                if (stages.warm_up) {
-                    try {
-                        stages.warm_up(d);
-                    } catch (const std::exception&) {
-                    }
-                }
-                library.join();
-                {
-                    std::lock_guard<std::mutex> l(ready_mutex);
-                    ++ready_per_gpu[d.ordinal];
-                }
-                ready_cv.notify_all();
-            }
-            auto ms = [](clock::time_point a, clock::time_point b) {
-                return std::chrono::duration<double, std::milli>(b - a).count();
-            };
-            const auto ready = clock::now();
-            if (batched && d.cuda()) {
-                // Batches: items the batch stage does not take go straight to the store threads.
-                double waited = 0, busy = 0;
-                std::size_t batches = 0, images = 0;
-                for (;;) {
-                    const auto asked = clock::now();
-                    std::vector<std::size_t> got = to_process.pop_batch(batch);
-                    taken += got.size();
-                    waited += ms(asked, clock::now());
-                    if (got.empty()) break;
-                    // Only the batch stage's items are queued here (the loaders send the others to the store
-                    // threads directly).
-                    std::vector<Item*> gpu;
-                    for (std::size_t i : got) gpu.push_back(&items[i]);
-                    const auto start = clock::now();
-                    std::string batch_error;
-                    try {
-                        stages.process_batch(gpu, d);
-                    } catch (const std::exception& e) {
-                        batch_error = e.what();  // the whole batch failed (e.g. the GPU ran out of memory)
-                    }
-                    const double batch_ms = ms(start, clock::now());
-                    busy += batch_ms;
-                    ++batches;
-                    images += gpu.size();
-                    if (!batch_error.empty()) {
-                        // The GPU failed as a whole (out of memory, a driver error): the batch's files that still
-                        // have their bytes go through the CPU codecs instead, as in a CPU run.
-                        std::lock_guard<std::mutex> l(log_mutex);
-                        progress.clear();
-                        std::fprintf(stderr, "imghist: %s: GPU batch failed (%s); its files go through the CPU codecs\n",
-                                     describe(d).c_str(), batch_error.c_str());
-                    }
-                    for (Item* it : gpu) {
-                        if (!batch_error.empty() && it->error.empty() && !it->jpeg.empty()) {
-                            if (stages.decode_kept) {
-                                it->deferred = true;
-                                it->encoded = Bytes();
-                            } else {
-                                it->error = display_name(it->input.path) + ": " + batch_error;
-                            }
-                        }
-                        it->stage_ms.push_back(batch_ms);
-                        if (!it->error.empty()) {
-                            it->image = Image();
-                            it->jpeg = Bytes();
-                            it->encoded = Bytes();
-                            finish(*it);
-                            continue;
-                        }
-                        to_store.push(static_cast<std::size_t>(it - items.data()));
-                    }
-                }
-                if (stages.trace) {
-                    char line[256];
-                    std::snprintf(line, sizeof line,
-                                  "worker on %s: start-up %.1f ms (library %.1f ms; from the run's start %.1f ms), "
-                                  "%zu batches, %zu images, waiting for input %.1f ms, batch work %.1f ms, ended at %.1f ms",
-                                  describe(d).c_str(), ms(started, ready), library_ms, ms(t0, ready), batches, images, waited, busy,
-                                  ms(t0, clock::now()));
-                    stages.trace(line);
-                }
-                if (--processors_left == 0) to_store.close();
-                return;
-            }
-            while (auto i = to_process.pop()) {
-                Item& it = items[*i];
-                it.deferred = false;  // processed here
-                guarded(it, [&] { stages.process(it, d); });
-                if (!it.error.empty() || !stages.store) {
-                    it.image = Image();
-                    finish(it);
-                    continue;
-                }
-                to_store.push(*i);
-            }
-            if (--processors_left == 0) to_store.close();
-        });
-    // Deferred items (batch runs) are processed here on the CPU backend, one image per thread.
-    Device cpu_one{imghist::Backend::Cpu, -1};
-    cpu_one.cpu_threads = threads > 1 ? 1 : 0;
-    const bool storing = stages.store || batched;
-    for (int t = 0; t < (storing ? threads : 0); ++t)
-        storers.emplace_back([&] {
-            while (auto i = to_store.pop()) {
-                Item& it = items[*i];
-                if (it.deferred && !it.jpeg.empty() && stages.decode_kept) guarded(it, [&] { stages.decode_kept(it); });
-                if (it.deferred && it.error.empty()) guarded(it, [&] { stages.process(it, cpu_one); });
-                if (it.error.empty() && stages.store) guarded(it, [&] { stages.store(it); });
-                it.image = Image();
-                it.planes = JpegPlanes();
-                it.jpeg = Bytes();
-                it.encoded = Bytes();
-                finish(it);
-            }
-        });
-    if (!storing) to_store.close();
-    for (auto& th : loaders) th.join();
-    const auto loaded = clock::now();
-    for (auto& th : processors) th.join();
-    const auto processed = clock::now();
-    for (auto& th : storers) th.join();
-    if (stages.trace) {
-        auto at = [&](clock::time_point t) { return std::to_string(std::chrono::duration<double, std::milli>(t - t0).count()); };
-        stages.trace("run: reading done at " + at(loaded) + " ms, processing at " + at(processed) + " ms, writing at " +
-                     at(clock::now()) + " ms");
-    }
+    std::mutex ready_mutex_;
+    std::condition_variable ready_cv_;
+    std::map<int, int> ready_per_gpu_;
+    std::atomic<std::size_t> taken_{0};  // items the GPU workers took from the queue
+};
 
-    Summary s;
-    s.done = done;
-    s.failed = failed;
-    s.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+std::size_t PipelineRun::queue_capacity() const {
+    std::size_t gpu_workers = 0;
+    for (auto& d : devices_)
+        if (d.cuda()) gpu_workers += static_cast<std::size_t>(workers_per_gpu());
+    std::size_t cap = static_cast<std::size_t>(threads_) * 2 + 2;
+    if (batched_) cap = std::max(cap, (gpu_workers + 1) * batch_);
+    return cap;
+}
+
+void PipelineRun::finish(Item& it) {
+    std::lock_guard<std::mutex> l(log_mutex_);
+    if (!it.error.empty()) {
+        ++failed_;
+        ++run_counts().failed;
+        progress_.clear();
+        std::fprintf(stderr, "imghist: %s\n", it.error.c_str());
+    } else {
+        ++done_;
+        ++run_counts().done;
+        log_done(it);
+    }
+    progress_.draw(done_, failed_, std::chrono::duration<double>(Clock::now() - t0_).count());
+}
+
+void PipelineRun::log_done(const Item& it) {
+    if (opt_.verbose) {
+        progress_.clear();
+        std::string t;
+        const char* names[] = {"read+decode", "process", "encode+write"};
+        for (std::size_t k = 0; k < it.stage_ms.size() && k < 3; ++k)
+            t += std::string(k ? ", " : "") + names[k] + " " + std::to_string(static_cast<int>(it.stage_ms[k] + 0.5)) + " ms";
+        std::fprintf(stderr, "imghist: %s: %s (%s)\n", it.input.path.c_str(), t.c_str(), opt_.verbose_device.c_str());
+    }
+    if (!it.note.empty()) {
+        // Notes are results (e.g. the threshold): stdout, unless the image itself goes there. One line each:
+        // the file's name is escaped (a name may hold a line break).
+        progress_.clear();
+        std::FILE* f = it.output == "-" ? stderr : stdout;
+        errno = 0;
+        const int written = opt_.prefix_notes ? std::fprintf(f, "%s: %s\n", text_name(it.input.path).c_str(), it.note.c_str())
+                                              : std::fprintf(f, "%s\n", it.note.c_str());
+        if ((std::fflush(f) != 0 || written < 0) && f == stdout) stdout_failed(errno);
+    }
+}
+
+// Every message names the file: library errors that do not are prefixed with the input's name.
+template <class Fn>
+void PipelineRun::guarded(Item& it, Fn&& fn) {
+    try {
+        const auto start = Clock::now();
+        fn();
+        it.stage_ms.push_back(ms_between(start, Clock::now()));
+    } catch (const std::exception& e) {
+        std::string msg = e.what();
+        std::string name = display_name(it.input.path);
+        if (msg.rfind(name, 0) != 0 && (it.output.empty() || msg.rfind(display_name(it.output, true), 0) != 0))
+            msg = name + ": " + msg;
+        it.error = msg;
+    }
+}
+
+void PipelineRun::load_loop() {
+    for (;;) {
+        std::size_t i = next_load_.fetch_add(1);
+        if (i >= items_.size()) break;
+        Item& it = items_[i];
+        guarded(it, [&] { stages_.load(it); });
+        if (!it.error.empty()) {
+            finish(it);
+            continue;
+        }
+        if (batched_ && !it.gpu) {
+            // Not for the batch stage: straight to the store threads, which process it on the CPU. (Through
+            // the GPU workers' queue it would wait for their start-up.)
+            it.deferred = true;
+            to_store_.push(i);
+            continue;
+        }
+        to_process_.push(i);
+    }
+    if (--loaders_left_ == 0) to_process_.close();
+}
+
+// GPU workers: Stages::workers_per_gpu per GPU with a batch stage, one otherwise; the CPU backend gets as
+// many workers as there are threads.
+std::vector<std::pair<Device, int>> PipelineRun::device_workers() const {
+    std::vector<std::pair<Device, int>> workers;  // device, and the worker's rank among that GPU's workers
+    for (auto& d : devices_) {
+        if (d.cuda()) {
+            for (int t = 0; t < workers_per_gpu(); ++t) workers.emplace_back(d, t);
+        } else {
+            Device one = d;
+            one.cpu_threads = threads_ > 1 ? 1 : 0;  // parallel over images, not within one
+            for (int t = 0; t < threads_; ++t) workers.emplace_back(one, 0);
+        }
+    }
+    return workers;
+}
+
+void PipelineRun::mark_ready(int ordinal) {
     {
-        std::lock_guard<std::mutex> l(log_mutex);
-        progress.draw(done, failed, s.seconds, true);
+        std::lock_guard<std::mutex> l(ready_mutex_);
+        ++ready_per_gpu_[ordinal];
+    }
+    ready_cv_.notify_all();
+}
+
+void PipelineRun::processor_left() {
+    if (--processors_left_ == 0) to_store_.close();
+}
+
+/// Whether a GPU worker starts at all (it has left, counted as ready, when not).
+bool PipelineRun::gpu_worker_starts(const Device& d, int rank) {
+    if (rank > 0) {
+        {
+            std::unique_lock<std::mutex> l(ready_mutex_);
+            ready_cv_.wait(l, [&] { return ready_per_gpu_[d.ordinal] >= rank; });
+        }
+        // A later worker pays only with work left for it: its warm-up takes about as long as four batches
+        // (H100), and the run's end would wait for it.
+        if (batched_ && items_.size() <= taken_.load() + 4 * batch_) {
+            mark_ready(d.ordinal);  // the next worker decides for itself
+            return false;
+        }
+    }
+    // A batch stage's worker starts its GPU only once a file for it is queued (the first one is, a few
+    // milliseconds into the run): a run whose files all take the CPU path (other formats, JPEGs the GPU
+    // does not take) does not wait at its end for a GPU's start-up (0.9 s on an H100).
+    if (batched_ && !to_process_.wait_nonempty()) {
+        mark_ready(d.ordinal);
+        if (stages_.trace) stages_.trace("worker on " + describe(d) + ": no file for the GPU in this run, not started");
+        return false;
+    }
+    return true;
+}
+
+/// Creates the GPU's context and this thread's filter workspace now, while the first images are still
+/// being decoded (together they take a good part of a second); an error here surfaces again, per file, in
+/// the real calls. The library's part and the batch stage's (nvJPEG handles and states) run side by side.
+/// Returns the library's part in milliseconds.
+double PipelineRun::warm_up_gpu(const Device& d) {
+    double library_ms = 0;
+    std::thread library([&] {
+        const auto lt = Clock::now();
+        try {
+            imghist::CudaHistogrammer warm(d.ordinal);
+            std::uint8_t tiny[64 * 64] = {};
+            const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
+            imghist::FilterOptions fo;
+            fo.backend = imghist::Backend::Cuda;
+            fo.device = d.ordinal;
+            imghist::equalize_hist(v, v, fo);
+        } catch (const std::exception&) {
+        }
+        library_ms = ms_between(lt, Clock::now());
+    });
+    if (stages_.warm_up) {
+        try {
+            stages_.warm_up(d);
+        } catch (const std::exception&) {
+        }
+    }
+    library.join();
+    mark_ready(d.ordinal);
+    return library_ms;
+}
+
+void PipelineRun::device_worker(const Device& d, int rank) {
+    if (d.cuda() && !gpu_worker_starts(d, rank)) {
+        processor_left();
+        return;
+    }
+    const auto started = Clock::now();
+    const double library_ms = d.cuda() ? warm_up_gpu(d) : 0;
+    if (batched_ && d.cuda())
+        batch_loop(d, started, library_ms);
+    else
+        item_loop(d);
+    processor_left();
+}
+
+// Batches: items the batch stage does not take went straight to the store threads (load_loop).
+void PipelineRun::batch_loop(const Device& d, Clock::time_point started, double library_ms) {
+    const auto ready = Clock::now();
+    double waited = 0, busy = 0;
+    std::size_t batches = 0, images = 0;
+    for (;;) {
+        const auto asked = Clock::now();
+        std::vector<std::size_t> got = to_process_.pop_batch(batch_);
+        taken_ += got.size();
+        waited += ms_between(asked, Clock::now());
+        if (got.empty()) break;
+        std::vector<Item*> gpu;
+        for (std::size_t i : got) gpu.push_back(&items_[i]);
+        const auto start = Clock::now();
+        std::string batch_error;
+        try {
+            stages_.process_batch(gpu, d);
+        } catch (const std::exception& e) {
+            batch_error = e.what();  // the whole batch failed (e.g. the GPU ran out of memory)
+        }
+        const double batch_ms = ms_between(start, Clock::now());
+        busy += batch_ms;
+        ++batches;
+        images += gpu.size();
+        if (!batch_error.empty()) {
+            std::lock_guard<std::mutex> l(log_mutex_);
+            progress_.clear();
+            std::fprintf(stderr, "imghist: %s: GPU batch failed (%s); its files go through the CPU codecs\n",
+                         describe(d).c_str(), batch_error.c_str());
+        }
+        end_batch(gpu, batch_error, batch_ms);
+    }
+    if (stages_.trace) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "worker on %s: start-up %.1f ms (library %.1f ms; from the run's start %.1f ms), "
+                      "%zu batches, %zu images, waiting for input %.1f ms, batch work %.1f ms, ended at %.1f ms",
+                      describe(d).c_str(), ms_between(started, ready), library_ms, ms_between(t0_, ready), batches,
+                      images, waited, busy, ms_between(t0_, Clock::now()));
+        stages_.trace(line);
+    }
+}
+
+/// Hands a finished batch's items on. When the GPU failed as a whole (out of memory, a driver error), the
+/// batch's files that still have their bytes go through the CPU codecs instead, as in a CPU run.
+void PipelineRun::end_batch(std::vector<Item*>& gpu, const std::string& batch_error, double batch_ms) {
+    for (Item* it : gpu) {
+        if (!batch_error.empty() && it->error.empty() && !it->jpeg.empty()) {
+            if (stages_.decode_kept) {
+                it->deferred = true;
+                it->encoded = Bytes();
+            } else {
+                it->error = display_name(it->input.path) + ": " + batch_error;
+            }
+        }
+        it->stage_ms.push_back(batch_ms);
+        if (!it->error.empty()) {
+            it->image = Image();
+            it->jpeg = Bytes();
+            it->encoded = Bytes();
+            finish(*it);
+            continue;
+        }
+        to_store_.push(static_cast<std::size_t>(it - items_.data()));
+    }
+}
+
+void PipelineRun::item_loop(const Device& d) {
+    while (auto i = to_process_.pop()) {
+        Item& it = items_[*i];
+        it.deferred = false;  // processed here
+        guarded(it, [&] { stages_.process(it, d); });
+        if (!it.error.empty() || !stages_.store) {
+            it.image = Image();
+            finish(it);
+            continue;
+        }
+        to_store_.push(*i);
+    }
+}
+
+// Deferred items (batch runs) are processed here on the CPU backend, one image per thread.
+void PipelineRun::store_loop() {
+    Device cpu_one{imghist::Backend::Cpu, -1};
+    cpu_one.cpu_threads = threads_ > 1 ? 1 : 0;
+    while (auto i = to_store_.pop()) {
+        Item& it = items_[*i];
+        if (it.deferred && !it.jpeg.empty() && stages_.decode_kept) guarded(it, [&] { stages_.decode_kept(it); });
+        if (it.deferred && it.error.empty()) guarded(it, [&] { stages_.process(it, cpu_one); });
+        if (it.error.empty() && stages_.store) guarded(it, [&] { stages_.store(it); });
+        it.image = Image();
+        it.planes = JpegPlanes();
+        it.jpeg = Bytes();
+        it.encoded = Bytes();
+        finish(it);
+    }
+}
+
+Summary PipelineRun::run() {
+    std::vector<std::thread> loaders, processors, storers;
+    for (int t = 0; t < threads_; ++t) loaders.emplace_back([this] { load_loop(); });
+    const auto workers = device_workers();
+    processors_left_ = static_cast<int>(workers.size());
+    for (const auto& [d, rank] : workers) processors.emplace_back([this, d = d, rank = rank] { device_worker(d, rank); });
+    const bool storing = stages_.store || batched_;
+    for (int t = 0; t < (storing ? threads_ : 0); ++t) storers.emplace_back([this] { store_loop(); });
+    if (!storing) to_store_.close();
+    for (auto& th : loaders) th.join();
+    const auto loaded = Clock::now();
+    for (auto& th : processors) th.join();
+    const auto processed = Clock::now();
+    for (auto& th : storers) th.join();
+    if (stages_.trace) {
+        auto at = [&](Clock::time_point t) { return std::to_string(ms_between(t0_, t)); };
+        stages_.trace("run: reading done at " + at(loaded) + " ms, processing at " + at(processed) + " ms, writing at " +
+                      at(Clock::now()) + " ms");
+    }
+    Summary s;
+    s.done = done_;
+    s.failed = failed_;
+    s.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    {
+        std::lock_guard<std::mutex> l(log_mutex_);
+        progress_.draw(done_, failed_, s.seconds, true);
     }
     return s;
+}
+
+}  // namespace
+
+Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt) {
+    RunCounts& counts = run_counts();
+    counts.done = 0;
+    counts.failed = 0;
+    counts.skipped = opt.skipped;
+    counts.total = items.size() + opt.skipped;
+    return PipelineRun(items, stages, opt).run();
 }
 
 std::string summary_line(const Summary& s) {

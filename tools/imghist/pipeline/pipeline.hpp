@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "io/codecs/codec.hpp"
 #include "io/codecs/codec_jpeg.hpp"
 #include "pipeline/device.hpp"
 #include "io/histio.hpp"
@@ -42,7 +43,8 @@ bool in_shard(const std::string& rel, const Shard& shard);
 /// Expands files, folders (their image files; sub-folders too when recursive) and glob patterns; hidden
 /// files are skipped; sorted by relative path; duplicates removed. Missing inputs are an error. Files in
 /// folders whose extension names no image format imghist reads are not returned but listed in
-/// `unsupported` (relative paths), for the run's summary.
+/// `unsupported` (relative paths), for the run's summary. A folder whose entries' paths reach PATH_MAX
+/// is an error naming it (their files could not be opened).
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool recursive,
                                       std::vector<std::string>* unsupported = nullptr);
 /// True when the argument list means a batch run (a folder, a pattern, or several inputs).
@@ -53,6 +55,7 @@ struct Item {
     std::size_t index = 0;
     InputFile input;
     std::string output;  ///< empty for commands without output files
+    Format input_format = Format::Unknown;  ///< read from the input's bytes by the load stage
     Image image;
     JpegPlanes planes;
     bool planar = false;
@@ -96,6 +99,7 @@ struct RunOptions {
     bool verbose = false;     ///< one line per file with the time of each stage
     std::string verbose_device;
     std::vector<Device> devices;
+    std::size_t skipped = 0;  ///< files left out before the run (--skip-existing): counted in an interruption's message
 };
 
 struct Summary {
@@ -105,6 +109,7 @@ struct Summary {
 };
 
 /// Runs every item through the stages; items come back in input order (with error set when they failed).
+/// The run's counts are kept in run_counts() (fileio.hpp) for the message of an interruption.
 Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt);
 /// "done 119, failed 1, skipped 0 in 3.21 s (37.1 images/s)", then "; skipped 3 unsupported: a.xyz, b.doc,
 /// c.txt" when files were left out (the first five named).

@@ -1,0 +1,590 @@
+// The program's promises about data and the habits users bring from ImageMagick and vips (issue 30): no output
+// is ever an input or another output, every write error fails the command, a killed run's temporaries are
+// cleared, long names and deep folders work or fail loudly, names print on one line, mistyped commands get
+// a suggestion, formats and lossy quality are kept, and an interruption says what was done.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli_support.hpp"
+
+using namespace clitest;
+
+namespace {
+
+cv::Mat equalized(const cv::Mat& m) {
+    cv::Mat e;
+    cv::equalizeHist(m, e);
+    return e;
+}
+
+/// Regular files under a folder (recursively), as paths relative to it.
+std::set<std::string> files_under(const fs::path& dir) {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_regular_file(ec)) out.insert(fs::relative(it->path(), dir, ec).string());
+    return out;
+}
+
+/// A process id that no longer exists: a child that has exited and been reaped.
+pid_t dead_pid() {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return pid;
+}
+
+/// The host part of imghist's temporary names: FNV-1a (32 bits) of the host name, as 8 hex digits.
+std::string host_tag(const std::string& host) {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : host) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return hex;
+}
+
+std::string this_host() {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return host;
+}
+
+void make_old(const fs::path& p) {
+    const timespec old[2] = {{std::time(nullptr) - 7200, 0}, {std::time(nullptr) - 7200, 0}};
+    REQUIRE(utimensat(AT_FDCWD, p.c_str(), old, 0) == 0);
+}
+
+/// Rows of an RFC 4180 CSV document: quoted fields may hold commas, quotes and line breaks.
+std::vector<std::vector<std::string>> parse_csv(const std::string& s) {
+    std::vector<std::vector<std::string>> rows(1);
+    std::string field;
+    bool quoted = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < s.size() && s[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            rows.back().push_back(field);
+            field.clear();
+        } else if (c == '\n') {
+            rows.back().push_back(field);
+            field.clear();
+            rows.emplace_back();
+        } else {
+            field += c;
+        }
+    }
+    if (rows.back().empty()) rows.pop_back();
+    return rows;
+}
+
+/// Removes a folder tree through descriptors (paths deeper than PATH_MAX cannot be removed by name).
+void remove_tree_at(int parent, const char* name) {
+    const int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (fd < 0) {
+        unlinkat(parent, name, 0);
+        return;
+    }
+    DIR* d = fdopendir(fd);
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
+    for (auto& n : names) remove_tree_at(dirfd(d), n.c_str());
+    closedir(d);
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+}  // namespace
+
+// ================================================================================== nothing lost, ever
+
+TEST_CASE("safety: no output is an input, by file identity, for every output a command writes", "[cli][safety]") {
+    TempDir d;
+    const cv::Mat g = photo(40, 30, CV_8UC1, 1), ref = photo(40, 30, CV_8UC1, 2);
+    write(d / "in.png", g);
+    write(d / "ref.png", ref);
+    fs::create_symlink("in.png", d / "link.json");
+    fs::create_hard_link(d / "in.png", d / "hard.csv");
+    const std::string in_bytes = slurp(d / "in.png"), ref_bytes = slurp(d / "ref.png");
+    auto untouched = [&] {
+        CHECK(slurp(d / "in.png") == in_bytes);
+        CHECK(slurp(d / "ref.png") == ref_bytes);
+        CHECK(temporaries(d.path).empty());
+    };
+    // hist -o and --plot: the input itself, through a symbolic link, through a hard link, inside a folder.
+    for (const std::string args : {"hist in.png -o in.png", "hist in.png --format json -o link.json",
+                                   "hist in.png --format csv -o hard.csv", "hist in.png --plot in.png",
+                                   "hist . --plot in.png", "hist . -o ./in.png"}) {
+        Run r = run_cli(d, args + " --device cpu");
+        INFO(args);
+        CHECK(r.code == 1);
+        CHECK(contains(r.err, "is the input"));
+        CHECK(contains(r.err, "nothing written"));
+        untouched();
+    }
+    // hist --merge: -o is one of the JSON files it sums.
+    REQUIRE(run_cli(d, "hist in.png --format json -o a.json --device cpu").code == 0);
+    const std::string a_json = slurp(d / "a.json");
+    Run r = run_cli(d, "hist --merge a.json --format json -o a.json");
+    CHECK(r.code == 1);
+    CHECK(slurp(d / "a.json") == a_json);
+    // match IN REF OUT with OUT = REF (also through a link): REF is an input too.
+    fs::create_symlink("ref.png", d / "ref-link.png");
+    for (const std::string out : {"ref.png", "ref-link.png"}) {
+        r = run_cli(d, "match in.png ref.png " + out + " --device cpu");
+        INFO(out);
+        CHECK(r.code == 1);
+        CHECK(contains(r.err, "ref.png"));
+        untouched();
+    }
+    // An image output that is another input: x.jpg with --to png would replace the input x.png.
+    fs::create_directories(d / "mix");
+    write(d / "mix/x.png", g);
+    write(d / "mix/x.jpg", photo(40, 30, CV_8UC3, 3));
+    const std::string x_png = slurp(d / "mix/x.png");
+    r = run_cli(d, "equalize mix/x.jpg mix/x.png mix --to png --device cpu");
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "is the input mix/x.png"));
+    CHECK(slurp(d / "mix/x.png") == x_png);
+    CHECK(temporaries(d / "mix").empty());
+}
+
+TEST_CASE("safety: two inputs never share an output; every collision is named before anything is written", "[cli][safety][folder]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    write(d / "in/photo.png", photo(30, 20, CV_8UC1, 4));
+    write(d / "in/photo.jpg", photo(30, 20, CV_8UC3, 5));
+    write(d / "in/other.png", photo(30, 20, CV_8UC1, 6));
+    Run r = run_cli(d, "equalize in out --to png --device cpu");
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "in/photo.jpg and in/photo.png would both be written to out/photo.png"));
+    CHECK(files_under(d / "out").empty());  // not even other.png: nothing is written
+    // Two input folders with one name each.
+    fs::create_directories(d / "a");
+    fs::create_directories(d / "b");
+    write(d / "a/x.png", photo(30, 20, CV_8UC1, 7));
+    write(d / "b/x.png", photo(30, 20, CV_8UC1, 8));
+    write(d / "b/y.png", photo(30, 20, CV_8UC1, 9));
+    r = run_cli(d, "equalize a b out2 --device cpu");
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "a/x.png and b/x.png would both be written to out2/x.png"));
+    CHECK_FALSE(fs::exists(d / "out2"));
+    // Across shards too: the two files of a collision may fall into different shards' runs.
+    bool refused_everywhere = true;
+    for (int k = 1; k <= 3; ++k) refused_everywhere &= run_cli(d, "equalize a b out3 --device cpu --shard " + std::to_string(k) + "/3").code == 1;
+    CHECK(refused_everywhere);
+    CHECK_FALSE(fs::exists(d / "out3"));
+    // hist: -o and --plot naming one file.
+    r = run_cli(d, "hist a -o r.svg --plot r.svg --device cpu");
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "would both be written to r.svg"));
+    CHECK_FALSE(fs::exists(d / "r.svg"));
+    // Without a collision the same run works, and --in-place takes every argument as an input.
+    REQUIRE(run_cli(d, "equalize a/x.png b/y.png out4 --device cpu").code == 0);
+    CHECK(files_under(d / "out4") == std::set<std::string>{"x.png", "y.png"});
+    const cv::Mat ax = read(d / "a/x.png"), by = read(d / "b/y.png");
+    REQUIRE(run_cli(d, "equalize --in-place a/x.png b/y.png --device cpu").code == 0);
+    CHECK(same(read(d / "a/x.png"), equalized(ax)));
+    CHECK(same(read(d / "b/y.png"), equalized(by)));
+}
+
+TEST_CASE("safety: every write error fails the command, standard output included", "[cli][safety]") {
+    TempDir d;
+    write(d / "in.png", photo(40, 30, CV_8UC1, 10));
+    fs::create_directories(d / "f");
+    for (int i = 0; i < 3; ++i) write(d / "f" / ("p" + std::to_string(i) + ".png"), photo(30, 20, CV_8UC1, 11 + i));
+    for (const std::string args : {"hist in.png", "hist in.png --format json", "hist f --format json",
+                                   "hist f --format csv", "threshold in.png t.png", "equalize in.png -"}) {
+        const std::string cmd = "cd " + q(d.path) + " && " + q(cli_path()) + " " + args + " --device cpu > /dev/full 2> .err";
+        const int status = std::system(cmd.c_str());
+        const std::string err = slurp(d / ".err");
+        INFO(args << "\nstderr: " << err);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 1);
+        CHECK(contains(err, "<stdout>"));
+        CHECK(contains(err, "No space left on device"));
+    }
+    // -o FILE on a disk that fills up (here: a file size limit): an error, and no truncated file.
+    const std::string cmd = "cd " + q(d.path) + " && (trap '' XFSZ; ulimit -f 2; exec " + q(cli_path()) +
+                            " hist f --format json -o big.json --device cpu) > .out 2> .err";
+    const int status = std::system(cmd.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(contains(slurp(d / ".err"), "big.json"));
+    CHECK_FALSE(fs::exists(d / "big.json"));
+    CHECK(temporaries(d.path).empty());
+}
+
+TEST_CASE("safety: hist of a folder of 8- and 16-bit images writes every file and a total per sample type", "[cli][safety][hist]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    const cv::Mat a8 = photo(30, 20, CV_8UC1, 20), b8 = photo(25, 20, CV_8UC1, 21), c16 = photo(20, 10, CV_16UC1, 22);
+    write(d / "in/a.png", a8);
+    write(d / "in/b.png", b8);
+    write(d / "in/c.png", c16);
+    Run r = run_cli(d, "hist in --format json --device cpu -o all.json");
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.err, "different sample types (u8, u16)"));
+    json j = parse_json(slurp(d / "all.json"));
+    REQUIRE(j.at("files").size() == 3);
+    CHECK_FALSE(j.contains("total"));
+    REQUIRE(j.at("totals").size() == 2);
+    std::vector<std::uint64_t> sum8 = cv_hist(a8, 0, 256, 0, 256), b8h = cv_hist(b8, 0, 256, 0, 256);
+    for (std::size_t i = 0; i < sum8.size(); ++i) sum8[i] += b8h[i];
+    CHECK(j["totals"][0]["dtype"] == "u8");
+    CHECK(j["totals"][0]["images"] == 2);
+    CHECK(counts_of(j["totals"][0], "gray") == sum8);
+    CHECK(j["totals"][1]["dtype"] == "u16");
+    CHECK(j["totals"][1]["range"][1] == 65536);
+    CHECK(counts_of(j["totals"][1], "gray") == cv_hist(c16, 0, 256, 0, 65536));
+    // --merge reads such a document back (and sums it with others the same way).
+    r = run_cli(d, "hist --merge all.json all.json --format json");
+    REQUIRE(r.code == 0);
+    json m = parse_json(r.out);
+    REQUIRE(m.at("totals").size() == 2);
+    CHECK(m["totals"][1]["images"] == 2);
+    // Text and CSV carry both totals; a plot of two binnings is refused after the results are written.
+    r = run_cli(d, "hist in --format csv --device cpu --plot p.png -o all.csv");
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "p.png"));
+    CHECK(contains(r.err, "--range"));
+    CHECK_FALSE(fs::exists(d / "p.png"));
+    const std::string csv = slurp(d / "all.csv");
+    CHECK(contains(csv, "\"TOTAL u8\",0,"));
+    CHECK(contains(csv, "\"TOTAL u16\",255,"));
+    // With --range every image bins alike: one total, and the plot is drawn.
+    r = run_cli(d, "hist in --format json --device cpu --range 0:65536 --plot p.png");
+    REQUIRE(r.code == 0);
+    CHECK(parse_json(r.out).at("total").at("images") == 3);
+    CHECK(fs::exists(d / "p.png"));
+}
+
+// ================================================================================= leftovers and limits
+
+TEST_CASE("leftovers: --skip-existing clears our stale temporaries and nobody else's files", "[cli][safety][folder]") {
+    TempDir d;
+    fs::create_directories(d / "in/sub");
+    write(d / "in/a.png", photo(30, 20, CV_8UC1, 30));
+    write(d / "in/sub/b.png", photo(30, 20, CV_8UC1, 31));
+    REQUIRE(run_cli(d, "equalize in out -r --device cpu").code == 0);
+    fs::remove(d / "out/sub/b.png");
+    const std::string here = host_tag(this_host()), dead = std::to_string(dead_pid()), live = std::to_string(getpid());
+    const std::string stale_here = ".imghist-" + here + "-" + dead + "-3.tmp";       // its writer is gone
+    const std::string stale_sub = ".imghist-" + here + "-" + dead + "-4.tmp";
+    const std::string live_here = ".imghist-" + here + "-" + live + "-0.tmp";        // a run still writing
+    const std::string fresh_other = ".imghist-0badc0de-" + dead + "-1.tmp";          // another host, recent
+    const std::string old_other = ".imghist-0badc0de-" + dead + "-2.tmp";            // another host, 2 h old
+    const std::string old_legacy = ".a.png.imghist-" + dead + "-7.tmp";               // an older version's, 2 h old
+    const std::string not_ours = ".notes.tmp", not_hidden = "a.png.imghist-1-1.tmp";
+    for (const std::string& n : {stale_here, live_here, fresh_other, old_other, old_legacy, not_ours, not_hidden})
+        write_bytes(d / "out" / n, "partial");
+    write_bytes(d / "out/sub" / stale_sub, "partial");
+    for (const std::string& n : {old_other, old_legacy, not_ours, not_hidden}) make_old(d / "out" / n);
+    Run r = run_cli(d, "equalize in out -r --skip-existing --device cpu");
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.err, "removed 4 stale temporary files"));
+    CHECK(contains(r.err, "done 1, failed 0, skipped 1"));
+    for (const std::string& n : {stale_here, old_other, old_legacy}) CHECK_FALSE(fs::exists(d / "out" / n));
+    CHECK_FALSE(fs::exists(d / "out/sub" / stale_sub));
+    for (const std::string& n : {live_here, fresh_other, not_ours, not_hidden}) CHECK(fs::exists(d / "out" / n));
+    CHECK(fs::exists(d / "out/sub/b.png"));
+}
+
+TEST_CASE("limits: output names of 235 to 255 bytes work; temporary names stay short", "[cli][safety]") {
+    TempDir d;
+    const cv::Mat g = photo(20, 10, CV_8UC1, 40);
+    write(d / "in.png", g);
+    for (std::size_t len : {235u, 250u, 255u}) {
+        const std::string name = std::string(len - 4, 'n') + ".png";
+        Run r = run_cli(d, "equalize in.png " + name + " --device cpu");
+        INFO(len);
+        REQUIRE(r.code == 0);
+        CHECK(same(read(d / name), equalized(g)));
+    }
+    // In a folder run too, named after long input names.
+    fs::create_directories(d / "long");
+    const std::string long_name = std::string(251, 'x') + ".png";
+    write(d / "long" / long_name, g);
+    write(d / "long/short.png", g);
+    REQUIRE(run_cli(d, "equalize long out --device cpu").code == 0);
+    CHECK(same(read(d / "out" / long_name), equalized(g)));
+    CHECK(temporaries(d.path).empty());
+}
+
+TEST_CASE("limits: a folder deeper than PATH_MAX fails the run loudly, naming it", "[cli][safety][folder]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    write(d / "in/top.png", photo(20, 10, CV_8UC1, 41));
+    const std::string component(200, 'd');
+    int fd = open((d / "in").c_str(), O_RDONLY | O_DIRECTORY);
+    REQUIRE(fd >= 0);
+    for (int level = 0; level < 22; ++level) {  // 22 x 201 bytes: past PATH_MAX (4096)
+        REQUIRE(mkdirat(fd, component.c_str(), 0777) == 0);
+        const int next = openat(fd, component.c_str(), O_RDONLY | O_DIRECTORY);
+        close(fd);
+        fd = next;
+        REQUIRE(fd >= 0);
+    }
+    const std::string png = encoded(photo(20, 10, CV_8UC1, 42), ".png");
+    const int f = openat(fd, "deep.png", O_WRONLY | O_CREAT, 0644);
+    REQUIRE(f >= 0);
+    REQUIRE(::write(f, png.data(), png.size()) == static_cast<ssize_t>(png.size()));
+    close(f);
+    close(fd);
+    for (const std::string args : {"equalize in out -r", "hist in -r"}) {
+        Run r = run_cli(d, args + " --device cpu");
+        INFO(args);
+        CHECK(r.code == 1);
+        CHECK(contains(r.err, "in/" + component + "/" + component));
+        CHECK(contains(r.err, "PATH_MAX"));
+        CHECK_FALSE(contains(r.err, "unsupported"));
+    }
+    CHECK_FALSE(fs::exists(d / "out"));
+    // Without --recursive the deep folder is not entered: the top level is processed.
+    CHECK(run_cli(d, "equalize in out --device cpu").code == 0);
+    const int in = open((d / "in").c_str(), O_RDONLY | O_DIRECTORY);
+    remove_tree_at(in, component.c_str());
+    close(in);
+}
+
+TEST_CASE("names: a line break in a file name stays on one line in text, intact in CSV and JSON", "[cli][safety][hist]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    const std::string odd = "two\nlines\\tab\t.png";
+    write(d / "in/plain.png", photo(8, 8, CV_8UC1, 50));
+    write(d / "in" / odd, photo(8, 8, CV_8UC1, 51));
+    Run r = run_cli(d, "hist in --bins 4 --device cpu");
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.out);
+    std::string line;
+    std::size_t headers = 0;
+    while (std::getline(lines, line)) {
+        INFO(line);
+        if (line.empty()) continue;
+        if (line[0] == '#') {
+            ++headers;
+            continue;
+        }
+        CHECK(line.find_first_not_of("0123456789. ") == std::string::npos);  // a data row: numbers only
+    }
+    CHECK(headers == 6);  // two lines per block: two files and the total
+    CHECK(contains(r.out, "# two\\nlines\\\\tab\\t.png 8x8 u8"));
+    // CSV: RFC 4180 quoting keeps the name whole.
+    r = run_cli(d, "hist in --bins 4 --format csv --device cpu");
+    REQUIRE(r.code == 0);
+    const auto rows = parse_csv(r.out);
+    std::set<std::string> names;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        CHECK(rows[i].size() == rows[0].size());
+        names.insert(rows[i][0]);
+    }
+    CHECK(names == std::set<std::string>{"TOTAL", "in/plain.png", "in/" + odd});
+    // JSON: escaped by the JSON rules, read back as it was.
+    r = run_cli(d, "hist in --bins 4 --format json --device cpu");
+    REQUIRE(r.code == 0);
+    std::set<std::string> files;
+    const json folder = parse_json(r.out);
+    for (auto& f : folder.at("files")) files.insert(f.at("file").get<std::string>());
+    CHECK(files == std::set<std::string>{"plain.png", odd});
+    // A name that is not UTF-8 costs nothing but its own bytes (written as U+FFFD).
+    write(d / "in/latin\xe9.png", photo(8, 8, CV_8UC1, 52));
+    r = run_cli(d, "hist in --bins 4 --format json --device cpu");
+    REQUIRE(r.code == 0);
+    CHECK(parse_json(r.out).at("files").size() == 3);
+    CHECK(contains(r.out, "latin\xef\xbf\xbd.png"));
+    // The notes of image commands ("<file>: threshold: T") are one line each too.
+    r = run_cli(d, "threshold in thr --device cpu");
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "in/two\\nlines\\\\tab\\t.png: threshold: "));
+}
+
+// ====================================================================================== CLI habits
+
+TEST_CASE("habits: a mistyped command or option gets the nearest name", "[cli][safety]") {
+    TempDir d;
+    Run r = run_cli(d, "equalise a.png b.png");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "unknown command 'equalise'; did you mean 'equalize'?"));
+    r = run_cli(d, "histt a.png");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "did you mean 'hist'?"));
+    r = run_cli(d, "frobnicate a.png");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "unknown command 'frobnicate'"));
+    CHECK(contains(r.err, "equalize"));
+    r = run_cli(d, "equalize a.png b.png --qualty 90");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "unknown option '--qualty'"));
+    CHECK(contains(r.err, "did you mean --quality?"));
+    r = run_cli(d, "hist a.png --bnis=8");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "did you mean --bins?"));
+    r = run_cli(d, "clahe a.png b.png --tilse 4x4");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "did you mean --tiles?"));
+}
+
+TEST_CASE("habits: standard input to standard output keeps the input's format", "[cli][safety]") {
+    TempDir d;
+    const cv::Mat c = photo(40, 30, CV_8UC3, 60), g = photo(40, 30, CV_8UC1, 61);
+    write(d / "in.jpg", c);
+    write(d / "in.tif", g);
+    write(d / "in.bmp", g);
+    Run r = run_cli(d, "equalize - - --device cpu < in.jpg");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.compare(0, 3, "\xff\xd8\xff") == 0);
+    r = run_cli(d, "equalize - - --device cpu < in.tif");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.compare(0, 4, "II*\0", 4) == 0);
+    write_bytes(d / "back.tif", r.out);
+    CHECK(same(read(d / "back.tif"), equalized(g)));
+    r = run_cli(d, "equalize - - --device cpu < in.bmp");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.compare(0, 2, "BM") == 0);
+    // A file whose name lies about its content: the content decides.
+    fs::copy_file(d / "in.jpg", d / "lying.png");
+    r = run_cli(d, "equalize lying.png - --device cpu");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.compare(0, 3, "\xff\xd8\xff") == 0);
+    // --to still chooses.
+    r = run_cli(d, "equalize - - --to png --device cpu < in.jpg");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.compare(0, 4, "\x89PNG") == 0);
+}
+
+TEST_CASE("habits: --to against the output's extension, and several inputs into one file, are refused", "[cli][safety]") {
+    TempDir d;
+    write(d / "a.jpg", photo(40, 30, CV_8UC3, 62));
+    write(d / "b.jpg", photo(40, 30, CV_8UC3, 63));
+    Run r = run_cli(d, "equalize a.jpg out.jpg --to png --device cpu");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "--to png"));
+    CHECK(contains(r.err, "out.jpg"));
+    CHECK_FALSE(fs::exists(d / "out.png"));
+    CHECK_FALSE(fs::exists(d / "out.jpg"));
+    // The same format under another spelling keeps the name given.
+    REQUIRE(run_cli(d, "equalize a.jpg out.jpeg --to jpg --device cpu").code == 0);
+    CHECK(fs::exists(d / "out.jpeg"));
+    CHECK_FALSE(fs::exists(d / "out.jpg"));
+    // Several inputs into a name with an image extension: no folder of that name.
+    r = run_cli(d, "equalize a.jpg b.jpg single.jpg --device cpu");
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "single.jpg"));
+    CHECK(contains(r.err, "folder"));
+    CHECK_FALSE(fs::exists(d / "single.jpg"));
+    // ... or into an existing file: left as it was.
+    write_bytes(d / "notes", "keep me");
+    r = run_cli(d, "equalize a.jpg b.jpg notes --device cpu");
+    CHECK(r.code == 2);
+    CHECK(slurp(d / "notes") == "keep me");
+    // A folder name works, existing or not.
+    REQUIRE(run_cli(d, "equalize a.jpg b.jpg outdir --device cpu").code == 0);
+    CHECK(files_under(d / "outdir") == std::set<std::string>{"a.jpg", "b.jpg"});
+}
+
+TEST_CASE("habits: a lossy WebP stays lossy at its own quality, a lossless one lossless", "[cli][safety][webp]") {
+    TempDir d;
+    const cv::Mat c = photo(120, 90, CV_8UC3, 64);
+    auto per_channel = [](const cv::Mat& m) {
+        std::vector<cv::Mat> ch;
+        cv::split(m, ch);
+        for (auto& x : ch) cv::equalizeHist(x, x);
+        cv::Mat out;
+        cv::merge(ch, out);
+        return out;
+    };
+    for (int quality : {30, 60, 90}) {
+        INFO("quality " << quality);
+        const std::string name = "q" + std::to_string(quality);
+        std::vector<uchar> bytes;
+        REQUIRE(cv::imencode(".webp", c, bytes, {cv::IMWRITE_WEBP_QUALITY, quality}));
+        write_bytes(d / (name + ".webp"), std::string(bytes.begin(), bytes.end()));
+        REQUIRE(run_cli(d, "equalize " + name + ".webp " + name + "-out.webp --mode per-channel --device cpu").code == 0);
+        const std::string out = slurp(d / (name + "-out.webp"));
+        CHECK(out.substr(12, 4) == "VP8 ");
+        // libwebp at the estimated quality: the output is OpenCV's encoding of the same pixels at a quality
+        // within 2 of the input's.
+        const cv::Mat pixels = per_channel(read(d / (name + ".webp"), cv::IMREAD_COLOR));
+        int matched = 0;
+        for (int q = quality - 2; q <= quality + 2; ++q) {
+            std::vector<uchar> ref;
+            REQUIRE(cv::imencode(".webp", pixels, ref, {cv::IMWRITE_WEBP_QUALITY, q}));
+            if (std::string(ref.begin(), ref.end()) == out) matched = q;
+        }
+        CHECK(matched != 0);
+    }
+    // --quality overrides the estimate; a lossless input stays lossless.
+    REQUIRE(run_cli(d, "equalize q30.webp forced.webp --quality 95 --device cpu").code == 0);
+    CHECK(fs::file_size(d / "forced.webp") > fs::file_size(d / "q30-out.webp"));
+    std::vector<uchar> lossless;
+    REQUIRE(cv::imencode(".webp", c, lossless, {cv::IMWRITE_WEBP_QUALITY, 101}));
+    write_bytes(d / "ll.webp", std::string(lossless.begin(), lossless.end()));
+    REQUIRE(run_cli(d, "equalize ll.webp ll-out.webp --mode per-channel --device cpu").code == 0);
+    CHECK(slurp(d / "ll-out.webp").substr(12, 4) == "VP8L");
+    CHECK(same(read(d / "ll-out.webp", cv::IMREAD_COLOR), per_channel(c)));
+}
+
+TEST_CASE("habits: SIGINT says what was done, removes our temporaries and ends by the signal", "[cli][safety][folder]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    const cv::Mat big = photo(1600, 1200, CV_8UC3, 70);
+    const int files = 40;
+    for (int i = 0; i < files; ++i) {
+        cv::Mat m = big.clone();
+        m.at<cv::Vec3b>(0, 0)[0] = static_cast<uchar>(i);
+        write(d / "in" / ("f" + std::to_string(100 + i) + ".png"), m);
+    }
+    const fs::path err = d / "err.txt";
+    const std::string cli = cli_path();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (chdir(d.path.c_str()) != 0) _exit(126);
+        const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), n = open("/dev/null", O_WRONLY);
+        dup2(e, 2);
+        dup2(n, 1);
+        execlp(cli.c_str(), cli.c_str(), "equalize", "in", "out", "--device", "cpu", "--threads", "1", "--png-level", "9",
+               static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    // Interrupt once a few outputs are complete (the run takes many seconds in all).
+    const auto start = std::chrono::steady_clock::now();
+    while (files_under(d / "out").size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const std::string message = slurp(err);
+    INFO(message);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGINT);  // a shell shows 130 and stops a loop that ran it
+    CHECK(contains(message, "interrupted after "));
+    CHECK(contains(message, " of 40 files (done "));
+    CHECK(contains(message, ", failed 0, skipped 0)"));
+    CHECK(temporaries(d / "out").empty());
+    CHECK(files_under(d / "out").size() < static_cast<std::size_t>(files));
+}
