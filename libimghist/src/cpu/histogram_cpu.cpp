@@ -82,40 +82,28 @@ void count_band(const ImageView& img, const ImageView* mask, const Counted& ch, 
 
 // 8-bit without mask: the values themselves are counted (no bin lookup per sample) into interleaved
 // sub-histograms, so that runs of equal values do not serialise on one counter (store-to-load forwarding on
-// the same address); the bins are applied once per value at the end. Gray images are fed by 8-byte loads
-// into eight sub-histograms; one channel of a multi-channel image by byte loads at the pixel step into
-// four; every channel of one into two per channel (alternate pixels).
-// Measured on one x86-64 core, 1920x1080 uniform gray data: 1.5x the speed of four sub-histograms with a
-// per-pixel bin lookup (582 vs 908 us).
+// the same address); the bins are applied once per value at the end. One channel (gray, or one of a
+// multi-channel image at the pixel step) goes into eight sub-histograms, one per pixel of a group of eight;
+// every channel of a multi-channel image into two per channel, one per pixel of a pair. Each sample is one
+// byte load and one increment.
+// Measured on one x86-64 core (Sapphire Rapids VM), 640x480, ns per pixel, uniform / constant / smooth
+// photo-like data: gray 0.35 / 0.46 / 0.36 (8-byte loads split by shifts into eight sub-histograms, the
+// previous way: 0.71 / 0.72 / 0.71; one histogram as cv::calcHist: 0.36 / 2.45 / 0.46); one channel of BGR
+// 0.38 / 0.45 / 0.38 (cv::calcHist 0.40 / 2.43 / 0.45); all of BGR 1.06 / 1.39 / 1.10.
 constexpr int kU8Subs = 8;  // sub-histograms of 256 counters per counted channel, at most
 
-// (The image's width and rows are read into locals first: the counters are unsigned ints, which may alias
-// the view's int fields, so the compiler would reload them after every increment.)
-void count_rows_u8_gray(const ImageView& img, int y0, int y1, std::uint32_t* sub) {
-    const int w = img.width;
-    for (int y = y0; y < y1; ++y) {
-        const std::uint8_t* p = img.row(y);
-        int x = 0;
-        for (; x + 8 <= w; x += 8) {
-            std::uint64_t u;
-            std::memcpy(&u, p + x, 8);
-            for (int k = 0; k < 8; ++k) ++sub[k * 256 + ((u >> (8 * k)) & 255)];
-        }
-        for (; x < w; ++x) ++sub[p[x]];
-    }
-}
-
+// (The width is read into a local first: the counters are unsigned ints, which may alias the view's int
+// fields, so the compiler would reload it after every increment. The loops over a group are unrolled
+// explicitly: GCC does not unroll them at -O2.)
 template <int C>
 void count_rows_u8_one_channel(const ImageView& img, int first, int y0, int y1, std::uint32_t* sub) {
     const int w = img.width;
     for (int y = y0; y < y1; ++y) {
         const std::uint8_t* p = img.row(y) + first;
         int x = 0;
-        for (; x + 4 <= w; x += 4, p += 4 * C) {
-            ++sub[p[0]];
-            ++sub[256 + p[C]];
-            ++sub[512 + p[2 * C]];
-            ++sub[768 + p[3 * C]];
+        for (; x + 8 <= w; x += 8, p += 8 * C) {
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) ++sub[k * 256 + p[k * C]];
         }
         for (; x < w; ++x, p += C) ++sub[p[0]];
     }
@@ -128,11 +116,10 @@ void count_rows_u8_all_channels(const ImageView& img, int y0, int y1, std::uint3
     for (int y = y0; y < y1; ++y) {
         const std::uint8_t* p = img.row(y);
         int x = 0;
-        for (; x + 2 <= w; x += 2, p += 2 * C)
-            for (int c = 0; c < C; ++c) {
-                ++sub[c * 256 + p[c]];
-                ++sub[(C + c) * 256 + p[C + c]];
-            }
+        for (; x + 2 <= w; x += 2, p += 2 * C) {
+#pragma GCC unroll 8
+            for (int i = 0; i < 2 * C; ++i) ++sub[i * 256 + p[i]];
+        }
         if (x < w)
             for (int c = 0; c < C; ++c) ++sub[c * 256 + p[c]];
     }
@@ -143,21 +130,15 @@ void count_rows_u8_all_channels(const ImageView& img, int y0, int y1, std::uint3
 void count_band_u8_values(const ImageView& img, const Counted& ch, const std::int16_t* lut1, std::uint32_t* sub,
                           int y0, int y1, std::uint32_t* hist, std::uint64_t* oor, int bins) {
     std::fill(sub, sub + kU8Subs * ch.count * 256, 0u);
-    int subs = 2;
-    if (ch.step == 1) {
-        count_rows_u8_gray(img, y0, y1, sub);
-        subs = 8;
-    } else if (ch.count == 1) {
-        if (ch.step == 2) count_rows_u8_one_channel<2>(img, ch.first, y0, y1, sub);
-        else if (ch.step == 3) count_rows_u8_one_channel<3>(img, ch.first, y0, y1, sub);
-        else count_rows_u8_one_channel<4>(img, ch.first, y0, y1, sub);
-        subs = 4;
-    } else if (ch.count == 2) {
-        count_rows_u8_all_channels<2>(img, y0, y1, sub);
-    } else if (ch.count == 3) {
-        count_rows_u8_all_channels<3>(img, y0, y1, sub);
-    } else {
-        count_rows_u8_all_channels<4>(img, y0, y1, sub);
+    int subs = 8;
+    switch (ch.count == 1 ? ch.step : -ch.step) {
+        case 1: count_rows_u8_one_channel<1>(img, ch.first, y0, y1, sub); break;
+        case 2: count_rows_u8_one_channel<2>(img, ch.first, y0, y1, sub); break;
+        case 3: count_rows_u8_one_channel<3>(img, ch.first, y0, y1, sub); break;
+        case 4: count_rows_u8_one_channel<4>(img, ch.first, y0, y1, sub); break;
+        case -2: count_rows_u8_all_channels<2>(img, y0, y1, sub); subs = 2; break;
+        case -3: count_rows_u8_all_channels<3>(img, y0, y1, sub); subs = 2; break;
+        default: count_rows_u8_all_channels<4>(img, y0, y1, sub); subs = 2; break;
     }
     for (int c = 0; c < ch.count; ++c)
         for (int v = 0; v < 256; ++v) {
