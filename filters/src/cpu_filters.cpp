@@ -142,16 +142,16 @@ namespace {
 
 // ---- CLAHE: tile tables, then the blend of four of them per pixel -------------------------------------------
 
-/// Adds n 8-bit samples into four interleaved sub-histograms (sub[k * 256 + v]), fed by 8-byte loads, so that
-/// runs of equal values (common in photographs) do not wait on one counter's previous increment.
-template <class T>
-void count_u8_interleaved(const T* p, int n, std::uint32_t* sub) {
-    static_assert(std::is_same_v<T, std::uint8_t>);
+/// Adds n 8-bit samples into four interleaved sub-histograms (sub[k * 256 + v]), so that runs of equal values
+/// (common in photographs) do not wait on one counter's previous increment; a byte load and an increment per
+/// sample (as the core's CPU histogram counts).
+void count_u8_interleaved(const std::uint8_t* p, int n, std::uint32_t* sub) {
     int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        std::uint64_t u;
-        std::memcpy(&u, p + i, 8);
-        for (int k = 0; k < 8; ++k) ++sub[(k & 3) * 256 + ((u >> (8 * k)) & 255)];
+    for (; i + 4 <= n; i += 4) {
+        ++sub[p[i]];
+        ++sub[256 + p[i + 1]];
+        ++sub[512 + p[i + 2]];
+        ++sub[768 + p[i + 3]];
     }
     for (; i < n; ++i) ++sub[p[i]];
 }
@@ -166,9 +166,11 @@ void clahe_band_histograms(const ImageView& src, const fmath::ClaheGeometry& g, 
                            const int* xs, unsigned int* hists, std::uint32_t* sub) {
     const int bins = g.hist_size;
     const int n = tx1 - tx0;
-    constexpr bool kInterleaved = std::is_same_v<T, std::uint8_t>;
+    // Sub-histograms pay for their zeroing and merging (4 KiB per tile) on tiles of a few thousand pixels
+    // and more.
+    const bool interleaved = std::is_same_v<T, std::uint8_t> && g.tile_w * g.tile_h >= 4096;
     std::fill(hists, hists + static_cast<std::size_t>(n) * bins, 0u);
-    if (kInterleaved) std::fill(sub, sub + static_cast<std::size_t>(n) * 4 * 256, 0u);
+    if (interleaved) std::fill(sub, sub + static_cast<std::size_t>(n) * 4 * 256, 0u);
     for (int j = 0; j < g.tile_h; ++j) {
         const T* row = reinterpret_cast<const T*>(src.row(fmath::reflect101(ty * g.tile_h + j, g.ext_h)));
         for (int k = 0; k < n; ++k) {
@@ -176,14 +178,15 @@ void clahe_band_histograms(const ImageView& src, const fmath::ClaheGeometry& g, 
             unsigned int* hist = hists + static_cast<std::size_t>(k) * bins;
             if (x0 + g.tile_w > g.ext_w) {  // reaches into the reflected padding
                 for (int i = 0; i < g.tile_w; ++i) ++hist[row[xs[x0 + i]]];
-            } else if constexpr (kInterleaved) {
-                count_u8_interleaved(row + x0, g.tile_w, sub + static_cast<std::size_t>(k) * 4 * 256);
+            } else if (interleaved) {
+                count_u8_interleaved(reinterpret_cast<const std::uint8_t*>(row + x0), g.tile_w,  // 8-bit rows only
+                                     sub + static_cast<std::size_t>(k) * 4 * 256);
             } else {
                 for (int i = 0; i < g.tile_w; ++i) ++hist[row[x0 + i]];
             }
         }
     }
-    if (kInterleaved)
+    if (interleaved)
         for (int k = 0; k < n; ++k) {
             const std::uint32_t* s = sub + static_cast<std::size_t>(k) * 4 * 256;
             for (int b = 0; b < 256; ++b) hists[k * 256 + b] += s[b] + s[256 + b] + s[512 + b] + s[768 + b];
@@ -216,8 +219,9 @@ std::vector<T> clahe_tables(const ImageView& src, const fmath::ClaheGeometry& g,
                         if (hist[b] > static_cast<unsigned int>(g.clip)) clipped += hist[b] - g.clip;
                 T* lut = luts.data() + (static_cast<std::size_t>(ty) * g.tiles_x + tx) * bins;
                 long long sum = 0;
+                fmath::ClaheRedistribution redistributed(g.clip, bins, clipped);
                 for (int b = 0; b < bins; ++b) {
-                    sum += fmath::clahe_redistributed(hist[b], b, g.clip, bins, clipped);
+                    sum += redistributed.next(hist[b]);
                     lut[b] = static_cast<T>(fmath::clahe_lut_entry(sum, g.lut_scale, max_value));
                 }
             }

@@ -1,8 +1,11 @@
-// CLAHE's CPU blend pass (filters/src/clahe_blend.cpp, compiled into this test): both 8-bit implementations
-// and the 16-bit one against a plain loop of the rule — each of the four table entries as a float, weighted
-// by the column's (a, 1 - a) and the row's (ya, 1 - ya) in OpenCV's order, rounded half to even, saturated —
-// over every run length to 300 (the vector implementation's whole blocks and masked tails), sources 0, 1, 13
-// and 63 bytes past a 64-byte boundary, in place and not, with nothing past the run touched.
+// CLAHE's CPU passes against plain loops written here. The blend (filters/src/clahe_blend.cpp, compiled into
+// this test): both 8-bit implementations and the 16-bit one against the rule — each of the four table
+// entries as a float, weighted by the column's (a, 1 - a) and the row's (ya, 1 - ya) in OpenCV's order,
+// rounded half to even, saturated — over every run length to 300 (the vector implementation's whole blocks
+// and masked tails), sources 0, 1, 13 and 63 bytes past a 64-byte boundary, in place and not, with nothing
+// past the run touched. The tables' redistribution of clipped counts (fmath::ClaheRedistribution, bins in
+// order, and fmath::clahe_redistributed, any bin) against OpenCV's loop.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -115,4 +118,37 @@ TEST_CASE("CLAHE blend, the dispatching entry, equals a plain loop", "[filters][
         const FloatTables f(q);
         imghist::detail::clahe_blend_run(s, d, n, q, f.quad(), a, a1, ya, ya1);
     });
+}
+
+TEST_CASE("CLAHE's redistribution of clipped counts equals OpenCV's loop", "[filters][clahe][cpu]") {
+    std::mt19937 rng(5);
+    for (int bins : {1, 2, 3, 7, 256, 4096, 65536})
+        for (int round = 0; round < 40; ++round) {
+            std::vector<unsigned int> hist(bins);
+            for (auto& h : hist) h = rng() % (round % 4 == 0 ? 3 : 700);
+            const int clip = round % 5 == 0 ? 0 : 1 + static_cast<int>(rng() % 300);
+            long long clipped = 0;
+            if (clip > 0)
+                for (unsigned int h : hist)
+                    if (h > static_cast<unsigned int>(clip)) clipped += h - clip;
+            // cv::CLAHE (clahe.cpp, CLAHE_CalcLut_Body): clip, then spread `clipped` evenly and the remainder
+            // one each from bin 0 at a fixed step.
+            std::vector<long long> expected(hist.begin(), hist.end());
+            if (clip > 0) {
+                for (auto& e : expected) e = std::min<long long>(e, clip);
+                const long long batch = clipped / bins;
+                long long residual = clipped - batch * bins;
+                for (auto& e : expected) e += batch;
+                if (residual != 0) {
+                    const long long step = std::max<long long>(bins / residual, 1);
+                    for (long long i = 0; i < bins && residual > 0; i += step, --residual) ++expected[i];
+                }
+            }
+            INFO(bins << " bins, clip " << clip << ", clipped " << clipped);
+            imghist::fmath::ClaheRedistribution in_order(clip, bins, clipped);
+            for (int b = 0; b < bins; ++b) {
+                REQUIRE(in_order.next(hist[b]) == expected[b]);
+                REQUIRE(imghist::fmath::clahe_redistributed(hist[b], b, clip, bins, clipped) == expected[b]);
+            }
+        }
 }
