@@ -85,11 +85,7 @@ void count_band(const ImageView& img, const ImageView* mask, const Counted& ch, 
 // the same address); the bins are applied once per value at the end. One channel (gray, or one of a
 // multi-channel image at the pixel step) goes into eight sub-histograms, one per pixel of a group of eight;
 // every channel of a multi-channel image into two per channel, one per pixel of a pair. Each sample is one
-// byte load and one increment.
-// Measured on one x86-64 core (Sapphire Rapids VM), 640x480, ns per pixel, uniform / constant / smooth
-// photo-like data: gray 0.35 / 0.46 / 0.36 (8-byte loads split by shifts into eight sub-histograms, the
-// previous way: 0.71 / 0.72 / 0.71; one histogram as cv::calcHist: 0.36 / 2.45 / 0.46); one channel of BGR
-// 0.38 / 0.45 / 0.38 (cv::calcHist 0.40 / 2.43 / 0.45); all of BGR 1.06 / 1.39 / 1.10.
+// byte load and one increment: splitting wider loads by shifts costs more than the loads it saves.
 constexpr int kU8Subs = 8;  // sub-histograms of 256 counters per counted channel, at most
 
 // (The width is read into a local first: the counters are unsigned ints, which may alias the view's int
