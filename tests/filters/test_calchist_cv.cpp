@@ -163,6 +163,19 @@ IMGHIST_BACKEND_CASE("calcHist in cv::calcHist's forms: the calls users write co
         gpuhist::calcHist(&gray, 1, nullptr, mask, hist, 1, histSize, nullptr);
         FILTERS_REQUIRE_IDENTICAL(hist, expected);
     }
+    // OpenCV's calcHist_Demo.cpp word for word: planes of a split image, channels as the literal 0.
+    {
+        std::vector<cv::Mat> bgr_planes;
+        cv::split(img, bgr_planes);
+        int histSize = 256;
+        float range[] = {0, 256};
+        const float* histRange[] = {range};
+        bool uniform = true, accumulate = false;
+        cv::Mat b_hist, b_expected;
+        cv::calcHist(&bgr_planes[0], 1, 0, cv::Mat(), b_expected, 1, &histSize, histRange, uniform, accumulate);
+        gpuhist::calcHist(&bgr_planes[0], 1, 0, cv::Mat(), b_hist, 1, &histSize, histRange, uniform, accumulate);
+        FILTERS_REQUIRE_IDENTICAL(b_hist, b_expected);
+    }
     // The vector form: vectors, and braced literals for channels, histSize and ranges.
     {
         const std::vector<cv::Mat> images{img};
