@@ -330,6 +330,130 @@ IMGHIST_BACKEND_CASE("masks", "[core][mask]") {
     check_against_references(backend, w16.view, BinSpec::even(300, 1000, 50000), &m.view);
 }
 
+// ---- one channel of a multi-channel image (Options::channel) -----------------------------------------------
+
+namespace {
+/// Channel c of a full-image reference, as a one-channel histogram.
+Histogram channel_of(const Histogram& all, int c) {
+    Histogram h = Histogram::zeros(all.spec, 1);
+    std::copy(all.channel(c), all.channel(c) + all.spec.bins, h.counts.begin());
+    h.out_of_range[0] = all.out_of_range[c];
+    return h;
+}
+}  // namespace
+
+IMGHIST_BACKEND_CASE("one channel of a multi-channel image: sample types, ROI offsets, masks", "[core][channel]") {
+    std::uint64_t seed = 2100;
+    struct Kind {
+        SampleType type;
+        BinSpec spec;
+        double maxv;
+    };
+    const std::vector<Kind> kinds{{SampleType::U8, BinSpec::u8(), 255},
+                                  {SampleType::U8, BinSpec::even(10, 20, 200), 255},
+                                  {SampleType::U16, BinSpec::even(1024, 0, 65536), 65535},
+                                  {SampleType::U16, BinSpec::even(77, 100.5, 60000), 65535},
+                                  {SampleType::I32, BinSpec::bits(10, 1024), 1100},
+                                  {SampleType::F32, BinSpec::even(100, 0.25, 200), 255}};
+    for (const Kind& k : kinds)
+        for (int C : {2, 3, 4})
+            for (int x0 : {0, 1, 3, 7, 15}) {
+                const int W = 97, H = 13;
+                TestImage img(W + 16, H, k.type, C, (W + 16) * C * imghist::sample_size(k.type) + 8);
+                switch (k.type) {
+                    case SampleType::U8: fill_dist<std::uint8_t>(img, Dist::Normal, seed++, k.maxv); break;
+                    case SampleType::U16: fill_dist<std::uint16_t>(img, Dist::Uniform, seed++, k.maxv); break;
+                    case SampleType::I32: fill_dist<std::int32_t>(img, Dist::Uniform, seed++, k.maxv); break;
+                    case SampleType::F32: {
+                        std::mt19937_64 rng(seed++);
+                        img.fill<float>([&](int, int, int) { return std::uniform_real_distribution<float>(-5.f, 260.f)(rng); });
+                        break;
+                    }
+                }
+                TestImage mask(W, H, SampleType::U8, 1);
+                mask.fill<std::uint8_t>([&](int x, int y, int) { return (x * 3 + y * 5 + x0) % 4 ? 255 : 0; });
+                const ImageView roi = img.view.roi(x0, 0, W, H);
+                for (bool masked : {false, true}) {
+                    const ImageView* m = masked ? &mask.view : nullptr;
+                    const Histogram all = plain_reference(roi, k.spec, m);
+                    for (int c = 0; c < C; ++c) {
+                        CAPTURE(imghist::to_string(k.type), k.spec.bins, C, x0, masked, c);
+                        imghist::Options opt;
+                        opt.backend = backend;
+                        opt.channel = c;
+                        std::optional<DeviceCopy> di, dm;
+                        if (backend == Backend::Cuda) {
+                            di.emplace(roi);
+                            if (m) dm.emplace(*m);
+                        }
+                        if (m) opt.mask = backend == Backend::Cuda ? dm->view : *m;
+                        const Histogram got = imghist::calc_hist(backend == Backend::Cuda ? di->view : roi, k.spec, opt);
+                        const Histogram want = channel_of(all, c);
+                        REQUIRE(got.channels == 1);
+                        REQUIRE(got.counts == want.counts);
+                        REQUIRE(got.out_of_range == want.out_of_range);
+                        // accumulateHist adds into a one-channel histogram.
+                        Histogram twice = got;
+                        imghist::accumulate_hist(backend == Backend::Cuda ? di->view : roi, twice, opt);
+                        for (int b = 0; b < k.spec.bins; ++b) REQUIRE(twice.counts[b] == 2 * want.counts[b]);
+                    }
+                }
+            }
+}
+
+IMGHIST_BACKEND_CASE("one channel of 8-bit frames: gray, BGR and BGRA at frame sizes, odd widths", "[core][channel]") {
+    std::uint64_t seed = 2300;
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {3, 2}, {7, 5}, {641, 19}, {1920, 1080}})
+        for (int C : {1, 3, 4}) {
+            TestImage img(w, h, SampleType::U8, C);
+            fill_dist<std::uint8_t>(img, seed % 2 ? Dist::Uniform : Dist::Constant, seed, 255);
+            ++seed;
+            const Histogram all = plain_reference(img.view, BinSpec::u8());
+            for (int c = 0; c < C; ++c) {
+                CAPTURE(w, h, C, c);
+                imghist::Options opt;
+                opt.backend = backend;
+                opt.channel = c;
+                std::optional<DeviceCopy> di;
+                if (backend == Backend::Cuda) di.emplace(img.view);
+                const Histogram got = imghist::calc_hist(backend == Backend::Cuda ? di->view : img.view, BinSpec::u8_64(), opt);
+                REQUIRE(got.counts == channel_of(plain_reference(img.view, BinSpec::u8_64()), c).counts);
+                const Histogram got256 = imghist::calc_hist(backend == Backend::Cuda ? di->view : img.view, BinSpec::u8(), opt);
+                REQUIRE(got256.counts == channel_of(all, c).counts);
+            }
+        }
+}
+
+IMGHIST_BACKEND_CASE("one channel in a batch; channels outside the image are refused", "[core][channel]") {
+    std::vector<TestImage> imgs;
+    for (int i = 0; i < 4; ++i) {
+        imgs.emplace_back(40 + 17 * i, 3 + i, SampleType::U8, 3);
+        fill_dist<std::uint8_t>(imgs.back(), Dist::Uniform, 2400 + i, 255);
+    }
+    std::vector<DeviceCopy> dev;
+    std::vector<ImageView> views;
+    for (auto& i : imgs)
+        if (backend == Backend::Cuda) dev.emplace_back(i.view);
+    for (std::size_t i = 0; i < imgs.size(); ++i) views.push_back(backend == Backend::Cuda ? dev[i].view : imgs[i].view);
+    imghist::Options opt;
+    opt.backend = backend;
+    opt.channel = 2;
+    const auto hs = imghist::calc_hist_batch(views, BinSpec::u8_64(), opt);
+    for (std::size_t i = 0; i < imgs.size(); ++i) {
+        REQUIRE(hs[i].channels == 1);
+        REQUIRE(hs[i].counts == channel_of(plain_reference(imgs[i].view, BinSpec::u8_64()), 2).counts);
+    }
+    for (int bad : {-2, 3, 4}) {
+        opt.channel = bad;
+        CAPTURE(bad);
+        REQUIRE_THROWS_AS(imghist::calc_hist(views[0], BinSpec::u8(), opt), imghist::Error);
+        REQUIRE_THROWS_AS(imghist::calc_hist_batch(views, BinSpec::u8(), opt), imghist::Error);
+    }
+    opt.channel = 1;
+    Histogram three = Histogram::zeros(BinSpec::u8(), 3);  // a selected channel adds into one channel only
+    REQUIRE_THROWS_AS(imghist::accumulate_hist(views[0], three, opt), imghist::Error);
+}
+
 // ---- batches ------------------------------------------------------------------------------------------------
 
 IMGHIST_BACKEND_CASE("batch of differently sized images", "[core][batch]") {

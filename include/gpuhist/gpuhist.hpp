@@ -4,7 +4,8 @@
 // to the last bit — the same answers:
 //
 //   gpuhist::calcHist      cv::cuda::calcHist (GpuMat: CV_32SC1, one row per channel)
-//                          cv::calcHist       (host arrays: CV_32F, one column per channel)
+//                          cv::calcHist       (host arrays: its own two signatures, and a shorter form with
+//                          one CV_32F column per channel)
 //   gpuhist::equalizeHist  cv::equalizeHist; 3/4-channel BGR(A) images: EQUALIZE_LUMA (Y of YCrCb, as
 //                          cvtColor computes it) or EQUALIZE_PER_CHANNEL
 //   gpuhist::threshold     cv::threshold: THRESH_BINARY, _BINARY_INV, _TRUNC, _TOZERO, _TOZERO_INV,
@@ -24,7 +25,7 @@
 //
 //   function            | depths              | channels | GpuMat | host arrays
 //   --------------------+---------------------+----------+--------+------------
-//   calcHist            | 8U (16U, 32F: host) | 1, 3, 4  | yes    | yes
+//   calcHist            | 8U (16U, 32F: host) | 1, 3, 4  | yes    | yes     (cv::calcHist's forms: 1-4)
 //   equalizeHist        | 8U                  | 1, 3, 4  | yes    | yes
 //   threshold           | 8U, 16U, 32F        | 1, 3, 4  | yes    | yes     (automatic modes: 1 channel)
 //   CLAHE::apply        | 8U, 16U             | 1        | yes    | yes
@@ -150,6 +151,24 @@ void calcHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& hist, int histSize,
 /// 32F. A GpuMat src (with GpuMat hist and mask) gives the GpuMat result above.
 IMGHIST_API void calcHist(cv::InputArray src, cv::OutputArray hist, int histSize = 256, float lowerLevel = 0.f,
               float upperLevel = 256.f, cv::InputArray mask = cv::noArray(), StreamArg stream = {});
+/// cv::calcHist, as OpenCV declares it, for host images (cv::Mat): the same arguments, the same result and
+/// the same accumulation (each previous value rounded to an int, the counts added, CV_32F again; a hist that
+/// has to be reallocated is not accumulated into). One-dimensional uniform histograms (dims = 1, uniform,
+/// or ranges = nullptr for 8-bit images meaning [0, 256)) of one channel, counted across the images'
+/// concatenated channels as cv::calcHist counts them, of 8U, 16U and 32F images with 1-4 channels, are
+/// computed here (the CPU backend reads only that channel); everything else — dims > 1, non-uniform
+/// ranges, more than 4 channels, more than 256 bins of 8-bit data — is passed to cv::calcHist itself.
+/// Result: CV_32F, histSize[0] x 1. Errors: cv::Exception (StsBadArg for arguments cv::calcHist asserts on,
+/// StsUnmatchedSizes / StsUnmatchedFormats for images unlike image 0, StsUnsupportedFormat for depths).
+IMGHIST_API void calcHist(const cv::Mat* images, int nimages, const int* channels, cv::InputArray mask,
+                          cv::OutputArray hist, int dims, const int* histSize, const float** ranges,
+                          bool uniform = true, bool accumulate = false);
+/// cv::calcHist's vector form: calcHist({img}, {channel}, mask, hist, {histSize}, {low, high}), as above
+/// (ranges may be empty for 8-bit images). `images` is a list of host images (std::vector<cv::Mat>, ...) or
+/// a single one.
+IMGHIST_API void calcHist(cv::InputArrayOfArrays images, const std::vector<int>& channels, cv::InputArray mask,
+                          cv::OutputArray hist, const std::vector<int>& histSize, const std::vector<float>& ranges,
+                          bool accumulate = false);
 
 // ---- equalizeHist ----------------------------------------------------------------------------------------
 /// cv::equalizeHist (CV_8UC1); 3/4-channel images use EQUALIZE_LUMA.

@@ -118,6 +118,9 @@ struct IMGHIST_API Histogram {
 struct Options {
     Backend backend = Backend::Auto;   ///< Auto: see Backend (measured choice for host images)
     std::optional<ImageView> mask;     ///< 8-bit, 1 channel, same size; same location as the image
+    /// -1: every channel. 0 .. channels - 1: that channel alone, and the result has one channel (as
+    /// cv::calcHist of one channel); the CPU backend then reads no other channel's samples.
+    int channel = -1;
     int device = -1;                   ///< CUDA device ordinal; -1 = the calling thread's current device
     int cpu_threads = 0;               ///< CPU worker threads; 0 = all hardware threads
     /// CUDA stream used (and waited for) by the blocking calls. nullptr: device images are read on the
@@ -132,7 +135,8 @@ struct Options {
 IMGHIST_API
 Histogram calc_hist(const ImageView& image, const BinSpec& spec = BinSpec::u8(), const Options& options = {});
 
-/// Adds the histogram of `image` to `hist` (whose spec is used; its channel count must match).
+/// Adds the histogram of `image` to `hist` (whose spec is used; its channel count must match: one when
+/// options.channel selects a channel).
 IMGHIST_API void accumulate_hist(const ImageView& image, Histogram& hist, const Options& options = {});
 
 /// One histogram per image; sizes may differ, sample type and channel count must not.
@@ -156,7 +160,8 @@ struct YCbCrPlanes {
 /// tables; channels 0, 1, 2 are R, G, B. The RGB values are counted as they are computed: no RGB image is
 /// made. Equal to calc_hist of libjpeg-turbo's RGB decode of the file, bin for bin. Binning is calc_hist's for
 /// 8-bit samples. Device planes run on CUDA (the whole batch in one launch, the device the planes are on or
-/// options.device, synchronised on options.stream); host planes on the CPU; Options::mask is not taken.
+/// options.device, synchronised on options.stream); host planes on the CPU; Options::mask and
+/// Options::channel are not taken.
 IMGHIST_API
 std::vector<Histogram> calc_hist_ycbcr_batch(const std::vector<YCbCrPlanes>& images, const BinSpec& spec = BinSpec::u8(),
                                           const Options& options = {});

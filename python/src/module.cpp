@@ -379,6 +379,7 @@ py::array_t<float> calc_hist_host(py::handle src, int channel, int bins, py::han
     Image m;
     imghist::Options o;
     o.backend = imghist::parse_backend(backend);
+    o.channel = channel;  // the CPU backend then reads only this channel
     if (!mask.is_none()) {
         m = image_arg(mask, "calcHist: mask");
         o.mask = m.view;
@@ -397,7 +398,7 @@ py::array_t<float> calc_hist_host(py::handle src, int channel, int bins, py::han
     {
         py::gil_scoped_release nogil;
         const imghist::Histogram h = imghist::calc_hist(img.view, spec, o);
-        const std::uint64_t* c = h.channel(channel);
+        const std::uint64_t* c = h.channel(0);
         for (int b = 0; b < spec.bins; ++b) dst[b] += static_cast<float>(c[b]);
     }
     return out;

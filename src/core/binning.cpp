@@ -84,6 +84,15 @@ BinParams make_bin_params(const BinSpec& spec, SampleType type) {
 }
 
 void make_lut8(const BinParams& p, std::int16_t lut[256]) {
+    // Shift is the rule's own answer (see binning.hpp) without a floor() per value, which the baseline x86-64
+    // build calls out of line: the table is built on every 8-bit call.
+    if (p.mode == BinMode::Shift) {
+        for (int v = 0; v < 256; ++v) {
+            const unsigned int s = shift_slot(static_cast<std::uint32_t>(v), p.shift, p.bins);
+            lut[v] = static_cast<std::int16_t>(s == static_cast<unsigned int>(p.bins) ? -1 : static_cast<int>(s));
+        }
+        return;
+    }
     for (int v = 0; v < 256; ++v) lut[v] = static_cast<std::int16_t>(bin_of(static_cast<double>(v), p));
 }
 

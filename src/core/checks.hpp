@@ -30,5 +30,7 @@ Backend resolve_backend(Backend requested, const ImageView& img);
 void validate_device_image_shape(int width, int height, int channels);
 /// Validates a mask against its image.
 void validate_mask(const ImageView& mask, const ImageView& img);
+/// Validates Options::channel against the image: -1 (every channel) or one of its channels.
+void validate_channel(int channel, const ImageView& img);
 
 }  // namespace imghist::detail

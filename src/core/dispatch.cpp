@@ -2,6 +2,7 @@
 #include "core/policy/backend_choice.hpp"
 #include "core/dispatch.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -78,6 +79,12 @@ void validate_mask(const ImageView& mask, const ImageView& img) {
         throw Error(ErrorCode::InvalidArgument, "mask and image must both be on the host or both on the device");
 }
 
+void validate_channel(int channel, const ImageView& img) {
+    if (channel < -1 || channel >= img.channels)
+        throw Error(ErrorCode::InvalidArgument, "Options::channel " + std::to_string(channel) + " of an image with " +
+                                                    std::to_string(img.channels) + " channel(s) (-1: every channel)");
+}
+
 Backend resolve_backend(Backend requested, const ImageView& img) {
     if (requested == Backend::Cpu) {
         if (img.location == Location::Device)
@@ -112,6 +119,22 @@ void count_route_histogram(const ImageView& image, Histogram& hist, const Option
 }  // namespace detail
 
 namespace {
+/// Runs count(h) on `hist` itself, or, when one channel is selected, on a histogram of every channel whose
+/// selected channel is then added to `hist`: the CUDA routes count every channel of what they read.
+template <class Count>
+void count_selected(const ImageView& image, int channel, Histogram& hist, Count&& count) {
+    if (channel < 0) {
+        count(hist);
+        return;
+    }
+    Histogram all = Histogram::zeros(hist.spec, image.channels);
+    count(all);
+    const std::uint64_t* c = all.channel(channel);
+    for (int b = 0; b < hist.spec.bins; ++b) hist.counts[b] += c[b];
+    hist.out_of_range[0] += all.out_of_range[channel];
+    hist.backend = all.backend;
+}
+
 /// Adds the histogram of an already validated image into `hist` (whose shape matches), on the chosen route
 /// (for Auto on a host image: the one measured faster for calls like this; backend_choice.hpp).
 void accumulate_validated(const ImageView& image, const detail::BinParams& bp, Histogram& hist, const Options& options) {
@@ -122,19 +145,26 @@ void accumulate_validated(const ImageView& image, const detail::BinParams& bp, H
     }
     // Large pageable images may be counted by the device and CPU threads at once: a third route to measure.
     const bool count_route = options.backend == Backend::Auto && detail::split_count_eligible(image, mask);
-    detail::run_on_chosen_route(options.backend, image, detail::HostWork::Histogram, options.cpu_threads, count_route,
+    const detail::HostWork work = options.channel >= 0 && image.channels > 1 ? detail::HostWork::ChannelHistogram
+                                                                             : detail::HostWork::Histogram;
+    detail::run_on_chosen_route(options.backend, image, work, options.cpu_threads, count_route,
                                 [&](detail::HostRoute r) {
                                     if (r == detail::HostRoute::Cpu) {
                                         detail::cpu_histogram(image, mask, bp, hist.counts.data(),
-                                                              hist.out_of_range.data(), options.cpu_threads);
+                                                              hist.out_of_range.data(), options.cpu_threads,
+                                                              options.channel);
                                         hist.backend = Backend::Cpu;
                                     } else if (r == detail::HostRoute::CudaCount) {
-                                        detail::count_route_histogram(image, hist, options);
+                                        count_selected(image, options.channel, hist, [&](Histogram& h) {
+                                            detail::count_route_histogram(image, h, options);
+                                        });
                                     } else {
-                                        detail::cuda_histogram_to_host(image, mask, hist.spec, hist.counts.data(),
-                                                                       hist.out_of_range.data(), options.device,
-                                                                       options.stream);
-                                        hist.backend = Backend::Cuda;
+                                        count_selected(image, options.channel, hist, [&](Histogram& h) {
+                                            detail::cuda_histogram_to_host(image, mask, h.spec, h.counts.data(),
+                                                                           h.out_of_range.data(), options.device,
+                                                                           options.stream);
+                                            h.backend = Backend::Cuda;
+                                        });
                                     }
                                 });
 }
@@ -143,9 +173,12 @@ void accumulate_validated(const ImageView& image, const detail::BinParams& bp, H
 void accumulate_hist(const ImageView& image, Histogram& hist, const Options& options) {
     detail::validate_image(image);
     const detail::BinParams bp = detail::make_bin_params(hist.spec, image.type);
-    if (hist.channels != image.channels)
-        throw Error(ErrorCode::InvalidArgument, "histogram has " + std::to_string(hist.channels) +
-                                                    " channels but the image has " + std::to_string(image.channels));
+    detail::validate_channel(options.channel, image);
+    const int counted = options.channel >= 0 ? 1 : image.channels;
+    if (hist.channels != counted)
+        throw Error(ErrorCode::InvalidArgument,
+                    "histogram has " + std::to_string(hist.channels) + " channels but the image has " +
+                        std::to_string(image.channels) + (options.channel >= 0 ? " (one is selected)" : ""));
     if (hist.counts.size() != static_cast<std::size_t>(hist.channels) * hist.spec.bins ||
         hist.out_of_range.size() != static_cast<std::size_t>(hist.channels))
         throw Error(ErrorCode::InvalidArgument, "histogram storage does not match its spec (use Histogram::zeros)");
@@ -155,7 +188,8 @@ void accumulate_hist(const ImageView& image, Histogram& hist, const Options& opt
 Histogram calc_hist(const ImageView& image, const BinSpec& spec, const Options& options) {
     detail::validate_image(image);
     const detail::BinParams bp = detail::make_bin_params(spec, image.type);  // validated before allocating
-    Histogram h = Histogram::zeros(spec, image.channels);
+    detail::validate_channel(options.channel, image);
+    Histogram h = Histogram::zeros(spec, options.channel >= 0 ? 1 : image.channels);
     accumulate_validated(image, bp, h, options);
     return h;
 }
@@ -181,15 +215,27 @@ std::vector<Histogram> calc_hist_batch(const std::vector<ImageView>& images, con
         if (!masks.empty()) detail::validate_mask(masks[i], images[i]);
     }
     const detail::BinParams bp = detail::make_bin_params(spec, first.type);
+    detail::validate_channel(options.channel, first);
     out.reserve(images.size());
-    for (std::size_t i = 0; i < images.size(); ++i) out.push_back(Histogram::zeros(spec, first.channels));
+    for (std::size_t i = 0; i < images.size(); ++i)
+        out.push_back(Histogram::zeros(spec, options.channel >= 0 ? 1 : first.channels));
     const Backend b = detail::resolve_backend(options.backend, first);
     if (b == Backend::Cpu) {
         for (std::size_t i = 0; i < images.size(); ++i)
             detail::cpu_histogram(images[i], masks.empty() ? nullptr : &masks[i], bp, out[i].counts.data(),
-                                  out[i].out_of_range.data(), options.cpu_threads);
-    } else {
+                                  out[i].out_of_range.data(), options.cpu_threads, options.channel);
+    } else if (options.channel < 0) {
         detail::cuda_batch_to_host(images, masks, spec, out, options.device, options.stream);
+    } else {
+        std::vector<Histogram> all;
+        all.reserve(images.size());
+        for (std::size_t i = 0; i < images.size(); ++i) all.push_back(Histogram::zeros(spec, first.channels));
+        detail::cuda_batch_to_host(images, masks, spec, all, options.device, options.stream);
+        for (std::size_t i = 0; i < images.size(); ++i) {
+            const std::uint64_t* c = all[i].channel(options.channel);
+            std::copy(c, c + spec.bins, out[i].counts.begin());
+            out[i].out_of_range[0] = all[i].out_of_range[options.channel];
+        }
     }
     for (auto& h : out) h.backend = b;
     return out;

@@ -72,6 +72,8 @@ void cpu_value_counts(const detail::YccPlanesView& p, std::uint64_t* counts, int
 std::vector<Histogram> calc_hist_ycbcr_batch(const std::vector<YCbCrPlanes>& images, const BinSpec& spec,
                                           const Options& options) {
     if (options.mask) throw Error(ErrorCode::InvalidArgument, "calc_hist_ycbcr_batch takes no mask");
+    if (options.channel != -1)
+        throw Error(ErrorCode::InvalidArgument, "calc_hist_ycbcr_batch counts R, G and B: Options::channel must be -1");
     std::vector<Histogram> out;
     if (images.empty()) return out;
     const Location where = images.front().y.location;

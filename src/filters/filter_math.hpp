@@ -12,13 +12,21 @@
 
 #include "core/host_device.hpp"  // IMGHIST_HD
 
+#if !defined(__CUDA_ARCH__) && defined(__x86_64__)
+#include <xmmintrin.h>  // _mm_cvtss_si32 (SSE, part of every x86-64 CPU)
+#endif
+
 namespace imghist {
 namespace fmath {
 
 /// float -> int, rounding half to even (what cvRound / saturate_cast do for float in the default FP mode).
+/// On x86-64 hosts the conversion instruction itself, which is what lrintf runs (and cvRound inlines): the
+/// compiler calls lrintf out of line otherwise, once per pixel in CLAHE's blend.
 IMGHIST_HD int round_even(float v) {
 #if defined(__CUDA_ARCH__)
     return __float2int_rn(v);
+#elif defined(__x86_64__)
+    return _mm_cvtss_si32(_mm_set_ss(v));
 #else
     return static_cast<int>(std::lrintf(v));
 #endif
@@ -253,6 +261,39 @@ IMGHIST_HD unsigned int clahe_redistributed(unsigned int count, int bin, int cli
     return c;
 }
 
+/// clahe_redistributed for the bins taken in order 0, 1, 2, ... (a tile's table on the CPU): the same counts,
+/// with the two divisions done once per tile instead of per bin.
+class ClaheRedistribution {
+public:
+    IMGHIST_HD ClaheRedistribution(int clip, int bins, long long clipped) : clip_(clip) {
+        if (clip <= 0) return;
+        batch_ = static_cast<unsigned int>(clipped / bins);
+        residual_ = clipped - static_cast<long long>(batch_) * bins;
+        if (residual_ != 0) {
+            step_ = bins / residual_;
+            if (step_ < 1) step_ = 1;
+        }
+    }
+    /// The redistributed count of the next bin.
+    IMGHIST_HD unsigned int next(unsigned int count) {
+        const int bin = bin_++;
+        if (clip_ <= 0) return count;
+        unsigned int c = (count > static_cast<unsigned int>(clip_) ? static_cast<unsigned int>(clip_) : count) + batch_;
+        if (bin == next_bonus_ && residual_ > 0) {  // bins 0, step, 2 * step, ... while the remainder lasts
+            ++c;
+            --residual_;
+            next_bonus_ += step_;
+        }
+        return c;
+    }
+
+private:
+    int clip_;
+    unsigned int batch_ = 0;
+    long long residual_ = 0, step_ = 1, next_bonus_ = 0;
+    int bin_ = 0;
+};
+
 IMGHIST_HD int clahe_lut_entry(long long cumsum, float lut_scale, int max_value) {
     return clamp_int(round_even(to_float(cumsum) * lut_scale), 0, max_value);
 }
@@ -275,11 +316,15 @@ IMGHIST_HD ClaheAxis clahe_axis(int x, float inv, int tiles) {
 }
 
 /// Bilinear blend of the four tile LUT values, as float, then rounded half to even and saturated.
+IMGHIST_HD int clahe_blend(float l11, float l12, float l21, float l22, const ClaheAxis& ax, const ClaheAxis& ay,
+                           int max_value) {
+    const float res = (l11 * ax.a1 + l12 * ax.a) * ay.a1 + (l21 * ax.a1 + l22 * ax.a) * ay.a;
+    return clamp_int(round_even(res), 0, max_value);
+}
 IMGHIST_HD int clahe_blend(int l11, int l12, int l21, int l22, const ClaheAxis& ax, const ClaheAxis& ay,
                            int max_value) {
-    const float res = (static_cast<float>(l11) * ax.a1 + static_cast<float>(l12) * ax.a) * ay.a1 +
-                      (static_cast<float>(l21) * ax.a1 + static_cast<float>(l22) * ax.a) * ay.a;
-    return clamp_int(round_even(res), 0, max_value);
+    return clahe_blend(static_cast<float>(l11), static_cast<float>(l12), static_cast<float>(l21),
+                       static_cast<float>(l22), ax, ay, max_value);
 }
 
 /// np.interp(x, xp, fp) over histogram matching's target points (xp strictly increasing, points >= 1), as

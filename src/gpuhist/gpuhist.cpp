@@ -107,6 +107,120 @@ void calcHist(cv::InputArray src_arr, cv::OutputArray hist_arr, int histSize, fl
     });
 }
 
+// ---- calcHist: cv::calcHist's own signatures, host arrays ---------------------------------------------------------
+namespace {
+
+/// The image and its channel that cv::calcHist counts for channel `c` of the images' concatenated channels.
+struct ChannelOf {
+    int image, channel;
+};
+
+ChannelOf locate_channel(const cv::Mat* images, int nimages, const int* channels, const char* func) {
+    if (!channels) {
+        // cv::calcHist: without `channels`, dimension i is image i, which must have one channel.
+        if (nimages != 1 || images[0].channels() != 1)
+            fail(cv::Error::StsBadArg, "without channels, one single-channel image is expected (got " +
+                                           std::to_string(nimages) + " images, the first with " +
+                                           std::to_string(images[0].channels()) + " channels)", func);
+        return {0, 0};
+    }
+    int c = channels[0];
+    if (c < 0) fail(cv::Error::StsBadArg, "channel " + std::to_string(c) + " is negative", func);
+    int total = 0;
+    for (int j = 0; j < nimages; ++j) {
+        if (c - total < images[j].channels()) return {j, c - total};
+        total += images[j].channels();
+    }
+    fail(cv::Error::StsBadArg, "channel " + std::to_string(c) + " is beyond the images' " + std::to_string(total) +
+                                   " channels", func);
+}
+
+/// The histogram's counts written as cv::calcHist writes them: with `accumulate`, each previous value rounded
+/// to an int (cvRound, saturated) plus the new count; CV_32F of the int.
+void write_counts(const imghist::Histogram& h, bool accumulate, cv::Mat& hist) {
+    float* out = hist.ptr<float>();
+    for (int b = 0; b < h.bins(); ++b) {
+        const long long before = accumulate ? cv::saturate_cast<int>(out[b]) : 0;
+        out[b] = static_cast<float>(before + static_cast<long long>(h.at(0, b)));
+    }
+}
+
+}  // namespace
+
+void calcHist(const cv::Mat* images, int nimages, const int* channels, cv::InputArray mask_arr, cv::OutputArray hist_arr,
+              int dims, const int* histSize, const float** ranges, bool uniform, bool accumulate) {
+    const char* func = "gpuhist::calcHist";
+    if (images == nullptr || nimages < 1) fail(cv::Error::StsBadArg, "no images (nimages must be at least 1)", func);
+    if (dims < 1 || histSize == nullptr) fail(cv::Error::StsBadArg, "dims must be at least 1, with its histSize", func);
+    if (mask_arr.isGpuMat()) fail(cv::Error::StsBadArg, "host arrays only: a GpuMat mask goes with GpuMat images", func);
+    auto opencv = [&] {  // what this library does not count itself: cv::calcHist's own answer
+        cv::calcHist(images, nimages, channels, mask_arr, hist_arr, dims, histSize, ranges, uniform, accumulate);
+    };
+    if (dims != 1 || (!uniform && ranges != nullptr)) return opencv();
+    const ChannelOf at = locate_channel(images, nimages, channels, func);
+    const cv::Mat& src = images[at.image];
+    if (src.size() != images[0].size())
+        fail(cv::Error::StsUnmatchedSizes, "image " + std::to_string(at.image) + " differs in size from image 0", func);
+    if (src.depth() != images[0].depth())
+        fail(cv::Error::StsUnmatchedFormats, "image " + std::to_string(at.image) + " differs in depth from image 0", func);
+    check_depth(src, {CV_8U, CV_16U, CV_32F}, func);
+    const cv::Mat mask = mask_arr.getMat();
+    check_mask(mask, src, func);
+    const int bins = histSize[0];
+    if (bins < 1) fail(cv::Error::StsBadArg, "histSize must be positive, got " + std::to_string(bins), func);
+    if (ranges == nullptr && src.depth() != CV_8U)
+        fail(cv::Error::StsBadArg, "ranges may be left out for 8-bit images only", func);
+    if (ranges != nullptr && (ranges[0] == nullptr || !(ranges[0][0] < ranges[0][1])))
+        fail(cv::Error::StsBadArg, "the range must be [low, high) with low < high", func);
+    const imghist::SampleType type = imghist::sample_type_from_cv_depth(src.depth());
+    if (src.channels() > 4 || bins > imghist::max_bins(type)) return opencv();
+    const float low = ranges ? ranges[0][0] : 0.f, high = ranges ? ranges[0][1] : 256.f;
+
+    // The output as cv::calcHist makes it: histSize x 1 CV_32F; accumulating only into the storage it had.
+    const uchar* const before = hist_arr.getMat().ptr();
+    hist_arr.create(1, &bins, CV_32F);
+    cv::Mat hist = hist_arr.getMat();
+    accumulate = accumulate && hist.data == before;
+    guarded(func, [&] {
+        imghist::Options o;
+        o.backend = g_backend.load();
+        o.cpu_threads = host_threads();
+        o.channel = src.channels() > 1 ? at.channel : -1;
+        if (!mask.empty()) o.mask = imghist::view_of(mask);
+        const imghist::Histogram h = imghist::calc_hist(imghist::view_of(src), imghist::BinSpec::even(bins, low, high), o);
+        write_counts(h, accumulate, hist);
+    });
+}
+
+void calcHist(cv::InputArrayOfArrays images, const std::vector<int>& channels, cv::InputArray mask, cv::OutputArray hist,
+              const std::vector<int>& histSize, const std::vector<float>& ranges, bool accumulate) {
+    const char* func = "gpuhist::calcHist";
+    const int kind = images.kind();
+    if (kind == cv::_InputArray::CUDA_GPU_MAT || kind == cv::_InputArray::STD_VECTOR_CUDA_GPU_MAT)
+        fail(cv::Error::StsBadArg, "host arrays only: GpuMat images take calcHist(GpuMat, GpuMat, ...)", func);
+    // A list of images as cv::calcHist takes it; a single array is one image.
+    std::vector<cv::Mat> mats;
+    if (kind == cv::_InputArray::STD_VECTOR_MAT || kind == cv::_InputArray::STD_ARRAY_MAT ||
+        kind == cv::_InputArray::STD_VECTOR_UMAT || kind == cv::_InputArray::STD_VECTOR_VECTOR) {
+        for (std::size_t i = 0; i < images.total(); ++i) mats.push_back(images.getMat(static_cast<int>(i)));
+    } else if (!images.empty()) {
+        mats.push_back(images.getMat());
+    }
+    const std::size_t dims = histSize.size();
+    if (mats.empty()) fail(cv::Error::StsBadArg, "no images", func);
+    if (dims == 0) fail(cv::Error::StsBadArg, "histSize is empty", func);
+    if (!channels.empty() && channels.size() != dims)
+        fail(cv::Error::StsBadArg, "channels must be empty or hold one entry per histSize entry", func);
+    if (!ranges.empty() && ranges.size() != 2 * dims)
+        fail(cv::Error::StsBadArg, "ranges must be empty (8-bit images) or hold two values per histSize entry", func);
+    std::vector<const float*> range_ptrs;
+    for (std::size_t i = 0; i < ranges.size(); i += 2) range_ptrs.push_back(&ranges[i]);
+    // Qualified: argument-dependent lookup would find cv::calcHist as well.
+    gpuhist::calcHist(mats.data(), static_cast<int>(mats.size()), channels.empty() ? nullptr : channels.data(), mask,
+                      hist, static_cast<int>(dims), histSize.data(), range_ptrs.empty() ? nullptr : range_ptrs.data(),
+                      true, accumulate);
+}
+
 // ---- equalizeHist --------------------------------------------------------------------------------------------
 void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream) {
     const char* func = "gpuhist::equalizeHist";

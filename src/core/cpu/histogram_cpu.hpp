@@ -8,9 +8,10 @@
 
 namespace imghist::detail {
 
-/// Adds the histogram of `image` (host view, validated) into counts[c * bins + bin] and oor[c].
+/// Adds the histogram of `image` (host view, validated) into counts[c * bins + bin] and oor[c]; with
+/// channel >= 0, of that channel alone into counts[bin] and oor[0] (the other channels are not read).
 /// `mask` may be null. threads = 0: all hardware threads.
 void cpu_histogram(const ImageView& image, const ImageView* mask, const BinParams& bins, std::uint64_t* counts,
-                   std::uint64_t* oor, int threads);
+                   std::uint64_t* oor, int threads, int channel = -1);
 
 }  // namespace imghist::detail

@@ -58,7 +58,8 @@ HostRoute BackendChooser::choose(const HostCallClass& c) {
 bool BackendChooser::trace_enabled() { return policy::trace(); }
 
 void BackendChooser::trace(const HostCallClass& c, HostRoute r) {
-    static const char* const work_names[] = {"histogram", "point-filter", "histogram-filter", "clahe"};
+    static const char* const work_names[] = {"histogram", "point-filter", "histogram-filter", "clahe",
+                                             "channel-histogram"};
     static const char* const route_names[] = {"cpu", "cuda", "cuda-count"};
     const Entry& e = entries_[key_of(c)];
     std::string line = std::string("imghist auto: ") + work_names[static_cast<int>(c.work)] + " " +

@@ -46,8 +46,10 @@ namespace imghist::detail {
 
 /// What a call does with a host image: its cost on each backend differs (a histogram only reads the image;
 /// a point filter reads it and writes an image back; a histogram filter counts the image first and then
-/// applies a table made from its histogram; CLAHE does much more work per pixel on the CPU).
-enum class HostWork : std::uint8_t { Histogram, PointFilter, HistogramFilter, Clahe };
+/// applies a table made from its histogram; CLAHE does much more work per pixel on the CPU; the histogram of
+/// one channel of a multi-channel image counts a fraction of the samples on the CPU, all of them on the
+/// device).
+enum class HostWork : std::uint8_t { Histogram, PointFilter, HistogramFilter, Clahe, ChannelHistogram };
 
 /// How a call on a host image runs (see above): on the CPU; on the device, the image up and the result
 /// back; or, for HostWork::HistogramFilter only, counted on the device and finished on the CPU.

@@ -2,9 +2,11 @@
 // threads by rows (or by byte ranges when the images are single runs of bytes).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/policy/policy.hpp"
+#include "filters/cpu/clahe_blend.hpp"
 #include "filters/internal.hpp"
 #include "filters/cpu/lut8.hpp"
 
@@ -139,52 +141,149 @@ void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads) 
 
 namespace {
 
+// ---- CLAHE: tile tables, then the blend of four of them per pixel -------------------------------------------
+
+/// Adds n 8-bit samples into four interleaved sub-histograms (sub[k * 256 + v]), so that runs of equal values
+/// (common in photographs) do not wait on one counter's previous increment; a byte load and an increment per
+/// sample (as the core's CPU histogram counts).
+void count_u8_interleaved(const std::uint8_t* p, int n, std::uint32_t* sub) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        ++sub[p[i]];
+        ++sub[256 + p[i + 1]];
+        ++sub[512 + p[i + 2]];
+        ++sub[768 + p[i + 3]];
+    }
+    for (; i < n; ++i) ++sub[p[i]];
+}
+
+/// Histograms of tiles [tx0, tx1) of tile row ty (tile tx's at hists[(tx - tx0) * bins], zeroed here). Tiles
+/// are cut from the padded image, whose pixels outside the readable extent are reflected: xs[x] is the column
+/// read for padded column x, and the rows are reflected likewise. The band is read row by row across its
+/// tiles: a tile at a time would jump to the next image row every tile_w pixels and wait for memory at each
+/// jump. 8-bit rows go into four interleaved sub-histograms per tile (`sub`, 4 * 256 per tile).
 template <class T>
-void clahe_impl(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int threads) {
+void clahe_band_histograms(const ImageView& src, const fmath::ClaheGeometry& g, int ty, int tx0, int tx1,
+                           const int* xs, unsigned int* hists, std::uint32_t* sub) {
+    const int bins = g.hist_size;
+    const int n = tx1 - tx0;
+    // Sub-histograms pay for their zeroing and merging (4 KiB per tile) on tiles of a few thousand pixels
+    // and more.
+    const bool interleaved = std::is_same_v<T, std::uint8_t> && g.tile_w * g.tile_h >= 4096;
+    std::fill(hists, hists + static_cast<std::size_t>(n) * bins, 0u);
+    if (interleaved) std::fill(sub, sub + static_cast<std::size_t>(n) * 4 * 256, 0u);
+    for (int j = 0; j < g.tile_h; ++j) {
+        const T* row = reinterpret_cast<const T*>(src.row(fmath::reflect101(ty * g.tile_h + j, g.ext_h)));
+        for (int k = 0; k < n; ++k) {
+            const int x0 = (tx0 + k) * g.tile_w;
+            unsigned int* hist = hists + static_cast<std::size_t>(k) * bins;
+            if (x0 + g.tile_w > g.ext_w) {  // reaches into the reflected padding
+                for (int i = 0; i < g.tile_w; ++i) ++hist[row[xs[x0 + i]]];
+            } else if (interleaved) {
+                count_u8_interleaved(reinterpret_cast<const std::uint8_t*>(row + x0), g.tile_w,  // 8-bit rows only
+                                     sub + static_cast<std::size_t>(k) * 4 * 256);
+            } else {
+                for (int i = 0; i < g.tile_w; ++i) ++hist[row[x0 + i]];
+            }
+        }
+    }
+    if (interleaved)
+        for (int k = 0; k < n; ++k) {
+            const std::uint32_t* s = sub + static_cast<std::size_t>(k) * 4 * 256;
+            for (int b = 0; b < 256; ++b) hists[k * 256 + b] += s[b] + s[256 + b] + s[512 + b] + s[768 + b];
+        }
+}
+
+/// The tables of every tile (tile t at luts[t * bins]): clipped, redistributed, cumulated and scaled.
+template <class T>
+std::vector<T> clahe_tables(const ImageView& src, const fmath::ClaheGeometry& g, int threads) {
     const int bins = g.hist_size;
     const int max_value = bins - 1;
-    const int tiles = g.tiles_x * g.tiles_y;
-    std::vector<T> luts(static_cast<std::size_t>(tiles) * bins);
-    // Tile tables; tiles are cut from the padded image, whose pixels outside the source are reflected.
-    parallel_for(tiles, threads, [&](int tb, int te) {
-        std::vector<unsigned int> hist(bins);
-        std::vector<int> xs(g.tile_w);
-        for (int t = tb; t < te; ++t) {
-            const int tx = t % g.tiles_x, ty = t / g.tiles_x;
-            std::fill(hist.begin(), hist.end(), 0u);
-            for (int i = 0; i < g.tile_w; ++i) xs[i] = fmath::reflect101(tx * g.tile_w + i, g.ext_w);
-            for (int j = 0; j < g.tile_h; ++j) {
-                const int sy = fmath::reflect101(ty * g.tile_h + j, g.ext_h);
-                const T* row = reinterpret_cast<const T*>(src.row(sy));
-                for (int i = 0; i < g.tile_w; ++i) ++hist[row[xs[i]]];
-            }
-            long long clipped = 0;
-            if (g.clip > 0)
-                for (int b = 0; b < bins; ++b)
-                    if (hist[b] > static_cast<unsigned int>(g.clip)) clipped += hist[b] - g.clip;
-            T* lut = luts.data() + static_cast<std::size_t>(t) * bins;
-            long long sum = 0;
-            for (int b = 0; b < bins; ++b) {
-                sum += fmath::clahe_redistributed(hist[b], b, g.clip, bins, clipped);
-                lut[b] = static_cast<T>(fmath::clahe_lut_entry(sum, g.lut_scale, max_value));
+    std::vector<T> luts(static_cast<std::size_t>(g.tiles_x) * g.tiles_y * bins);
+    std::vector<int> xs(static_cast<std::size_t>(g.tiles_x) * g.tile_w);
+    for (std::size_t x = 0; x < xs.size(); ++x) xs[x] = fmath::reflect101(static_cast<int>(x), g.ext_w);
+    // Work items: tile rows, cut into groups of tile columns where there are few rows (at least 8 items).
+    const int groups = std::min(g.tiles_x, (8 + g.tiles_y - 1) / g.tiles_y);
+    parallel_for(g.tiles_y * groups, threads, [&](int ib, int ie) {
+        const int most = (g.tiles_x + groups - 1) / groups;  // tiles in a group
+        std::vector<unsigned int> hists(static_cast<std::size_t>(most) * bins);
+        std::vector<std::uint32_t> sub(std::is_same_v<T, std::uint8_t> ? static_cast<std::size_t>(most) * 4 * 256 : 0);
+        for (int item = ib; item < ie; ++item) {
+            const int ty = item / groups, group = item % groups;
+            const int tx0 = g.tiles_x * group / groups, tx1 = g.tiles_x * (group + 1) / groups;
+            clahe_band_histograms<T>(src, g, ty, tx0, tx1, xs.data(), hists.data(), sub.data());
+            for (int tx = tx0; tx < tx1; ++tx) {
+                const unsigned int* hist = hists.data() + static_cast<std::size_t>(tx - tx0) * bins;
+                long long clipped = 0;
+                if (g.clip > 0)
+                    for (int b = 0; b < bins; ++b)
+                        if (hist[b] > static_cast<unsigned int>(g.clip)) clipped += hist[b] - g.clip;
+                T* lut = luts.data() + (static_cast<std::size_t>(ty) * g.tiles_x + tx) * bins;
+                long long sum = 0;
+                fmath::ClaheRedistribution redistributed(g.clip, bins, clipped);
+                for (int b = 0; b < bins; ++b) {
+                    sum += redistributed.next(hist[b]);
+                    lut[b] = static_cast<T>(fmath::clahe_lut_entry(sum, g.lut_scale, max_value));
+                }
             }
         }
     });
-    std::vector<fmath::ClaheAxis> ax(g.width);
-    for (int x = 0; x < g.width; ++x) ax[x] = fmath::clahe_axis(x, g.inv_tw, g.tiles_x);
+    return luts;
+}
+
+/// Output columns [x0, x1) blend the same two tile columns t1, t2.
+struct ClaheRun {
+    int x0, x1, t1, t2;
+};
+
+/// One row of the blend: each run with its four tables.
+inline void clahe_blend_row(const std::uint8_t* s, std::uint8_t* d, const std::vector<ClaheRun>& runs,
+                            const std::uint8_t* p1, const std::uint8_t* p2, const float* p1f, const float* p2f,
+                            const float* a, const float* a1, const fmath::ClaheAxis& ay) {
+    for (const ClaheRun& r : runs) {
+        const int o1 = r.t1 * 256, o2 = r.t2 * 256;
+        const ClaheQuad<std::uint8_t> bytes{p1 + o1, p1 + o2, p2 + o1, p2 + o2};
+        const ClaheQuad<float> floats = p1f ? ClaheQuad<float>{p1f + o1, p1f + o2, p2f + o1, p2f + o2} : ClaheQuad<float>{};
+        clahe_blend_run(s + r.x0, d + r.x0, r.x1 - r.x0, bytes, floats, a + r.x0, a1 + r.x0, ay.a, ay.a1);
+    }
+}
+
+inline void clahe_blend_row(const std::uint16_t* s, std::uint16_t* d, const std::vector<ClaheRun>& runs,
+                            const std::uint16_t* p1, const std::uint16_t* p2, const float*, const float*,
+                            const float* a, const float* a1, const fmath::ClaheAxis& ay) {
+    for (const ClaheRun& r : runs) {
+        const std::size_t o1 = static_cast<std::size_t>(r.t1) * 65536, o2 = static_cast<std::size_t>(r.t2) * 65536;
+        const ClaheQuad<std::uint16_t> q{p1 + o1, p1 + o2, p2 + o1, p2 + o2};
+        clahe_blend_run_portable(s + r.x0, d + r.x0, r.x1 - r.x0, q, a + r.x0, a1 + r.x0, ay.a, ay.a1, 65535);
+    }
+}
+
+template <class T>
+void clahe_impl(const ImageView& src, const ImageView& dst, const fmath::ClaheGeometry& g, int threads) {
+    const int bins = g.hist_size;
+    const std::vector<T> luts = clahe_tables<T>(src, g, threads);
+    // The scalar 8-bit blend reads the tables as floats.
+    std::vector<float> lutsf;
+    if (std::is_same_v<T, std::uint8_t> && !clahe_blend_vbmi_supported()) lutsf.assign(luts.begin(), luts.end());
+    // Per column: its weights, and the runs of columns between tile centres.
+    std::vector<float> a(g.width), a1(g.width);
+    std::vector<ClaheRun> runs;
+    for (int x = 0; x < g.width; ++x) {
+        const fmath::ClaheAxis ax = fmath::clahe_axis(x, g.inv_tw, g.tiles_x);
+        a[x] = ax.a;
+        a1[x] = ax.a1;
+        if (runs.empty() || runs.back().t1 != ax.t1 || runs.back().t2 != ax.t2) runs.push_back({x, x, ax.t1, ax.t2});
+        runs.back().x1 = x + 1;
+    }
     parallel_for(g.height, threads, [&](int b, int e) {
         for (int y = b; y < e; ++y) {
             const fmath::ClaheAxis ay = fmath::clahe_axis(y, g.inv_th, g.tiles_y);
-            const T* p1 = luts.data() + static_cast<std::size_t>(ay.t1) * g.tiles_x * bins;
-            const T* p2 = luts.data() + static_cast<std::size_t>(ay.t2) * g.tiles_x * bins;
-            const T* s = reinterpret_cast<const T*>(src.row(y));
-            T* d = reinterpret_cast<T*>(mutable_row(dst, y));
-            for (int x = 0; x < g.width; ++x) {
-                const int v = s[x];
-                const std::size_t i1 = static_cast<std::size_t>(ax[x].t1) * bins + v;
-                const std::size_t i2 = static_cast<std::size_t>(ax[x].t2) * bins + v;
-                d[x] = static_cast<T>(fmath::clahe_blend(p1[i1], p1[i2], p2[i1], p2[i2], ax[x], ay, max_value));
-            }
+            const std::size_t row1 = static_cast<std::size_t>(ay.t1) * g.tiles_x * bins;
+            const std::size_t row2 = static_cast<std::size_t>(ay.t2) * g.tiles_x * bins;
+            const float* p1f = lutsf.empty() ? nullptr : lutsf.data() + row1;
+            const float* p2f = lutsf.empty() ? nullptr : lutsf.data() + row2;
+            clahe_blend_row(reinterpret_cast<const T*>(src.row(y)), reinterpret_cast<T*>(mutable_row(dst, y)), runs,
+                            luts.data() + row1, luts.data() + row2, p1f, p2f, a.data(), a1.data(), ay);
         }
     });
 }

@@ -2,10 +2,9 @@
 //
 // Why two implementations: a scalar byte lookup costs a load per byte, which bounds the pass at a few GB/s,
 // and in the CLI's folder jobs that pass was a tenth of the whole run (decode and encode included). With
-// AVX-512 VBMI, _mm512_permutex2var_epi8 looks 64 bytes up in a 128-entry table held in two registers; two
-// of them and a blend on each index's top bit cover 256 entries, so the pass runs at memory speed. Both give
-// the same bytes: they are the same table lookup. The instructions are chosen at run time, so the library
-// is built for the baseline x86-64 and still uses them where the CPU has them.
+// AVX-512 VBMI (vbmi.hpp) 64 bytes are looked up per two byte-permutes, so the pass runs at memory speed.
+// Both give the same bytes: they are the same table lookup. The instructions are chosen at run time, so the
+// library is built for the baseline x86-64 and still uses them where the CPU has them.
 #include "filters/cpu/lut8.hpp"
 
 #include <algorithm>
@@ -13,10 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define IMGHIST_LUT8_VBMI 1
-#include <immintrin.h>
-#endif
+#include "filters/cpu/vbmi.hpp"
 
 namespace imghist::detail {
 
@@ -43,20 +39,11 @@ void lut8_run_portable(const std::uint8_t* src, std::uint8_t* dst, std::size_t n
     for (std::size_t c = 0; i < n; ++i, ++c) dst[i] = t[c][src[i]];  // a partial pixel (runs hold whole ones)
 }
 
-#ifdef IMGHIST_LUT8_VBMI
+#ifdef IMGHIST_HAVE_VBMI
 namespace {
 
-#define IMGHIST_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
-
-struct Table512 {
-    __m512i q[4];  // entries 0-63, 64-127, 128-191, 192-255
-};
-
-IMGHIST_VBMI inline __m512i look(const Table512& t, __m512i x) {
-    const __m512i low = _mm512_permutex2var_epi8(t.q[0], x, t.q[1]);   // by the index's low 7 bits
-    const __m512i high = _mm512_permutex2var_epi8(t.q[2], x, t.q[3]);
-    return _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), low, high);  // the top bit picks the half
-}
+using vbmi::look;
+using vbmi::Table512;
 
 /// Byte j of a 64-byte block that starts at byte i of a run belongs to channel (i + j) % channels; blocks of a
 /// 3-channel run start at three phases. kChannelMasks[channels - 1][p][c]: the bytes of channel c in a block
@@ -81,18 +68,12 @@ IMGHIST_VBMI inline __m512i look_channels(const Table512* t, const std::uint64_t
 
 }  // namespace
 
-bool lut8_vbmi_supported() noexcept {
-    // GCC's and Clang's checks include the OS's support for the AVX-512 register state.
-    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vbmi");
-    return yes;
-}
+bool lut8_vbmi_supported() noexcept { return vbmi::supported(); }
 
 IMGHIST_VBMI void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std::size_t n, const Lut8* luts,
                                 int channels, Lut8Store store) noexcept {
     Table512 t[4];
-    for (int c = 0; c < channels; ++c)
-        for (int k = 0; k < 4; ++k) t[c].q[k] = _mm512_loadu_si512(luts[c].data() + 64 * k);
+    for (int c = 0; c < channels; ++c) t[c] = vbmi::load_table(luts[c].data());
     const auto C = static_cast<unsigned>(channels);
     const auto& mask = kChannelMasks[C - 1];
     unsigned phase = 0;
@@ -127,7 +108,6 @@ IMGHIST_VBMI void lut8_run_vbmi(const std::uint8_t* src, std::uint8_t* dst, std:
         _mm512_mask_storeu_epi8(dst + i, m, look_channels(t, mask[phase], C, _mm512_maskz_loadu_epi8(m, src + i)));
     }
 }
-#undef IMGHIST_VBMI
 
 #else
 bool lut8_vbmi_supported() noexcept { return false; }
