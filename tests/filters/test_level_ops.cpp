@@ -127,27 +127,11 @@ std::vector<std::map<int, std::uint64_t>> counts_of(const cv::Mat& m) {
     return r;
 }
 
-/// skimage's _get_multiotsu_thresh_indices_lut and threshold_multiotsu, written out: exhaustive recursion in
-/// lexicographic order, float32 arithmetic, strict '>'.
-std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, int classes) {
-    int lo = 0, hi = static_cast<int>(hist.size()) - 1;
-    while (hist[static_cast<std::size_t>(lo)] == 0) ++lo;
-    while (hist[static_cast<std::size_t>(hi)] == 0) --hi;
-    const int L = hi - lo + 1, m = classes - 1;
-    std::uint64_t total = 0;
-    int distinct = 0;
-    for (int i = lo; i <= hi; ++i) {
-        total += hist[static_cast<std::size_t>(i)];
-        distinct += hist[static_cast<std::size_t>(i)] != 0;
-    }
-    std::vector<int> out;
-    if (distinct == classes) {
-        for (int i = lo; i <= hi && static_cast<int>(out.size()) < m; ++i)
-            if (hist[static_cast<std::size_t>(i)]) out.push_back(i);
-        return out;
-    }
-    std::vector<float> prob(static_cast<std::size_t>(L)), P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
-    for (int i = 0; i < L; ++i) prob[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(hist[static_cast<std::size_t>(lo + i)]) / static_cast<double>(total));
+/// skimage's _get_multiotsu_thresh_indices_lut, written out: exhaustive recursion in lexicographic order,
+/// float32 arithmetic, strict '>'; threshold indices into `prob`.
+std::vector<int> ref_multiotsu_search(const std::vector<float>& prob, int classes) {
+    const int L = static_cast<int>(prob.size()), m = classes - 1;
+    std::vector<float> P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
     P[0] = S[0] = prob[0];
     for (int i = 1; i < L; ++i) {
         P[static_cast<std::size_t>(i)] = P[static_cast<std::size_t>(i - 1)] + prob[static_cast<std::size_t>(i)];
@@ -182,6 +166,30 @@ std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, int class
         }
     };
     rec(0, 0);
+    return best;
+}
+
+/// skimage's threshold_multiotsu on an image whose histogram is `hist`.
+std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, int classes) {
+    int lo = 0, hi = static_cast<int>(hist.size()) - 1;
+    while (hist[static_cast<std::size_t>(lo)] == 0) ++lo;
+    while (hist[static_cast<std::size_t>(hi)] == 0) --hi;
+    const int L = hi - lo + 1, m = classes - 1;
+    std::uint64_t total = 0;
+    int distinct = 0;
+    for (int i = lo; i <= hi; ++i) {
+        total += hist[static_cast<std::size_t>(i)];
+        distinct += hist[static_cast<std::size_t>(i)] != 0;
+    }
+    std::vector<int> out;
+    if (distinct == classes) {
+        for (int i = lo; i <= hi && static_cast<int>(out.size()) < m; ++i)
+            if (hist[static_cast<std::size_t>(i)]) out.push_back(i);
+        return out;
+    }
+    std::vector<float> prob(static_cast<std::size_t>(L));
+    for (int i = 0; i < L; ++i) prob[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(hist[static_cast<std::size_t>(lo + i)]) / static_cast<double>(total));
+    std::vector<int> best = ref_multiotsu_search(prob, classes);
     for (int& t : best) t += lo;
     return best;
 }
@@ -280,6 +288,28 @@ TEST_CASE("multiotsu_thresholds equals scikit-image's exhaustive search, ties in
     const cv::Mat cam = photo(1);
     const std::vector<std::uint64_t> h = level_hist(cam);
     for (int classes : {3, 4}) REQUIRE(imghist::multiotsu_thresholds(h.data(), 256, classes) == ref_multiotsu(h, classes));
+}
+
+TEST_CASE("multiotsu_threshold_indices runs the search on probabilities as given", "[filters][multiotsu]") {
+    // scikit-image's threshold_multiotsu(hist=counts) searches the raw counts as float32 (not normalised):
+    // another rounding than the probabilities multiotsu_thresholds forms, the same search.
+    std::mt19937_64 rng(12);
+    for (int trial = 0; trial < 60; ++trial) {
+        const int classes = 2 + trial % 3;
+        const int L = 8 + static_cast<int>(rng() % 90);
+        std::vector<float> prob(static_cast<std::size_t>(L));
+        for (float& p : prob) p = static_cast<float>(rng() % 5 == 0 ? 0 : 1 + rng() % 100000);
+        prob.front() = prob.back() = 7.f;
+        INFO("trial " << trial << " classes " << classes << " levels " << L);
+        REQUIRE(imghist::multiotsu_threshold_indices(prob.data(), L, classes) == ref_multiotsu_search(prob, classes));
+    }
+    const std::vector<float> two = {0.f, 3.f, 0.f, 1.f};
+    CHECK(imghist::multiotsu_threshold_indices(two.data(), 4, 2) == std::vector<int>{1});
+    CHECK_THROWS_AS(imghist::multiotsu_threshold_indices(two.data(), 4, 3), imghist::Error);
+    const std::vector<float> negative = {1.f, -1.f, 2.f};
+    CHECK_THROWS_AS(imghist::multiotsu_threshold_indices(negative.data(), 3, 2), imghist::Error);
+    const std::vector<float> wide(4097, 1.f);
+    CHECK_THROWS_AS(imghist::multiotsu_threshold_indices(wide.data(), 4097, 2), imghist::Error);
 }
 
 TEST_CASE("level-table rules refuse what they cannot serve", "[filters][errors]") {
