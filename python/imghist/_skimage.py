@@ -367,28 +367,41 @@ class MatchPlan:
         return out if out_dtype is None else out.astype(out_dtype)
 
 
-def match(image, reference, channel_axis, plans=None, who="exposure.match_histograms"):
-    """match_histograms; `plans` (one per channel, or one) when the statistics were gathered elsewhere."""
-    xp = array_module(image)
+def check_match_shapes(image, reference, channel_axis):
     if image.ndim != reference.ndim:
         raise ValueError("Image and reference must have the same number of channels.")
+    if channel_axis is not None and image.shape[channel_axis] != reference.shape[channel_axis]:
+        raise ValueError("Number of channels in the input image and reference image must match!")
+
+
+def match_plans(image, reference, channel_axis, who="exposure.match_histograms"):
+    """One MatchPlan for the whole image (channel_axis None) or one per channel."""
     if channel_axis is None:
-        plan = plans[0] if plans else MatchPlan(Distribution.of(image, who), Distribution.of(reference, who))
-        matched = plan.apply(image, who=who)
+        return [MatchPlan(Distribution.of(image, who), Distribution.of(reference, who))]
+    xp = array_module(image)
+    image, reference = xp.moveaxis(image, channel_axis, -1), xp.moveaxis(reference, channel_axis, -1)
+    return [MatchPlan(Distribution.of(image[..., c], who), Distribution.of(reference[..., c], who))
+            for c in range(image.shape[-1])]
+
+
+def apply_match(image, plans, channel_axis, who="exposure.match_histograms"):
+    """match_histograms' result for `image` under `plans` (from match_plans)."""
+    xp = array_module(image)
+    if channel_axis is None:
+        matched = plans[0].apply(image, who=who)
     else:
         image = xp.moveaxis(image, channel_axis, -1)
-        reference = xp.moveaxis(reference, channel_axis, -1)
-        if image.shape[-1] != reference.shape[-1]:
-            raise ValueError("Number of channels in the input image and reference image must match!")
         matched = xp.empty(image.shape, dtype=image.dtype)
-        for c in range(image.shape[-1]):
-            plan = plans[c] if plans else MatchPlan(Distribution.of(image[..., c], who),
-                                                    Distribution.of(reference[..., c], who))
+        for c, plan in enumerate(plans):
             matched[..., c] = plan.apply(image[..., c], image.dtype, who)
         matched = xp.moveaxis(matched, -1, channel_axis)
     if matched.dtype.kind == "f":
         matched = matched.astype(float_type(image.dtype), copy=False)
     return matched
+
+
+def match_output_dtype(dtype, channel_axis):
+    return np.dtype(dtype) if channel_axis is not None and np.dtype(dtype).kind != "f" else np.dtype(float_type(dtype))
 
 
 # ---- thresholds --------------------------------------------------------------------------------------------

@@ -58,7 +58,9 @@ def match_histograms(image, reference, *, channel_axis=None):
     quantile (np.interp of the cumulative histograms). Without channel_axis the whole image is one
     distribution and the result is float64 (float32 for float16/32 images); with channel_axis each channel
     is matched on its own and the result has the image's dtype (values truncated, as NumPy assigns them)."""
-    return _skimage.match(as_array(image), as_array(reference), channel_axis)
+    image, reference = as_array(image), as_array(reference)
+    _skimage.check_match_shapes(image, reference, channel_axis)
+    return _skimage.apply_match(image, _skimage.match_plans(image, reference, channel_axis), channel_axis)
 
 
 def __dir__():

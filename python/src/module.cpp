@@ -10,10 +10,11 @@
 // Image arguments are either NumPy arrays (host memory) or ExternalArray objects (a pointer, shape and byte
 // strides taken from __cuda_array_interface__, a DLPack capsule, or a framework's own accessors). An array
 // is an image when it is 2-D (H, W) or 3-D (H, W, C) with C in {1, 3, 4}, its samples are uint8, uint16,
-// int32 or float32 in native byte order, the samples of a pixel and the pixels of a row are adjacent, and
-// rows are at least a row's bytes apart (any row stride: ROI views work without a copy). NumPy arrays
-// that are not laid out so (column steps, negative strides, Fortran order) are copied to a C-contiguous
-// array first; external arrays are never copied and are refused instead.
+// int32 or float32 in native byte order, the samples of a pixel and the pixels of a row are adjacent, rows
+// are at least a row's bytes apart (any row stride: ROI views work without a copy), and samples are aligned
+// to their size. NumPy arrays that are not laid out so (column steps, negative strides, Fortran order,
+// unaligned data) are copied to a C-contiguous array first; external arrays are never copied and are
+// refused instead.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -105,6 +106,10 @@ bool make_view(const void* data, int ndim, const std::int64_t* shape, const std:
             if (strides[0] < row) return false;  // negative, overlapping or transposed rows
             pitch = strides[0];
         }
+        // The library reads whole samples: unaligned data (NumPy allows it, e.g. arrays unpickled from a
+        // byte stream) is not viewable.
+        if (reinterpret_cast<std::uintptr_t>(data) % static_cast<std::uintptr_t>(ss) != 0 || pitch % ss != 0)
+            return false;
     }
     out = ImageView{};
     out.data = data;
@@ -194,8 +199,8 @@ public:
             fail(ErrorCode::InvalidArgument,
                  std::string(role) +
                      ": this array's samples or pixels are not adjacent (a column step, a transposed or "
-                     "channel-first layout); external arrays are used without copies, so pass one with "
-                     "C-contiguous rows (row padding and ROI views are fine)");
+                     "channel-first layout) or not aligned to the sample size; external arrays are used without "
+                     "copies, so pass one with C-contiguous, aligned rows (row padding and ROI views are fine)");
         return v;
     }
     bool device() const noexcept { return device_; }
@@ -281,11 +286,6 @@ struct Image {
     py::object keep;  ///< a C-contiguous copy of a NumPy input that could not be viewed in place
 };
 
-py::handle numpy_ascontiguousarray() {
-    // Deliberately leaked: a static py::object would be released after the interpreter has finalised.
-    static py::handle f = py::object(py::module_::import("numpy").attr("ascontiguousarray")).release();
-    return f;
-}
 
 Image image_arg(py::handle obj, const char* role, bool writable = false) {
     Image img;
@@ -310,9 +310,9 @@ Image image_arg(py::handle obj, const char* role, bool writable = false) {
         img.ndim = nd;
         if (make_view(arr.data(), nd, shape, strides, t, Location::Host, role, img.view)) return img;
         if (writable)
-            fail(ErrorCode::InvalidArgument,
-                 std::string(role) + ": an output array needs adjacent samples and pixels in each row");
-        img.keep = numpy_ascontiguousarray()(arr);
+            fail(ErrorCode::InvalidArgument, std::string(role) + ": an output array needs adjacent samples and "
+                                                                 "pixels in each row, aligned to the sample size");
+        img.keep = arr.attr("copy")("C");  // C-contiguous and aligned
         auto copy = py::reinterpret_borrow<py::array>(img.keep);
         for (int i = 0; i < nd; ++i) strides[i] = copy.strides(i);
         make_view(copy.data(), nd, shape, strides, t, Location::Host, role, img.view);

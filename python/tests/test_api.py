@@ -129,6 +129,19 @@ def test_numpy_layouts():
     expected = imghist.hist(np.ascontiguousarray(img), 64, backend="cpu")
     for view in [np.asfortranarray(img), img[::-1, ::-1], img.copy(order="C").view()]:
         np.testing.assert_array_equal(imghist.hist(view, 64, backend="cpu"), expected[:, :])
+    # Unaligned samples (NumPy allows them, e.g. arrays unpickled from a byte stream) are read from a copy;
+    # an unaligned output is refused.
+    raw = np.zeros(img.nbytes + 1, np.uint8)
+    unaligned = np.frombuffer(raw.data, np.uint16, img.size, offset=1).reshape(img.shape)
+    unaligned[...] = img
+    assert not unaligned.flags.aligned
+    np.testing.assert_array_equal(imghist.hist(unaligned, 64, backend="cpu"), expected)
+    gray = np.ascontiguousarray(img[:, :, 0])
+    ro = np.frombuffer(bytearray(gray.nbytes + 1), np.uint16, gray.size, offset=1).reshape(gray.shape)
+    ro[...] = gray
+    np.testing.assert_array_equal(imghist.threshold(ro, 1000, 7, imghist.THRESH_BINARY, backend="cpu")[1],
+                                  cv2.threshold(gray, 1000, 7, cv2.THRESH_BINARY)[1])
+    raises(ValueError, lambda: imghist.threshold(gray, 1000, 7, imghist.THRESH_BINARY, ro, backend="cpu"), "aligned")
     # Non-native byte order is refused rather than misread.
     raises(TypeError, lambda: imghist.hist(img.astype(">u2")), "native byte order")
     # Objects NumPy can view (the buffer protocol): read as np.asarray reads them.
