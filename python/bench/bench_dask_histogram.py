@@ -117,6 +117,8 @@ def main():
                          "limit_gib_s": gib / med["limit"], "speedup_vs_peer": med["peer"] / med["ours"]})
             client.cancel(x)
             del x
+            print(f"{dataset}: imghist {med['ours']:.3f} s, dask {med['peer']:.3f} s, max() {med['limit']:.3f} s",
+                  flush=True)
     finally:
         client.close()
         if cluster is not None:

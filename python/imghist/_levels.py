@@ -14,7 +14,7 @@ from . import _imghist as core
 
 # 8- and 16-bit samples: the unsigned type the library counts, and the value of its level 0 bit pattern
 # order (signed samples are read through their unsigned view, then the counts are rotated into value order).
-_COUNTED = {np.dtype(np.uint8): (np.uint8, 256, 0), np.dtype(np.int8): (np.uint8, 256, 128),
+COUNTED = {np.dtype(np.uint8): (np.uint8, 256, 0), np.dtype(np.int8): (np.uint8, 256, 128),
             np.dtype(np.uint16): (np.uint16, 65536, 0), np.dtype(np.int16): (np.uint16, 65536, 32768)}
 _DIM_LIMIT = 2 ** 31 - 1
 
@@ -42,10 +42,10 @@ def is_integer(dtype):
 
 
 def counted_by_library(dtype):
-    return np.dtype(dtype) in _COUNTED
+    return np.dtype(dtype) in COUNTED
 
 
-def _as_2d(x):
+def as_2d(x):
     """All samples of x as one 2-D single-channel image (a view where x's layout allows), or None when a
     side would exceed the library's 2^31 - 1."""
     if x.ndim == 2:
@@ -64,10 +64,10 @@ def all_level_counts(image, mask=None, who="histogram"):
     """Counts of every level of an 8- or 16-bit image (counted_by_library), in value order: (counts, first)
     with counts[i] the number of samples of value first + i (256 or 65536 levels). `mask`: None or a bool
     array of the image's shape; only samples where it is True count."""
-    unsigned, levels, offset = _COUNTED[np.dtype(image.dtype)]
+    unsigned, levels, offset = COUNTED[np.dtype(image.dtype)]
     xp = array_module(image)
-    img = _as_2d(image.view(unsigned))
-    m = None if mask is None else _as_2d(mask.view(np.uint8))
+    img = as_2d(image.view(unsigned))
+    m = None if mask is None else as_2d(mask.view(np.uint8))
     if img is None or (mask is not None and m is None):
         counts = _counts_by_array_module(image.view(unsigned), mask, levels)
     elif xp is np:

@@ -16,8 +16,10 @@ import warnings
 import numpy as np
 
 from . import _imghist as core
-from ._levels import (all_level_counts, array_module, counted_by_library, is_integer, level_counts, range_counts,
-                      to_host)
+from ._arrays import as_input
+from ._errors import UnsupportedError
+from ._levels import (COUNTED, all_level_counts, array_module, as_2d, counted_by_library, is_integer, level_counts,
+                      range_counts, to_host)
 
 # ---- dtypes and ranges (skimage.util.dtype.dtype_range and exposure.DTYPE_RANGE) -------------------------------
 
@@ -110,13 +112,31 @@ def float_bin_edges(image, nbins, hist_range):
     bin_type = np.result_type(first, last, image if xp is np else np.empty(0, image.dtype))
     if np.issubdtype(bin_type, np.integer):
         bin_type = np.result_type(bin_type, float)
-    return xp.linspace(first, last, nbins + 1, endpoint=True, dtype=bin_type)
+    return xp.asarray(np.linspace(first, last, nbins + 1, endpoint=True, dtype=bin_type))
+
+
+def numpy_histogram(values, bins, hist_range):
+    """np.histogram(values, bins, hist_range) (bins: a count or edges), for NumPy or CuPy values. CuPy's
+    own binning of a bin count may differ from NumPy's at the edges, so CuPy counts against the edges
+    NumPy computes (NumPy assigns values to those edges as a sorted search does)."""
+    xp = array_module(values)
+    if not np.isscalar(bins):
+        return xp.histogram(values, bins=bins)  # edges given: the range plays no part
+    if xp is np:
+        return np.histogram(values, bins=bins, range=hist_range)
+    if hist_range is None:
+        if values.size == 0:
+            hist_range = (0, 1)
+        else:
+            hist_range = (to_host(values.min())[()], to_host(values.max())[()])
+    edges = np.histogram_bin_edges(np.empty(0, values.dtype), bins=bins, range=hist_range)
+    counts, _ = xp.histogram(values, bins=xp.asarray(edges))
+    return counts, xp.asarray(edges)
 
 
 def float_histogram(image, bins, source_range):
     """(counts, centers) of np.histogram(image, bins, range for source_range) (bins: a count or edges)."""
-    xp = array_module(image)
-    counts, edges = xp.histogram(image.ravel(), bins=bins, range=float_range(image, source_range))
+    counts, edges = numpy_histogram(image.ravel(), bins, float_range(image, source_range))
     return counts, (edges[:-1] + edges[1:]) / 2.
 
 
@@ -169,8 +189,7 @@ class LevelTable:
         self.values = values
 
     def apply(self, image, who):
-        from ._levels import _COUNTED
-        unsigned, levels, offset = _COUNTED[self.dtype]
+        unsigned, levels, offset = COUNTED[self.dtype]
         xp = array_module(image)
         by_pattern = np.roll(self.values, -offset) if offset else self.values  # indexed by the bit pattern
         if by_pattern.dtype == self.dtype and image.size:
@@ -180,11 +199,9 @@ class LevelTable:
 
 def _apply_in_library(image, table, unsigned, who):
     """The table (same dtype in and out) applied by the library's table pass, on the host or the device."""
-    from ._arrays import as_input
-    from ._levels import _as_2d
     xp = array_module(image)
     out = xp.empty(image.shape, image.dtype)
-    src2, dst2 = _as_2d(image.view(unsigned)), _as_2d(out.view(unsigned))
+    src2, dst2 = as_2d(image.view(unsigned)), as_2d(out.view(unsigned))
     if src2 is None or dst2 is None:
         return xp.asarray(table)[image.view(unsigned)]
     s, d = as_input(src2, who + ": image"), as_input(dst2, who + ": output")
@@ -483,7 +500,6 @@ def multiotsu(prob, centers, classes, who):
         raise ValueError(f"The input image has only {nvalues} different values. It cannot be thresholded in "
                          f"{classes} classes.")
     if prob.size > MULTIOTSU_MAX_LEVELS:
-        from ._errors import UnsupportedError
         raise UnsupportedError(f"{who}: the histogram has {prob.size} bins (an integer image spanning that many "
                                f"levels); at most {MULTIOTSU_MAX_LEVELS} are supported (for a wider image, pass "
                                f"it as floats with nbins <= {MULTIOTSU_MAX_LEVELS})")

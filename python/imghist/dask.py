@@ -30,7 +30,8 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _imghist as _core
 from . import _skimage
-from ._levels import (_as_2d, all_level_counts, array_module, counted_by_library, is_integer, range_counts,
+from ._errors import UnsupportedError
+from ._levels import (all_level_counts, array_module, as_2d, counted_by_library, is_integer, range_counts,
                       to_host)
 
 __all__ = ["histogram", "equalize_hist", "rescale_intensity", "match_histograms"]
@@ -40,11 +41,10 @@ _HIST_DTYPES = ("uint8", "uint16", "int32", "float32")
 
 # ---- per-block statistics, summed in a tree ------------------------------------------------------------------
 
-def _per_block(func, arrays, width, token):
+def _per_block(func, arrays, width, token, on_host):
     """A (blocks, width) int64 dask array whose row i is func(block i of each array); the arrays share one
-    chunking."""
-    meta = arrays[0]._meta
-    xp = array_module(meta)
+    chunking. on_host: func returns NumPy rows (else rows of the blocks' array type)."""
+    xp = np if on_host else array_module(arrays[0]._meta)
     name = f"imghist-{token}-" + tokenize(func, *arrays, width)
     keys = [list(flatten(a.__dask_keys__())) for a in arrays]
     dsk = {(name, i, 0): (func,) + tuple(ks) for i, ks in enumerate(zip(*keys))}
@@ -52,8 +52,8 @@ def _per_block(func, arrays, width, token):
     return da.Array(graph, name, chunks=((1,) * len(keys[0]), (width,)), meta=xp.empty((0, 0), np.int64))
 
 
-def _summed(func, arrays, width, token, split_every=None):
-    return _per_block(func, arrays, width, token).sum(axis=0, split_every=split_every)
+def _summed(func, arrays, width, token, split_every=None, on_host=True):
+    return _per_block(func, arrays, width, token, on_host).sum(axis=0, split_every=split_every)
 
 
 def _compute_to_host(*values):
@@ -67,7 +67,7 @@ def _row(counts):
 # ---- histogram --------------------------------------------------------------------------------------------
 
 def _block_hist(block, bins, bounds):
-    pieces = [_as_2d(block)]
+    pieces = [as_2d(block)]
     if pieces[0] is None:  # a side of more than 2^31 - 1 samples: rows of 2^30 samples
         flat, step = block.ravel(), 1 << 30
         pieces = [flat[i:i + step].reshape(1, -1) for i in range(0, flat.size, step)]
@@ -92,13 +92,12 @@ def histogram(darr, bins=256, range=None, *, split_every=None):
         darr = da.asarray(darr)
     dtype = np.dtype(darr.dtype)
     if dtype.name not in _HIST_DTYPES:
-        from ._errors import UnsupportedError
         raise UnsupportedError(f"dask.histogram: unsupported dtype {dtype.name}; supported: {', '.join(_HIST_DTYPES)}")
     # Arguments are checked here, not in the first task: the library's own rules on a one-sample image.
     _core.hist_host(np.zeros((1, 1), dtype), int(bins), range, None, "cpu", "dask.histogram")
     lo, hi = (0, 256 if dtype == np.uint8 else 65536) if range is None else (float(range[0]), float(range[1]))
     counts = _summed(functools.partial(_block_hist, bins=int(bins), bounds=range), [darr], int(bins),
-                     "histogram", split_every)
+                     "histogram", split_every, on_host=False)
     return counts, np.linspace(lo, hi, int(bins) + 1)
 
 
@@ -115,9 +114,8 @@ def _block_range_counts(block, mask=None, lo=0, hi=0):
 
 
 def _block_float_counts(block, mask=None, nbins=256, range=None):
-    xp = array_module(block)
     values = block.ravel() if mask is None else block[mask]
-    return _row(xp.histogram(values, bins=nbins, range=range)[0].astype(np.int64))
+    return _row(to_host(_skimage.numpy_histogram(values, nbins, range)[0]).astype(np.int64))
 
 
 def _aligned(mask, darr):
