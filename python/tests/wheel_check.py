@@ -2,8 +2,9 @@
 """The imghist package as a user gets it (a ctest test, label "package"):
 
   1. `python3 -m pip wheel --no-build-isolation --no-index --no-deps SOURCE` makes a wheel offline, the
-     build saying what it does (its stage lines) and building the CPU-only module (IMGHIST_WITH_CUDA=OFF:
-     the CUDA code is compiled by the project's own build; this checks the packaging);
+     build saying what it does (its stage lines) and building the CPU-only module (cuda=OFF: the CUDA code
+     is compiled by the project's own build; this checks the packaging) — or, with --cuda (a GPU host:
+     scripts/python_gpu_check.sh), the CUDA module, whose use then includes device calls;
   2. the wheel holds the package, its stubs and py.typed, the extension and the two libraries it links, and
      nothing else (no CLI, tests or samples);
   3. `python3 -m venv --system-site-packages` + `pip install` of the wheel works offline;
@@ -55,6 +56,19 @@ assert (imghist.hist(img) == np.bincount(img.ravel(), minlength=256)).all()
 eq = exposure.equalize_hist(img)
 assert eq.dtype == np.float64 and 0 < eq.min() and eq.max() == 1.0
 assert filters.threshold_otsu(img) == filters.threshold_otsu(hist=np.bincount(img.ravel()))
+if os.environ.get("WHEEL_CHECK_CUDA") == "1":
+    assert imghist.built_with_cuda(), "the CUDA wheel has no CUDA backend"
+    if imghist.cuda_available():
+        assert (imghist.hist(img, backend="cuda") == np.bincount(img.ravel(), minlength=256)).all()
+        try:
+            import cupy
+        except ImportError:
+            cupy = None
+        if cupy is not None:
+            d = cupy.asarray(img)
+            assert (imghist.equalizeHist(d).get() == imghist.equalizeHist(img, backend="cpu")).all()
+            assert (exposure.equalize_hist(d).get() == eq).all()
+        print("device", imghist._imghist.cuda_device_name(0))
 print("version", imghist.__version__)
 print("dir", " ".join(dir(imghist)))
 print("package", os.path.dirname(here))
@@ -65,6 +79,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--cuda", action="store_true", help="build the CUDA module (IMGHIST_CUDA_ARCHS, default "
+                                                       "native) and use the device when there is one")
     args = ap.parse_args()
     source, work = Path(args.source).resolve(), Path(args.work).resolve()
     for module in ("pip", "venv"):
@@ -79,11 +95,16 @@ def main():
 
     # 1. The wheel.
     # The settings as pip's --config-settings (the environment variables are the other way).
+    settings = ["cuda=ON", f"cuda-archs={os.environ.get('IMGHIST_CUDA_ARCHS', 'native')}"] if args.cuda else ["cuda=OFF"]
+    settings.append(f"build-dir={work / ('cmake-cuda' if args.cuda else 'cmake')}")
     out, t_wheel = run([sys.executable, "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-index",
-                        "--no-deps", "--config-settings", "cuda=OFF", "--config-settings",
-                        f"build-dir={work / 'cmake'}", "-w", dist, source], env=clean_env())
-    assert "imghist build: building the imghist module with the CPU backend" in out, out[-3000:]
-    assert "Why: CPU-only build (IMGHIST_WITH_CUDA=OFF)" in out, out[-3000:]
+                        "--no-deps"] + [a for kv in settings for a in ("--config-settings", kv)] + ["-w", dist, source],
+                       env=clean_env())
+    if args.cuda:
+        assert "imghist build: building the imghist module with the CUDA backend" in out, out[-3000:]
+    else:
+        assert "imghist build: building the imghist module with the CPU backend" in out, out[-3000:]
+        assert "Why: CPU-only build (IMGHIST_WITH_CUDA=OFF)" in out, out[-3000:]
     wheels = list(dist.glob(f"imghist-{version}-*.whl"))
     assert len(wheels) == 1, f"expected one imghist-{version} wheel in {dist}: {os.listdir(dist)}"
     wheel = wheels[0]
@@ -109,8 +130,10 @@ def main():
 
     # 4. Used from outside the source tree, without PYTHONPATH or LD_LIBRARY_PATH.
     with tempfile.TemporaryDirectory() as elsewhere:
-        out, _ = run([vpython, "-c", USE], env=clean_env(), cwd=elsewhere)
+        out, _ = run([vpython, "-c", USE], env=clean_env(WHEEL_CHECK_CUDA="1" if args.cuda else "0"), cwd=elsewhere)
     fields = dict(line.split(" ", 1) for line in out.strip().splitlines())
+    if "device" in fields:
+        print(f"device calls checked on {fields['device']}")
     assert fields["version"] == version, (fields["version"], version)
     assert "np" not in fields["dir"].split() and "sys" not in fields["dir"].split(), fields["dir"]
     installed = Path(fields["package"])
