@@ -8,7 +8,9 @@
 # Needs: cmake >= 3.24, a C++17 compiler, nvcc ($CUDA_HOME/bin, /usr/local/cuda/bin or PATH), a Python 3
 # ($PYTHON, default python3) with its headers, numpy, pytest and pybind11 (pip's `python3 -m pybind11
 # --cmakedir` is used), opencv-python(-headless) for the cv2 references, and CuPy and/or PyTorch for the
-# device-array cases (each case skips itself, with the reason, when its framework is missing).
+# device-array cases (each case skips itself, with the reason, when its framework is missing); scikit-image
+# and dask (pure Python: Debian's packages or pip's) for the namespaces' cases; pip and venv for the CUDA
+# wheel's check (python/tests/wheel_check.py --cuda; its CMake build in BUILD_DIR/wheel-check).
 #
 # What is built: libimghist (without libgpuhist, the OpenCV layer) and the module (IMGHIST_WITH_OPENCV=OFF;
 # the CLI, the C++ tests, benchmarks and samples are off). The CUDA
@@ -66,5 +68,9 @@ for m in ["cv2", "cupy", "torch"]:
     except Exception as e:
         print(m, "unavailable:", e)
 PYENV
-echo "== tests (python/tests; device arrays in test_device_arrays.py) =="
-"$PY_EXE" -m pytest -v -rs -p no:cacheprovider python/tests
+echo "== tests (python/tests; device arrays in test_device_arrays.py, CuPy in test_skimage_exact.py and test_dask.py) =="
+status=0
+"$PY_EXE" -m pytest -v -rs -p no:cacheprovider python/tests || status=1
+echo "== the CUDA wheel: pip wheel, a fresh venv, device calls from it (skipped without pip and venv) =="
+"$PY_EXE" python/tests/wheel_check.py --source . --work "$BUILD_DIR/wheel-check" --cuda || [[ $? == 77 ]] || status=1
+exit $status

@@ -24,8 +24,10 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   # the Python module and its tests (cv2 is the tests' reference)
   python3-dev pybind11-dev python3-numpy python3-pytest python3-opencv
-  # the scikit-image reference tests of stretch, matching and multi-level Otsu
+  # the scikit-image references (imghist.exposure / imghist.filters, stretch, matching, multi-level Otsu)
   python3-skimage
+  # imghist.dask and its LocalCluster tests; the wheel test (pip wheel, a fresh venv)
+  python3-dask python3-distributed python3-pip python3-venv
   # fuzzing and sanitizer builds (clang), and PIL as an independent reader in the CLI tests
   clang libclang-rt-14-dev python3-pil strace
 )

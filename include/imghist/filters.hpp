@@ -223,6 +223,11 @@ IMGHIST_API LevelTable match_table(const std::uint64_t* source_hist, const std::
 /// arithmetic; everything skipped is provably below the maximum (multiotsu.cpp states the argument).
 IMGHIST_API std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
 
+/// The same search on given float32 probabilities, as scikit-image runs it on threshold_multiotsu's `prob`
+/// (which need not sum to 1: with hist= it is the histogram as given): `levels` entries (at most 4096),
+/// no trimming; returns the classes - 1 threshold indices into `probabilities`, ascending.
+IMGHIST_API std::vector<int> multiotsu_threshold_indices(const float* probabilities, int levels, int classes);
+
 /// The label table of np.digitize(v, thresholds) — the number of thresholds <= v — scaled to the full
 /// range: table[v] = (label * (bins - 1) + (k - 1) / 2) / (k - 1) in integers (k = thresholds + 1 classes;
 /// 3 classes: 0, 128, 255; 4: 0, 85, 170, 255; 5: 0, 64, 128, 191, 255 for u8).

@@ -4,6 +4,7 @@ Functions named and shaped like their cv2 counterparts, plus one NumPy-style his
 
     calcHist(images, channels, mask, histSize, ranges[, hist[, accumulate]])  float32 (histSize, 1), as cv2
     equalizeHist(src[, dst])                                                    dst
+    equalizeHistColor(src, mode='luma'[, dst])                                 dst: 3- or 4-channel BGR(A)
     threshold(src, thresh, maxval, type[, dst])                                 (retval, dst)
     createCLAHE(clipLimit=40.0, tileGridSize=(8, 8)).apply(src[, dst])          dst
 
@@ -19,7 +20,10 @@ and the histogram operations that follow scikit-image (cv2 has none), named as i
         (bins,) for a 2-D image, (C, bins) for an (H, W, C) image; range=None is the whole range of
         uint8 / uint16 and is required for int32 / float32; bins are [low, high) as cv2.calcHist bins.
 
-Every function also takes backend='auto' | 'cpu' | 'cuda' (keyword). It applies to host arrays: 'auto'
+The scikit-image-shaped namespaces imghist.exposure and imghist.filters take skimage's names, arguments,
+dtypes and rules; imghist.dask applies the operations to dask arrays (chunked, possibly distributed).
+
+Every function above also takes backend='auto' | 'cpu' | 'cuda' (keyword). It applies to host arrays: 'auto'
 uses CUDA when a device exists, else the threaded CPU backend, which gives the same answers bit for bit.
 Device arrays always run on CUDA; backend='cpu' with a device array is an error.
 
@@ -49,21 +53,26 @@ Streams. Work on device arrays is enqueued on the caller's stream and the call r
   call's. Host arrays: every call returns finished results.
 
 The GIL is released while the library works, so calls from several Python threads run in parallel.
-Errors are imghist.Error subclasses carrying the library's message (see imghist._errors): bad arguments
-are also ValueError, unsupported dtypes or channel counts TypeError, a missing GPU RuntimeError.
+Errors are imghist.Error subclasses whose message names the function called and its arguments (see
+imghist._errors): bad arguments are also ValueError, unsupported dtypes or channel counts TypeError, a
+missing GPU RuntimeError.
 """
 
-import sys
+import sys as _sys
 
-import numpy as np
+import numpy as _np
 
 from ._errors import (CountOverflowError, CudaError, Error, InvalidArgumentError, IoError, NoDeviceError,
                       OutOfMemoryError, UnsupportedError)
 from . import _imghist as _core
 from ._imghist import DeviceArray, ExternalArray
+from ._arrays import (CUPY as _CUPY, TORCH as _TORCH, as_input as _input, check_backend as _check_backend,
+                      empty_like_input as _empty, is_empty as _is_empty, output as _output, result as _result)
+
+__version__ = _core.version()
 
 __all__ = [
-    "calcHist", "equalizeHist", "threshold", "createCLAHE", "CLAHE", "hist",
+    "calcHist", "equalizeHist", "equalizeHistColor", "threshold", "createCLAHE", "CLAHE", "hist",
     "stretchContrast", "matchHistograms", "thresholdMultiOtsu",
     "THRESH_BINARY", "THRESH_BINARY_INV", "THRESH_TRUNC", "THRESH_TOZERO", "THRESH_TOZERO_INV", "THRESH_MASK",
     "THRESH_OTSU", "THRESH_TRIANGLE", "cuda_device_count", "cuda_available", "built_with_cuda",
@@ -90,158 +99,6 @@ def cuda_available():
     return _core.cuda_device_count() > 0
 
 
-# ---- recognising arrays -------------------------------------------------------------------------------------
-
-_HOST, _CUPY, _TORCH, _TORCH_CPU, _CAI, _DLPACK = range(6)
-# DLPack device types readable by the GPU (CUDA, CUDA managed) and by the CPU (CPU, CUDA pinned host).
-_DL_DEVICE = (2, 13)
-_DL_HOST = (1, 3)
-
-
-class _Input:
-    """An array argument: what the compiled module reads (a NumPy array or an ExternalArray), where it lives,
-    and how to make results like it."""
-
-    __slots__ = ("arg", "kind", "device_id", "stream", "shape", "like")
-
-    def __init__(self, arg, kind, device_id, stream, shape, like):
-        self.arg, self.kind, self.device_id, self.stream, self.shape, self.like = \
-            arg, kind, device_id, stream, shape, like
-
-    @property
-    def on_device(self):
-        return self.kind in (_CUPY, _TORCH, _CAI, _DLPACK) and (
-            not isinstance(self.arg, ExternalArray) or self.arg.device)
-
-
-def _torch_typestr(torch, dtype):
-    table = {torch.uint8: "|u1", torch.int32: "<i4", torch.float32: "<f4"}
-    if hasattr(torch, "uint16"):
-        table[torch.uint16] = "<u2"
-    try:
-        return table[dtype]
-    except KeyError:
-        raise UnsupportedError(f"unsupported dtype {dtype}; supported: uint8, uint16, int32, float32") from None
-
-
-def _legacy_to_zero(stream):
-    # __cuda_array_interface__ / DLPack name the legacy default stream 1; the library calls it 0 (nullptr).
-    return 0 if stream in (None, 1) else int(stream)
-
-
-def _input(x, role):
-    """Classifies an array argument (see the module docstring)."""
-    if isinstance(x, np.ndarray):
-        return _Input(x, _HOST, -1, 0, x.shape, x)
-    mod = type(x).__module__.partition(".")[0]
-    if mod == "cupy":
-        cp = sys.modules["cupy"]
-        if isinstance(x, cp.ndarray):
-            dev = x.device.id
-            with x.device:
-                stream = cp.cuda.get_current_stream().ptr
-            ext = ExternalArray(x.data.ptr, x.shape, x.strides, x.dtype.str, True, dev, x)
-            return _Input(ext, _CUPY, dev, _legacy_to_zero(stream), x.shape, x)
-    if mod == "torch":
-        torch = sys.modules["torch"]
-        if isinstance(x, torch.Tensor):
-            if x.device.type == "cpu":
-                return _Input(x.detach().numpy(), _TORCH_CPU, -1, 0, tuple(x.shape), x)
-            if x.device.type == "cuda":
-                typestr = _torch_typestr(torch, x.dtype)
-                es = x.element_size()
-                ext = ExternalArray(x.data_ptr(), tuple(x.shape), tuple(s * es for s in x.stride()), typestr, True,
-                                    x.device.index, x)
-                stream = torch.cuda.current_stream(x.device).cuda_stream
-                return _Input(ext, _TORCH, x.device.index, _legacy_to_zero(stream), tuple(x.shape), x)
-            raise UnsupportedError(f"{role}: torch tensors on {x.device.type} are not supported (cpu, cuda are)")
-    cai = getattr(x, "__cuda_array_interface__", None)
-    if cai is not None:
-        if cai.get("mask") is not None:
-            raise UnsupportedError(f"{role}: masked __cuda_array_interface__ arrays are not supported")
-        ptr = cai["data"][0]
-        shape = tuple(cai["shape"])
-        ext = ExternalArray(ptr, shape, cai.get("strides"), cai["typestr"], True, -1, x)
-        return _Input(ext, _CAI, -1, _legacy_to_zero(cai.get("stream")), shape, x)
-    if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
-        dev_type, dev_id = x.__dlpack_device__()
-        if int(dev_type) in _DL_DEVICE:
-            ext = ExternalArray.from_dlpack(x.__dlpack__(stream=1))
-        elif int(dev_type) in _DL_HOST:
-            ext = ExternalArray.from_dlpack(x.__dlpack__())
-        else:
-            raise UnsupportedError(f"{role}: DLPack device type {int(dev_type)} is not supported")
-        return _Input(ext, _DLPACK, ext.device_id, 0, ext.shape, x)
-    arr = np.asarray(x)
-    return _Input(arr, _HOST, -1, 0, arr.shape, arr)
-
-
-def _check_backend(src, backend):
-    """Device arrays run on CUDA: refuses backend='cpu', and a device array without a usable device (before
-    any output is allocated)."""
-    if not src.on_device:
-        return
-    if backend == "cpu":
-        raise InvalidArgumentError("backend='cpu' cannot read a device array; use 'auto' or 'cuda'")
-    if not cuda_available():
-        raise NoDeviceError("a device array was given but no CUDA device is available"
-                            + ("" if _core.built_with_cuda() else " (this build of imghist has no CUDA backend)"))
-
-
-_NP_TYPESTR = {"uint8": "|u1", "uint16": "<u2", "int32": "<i4", "float32": "<f4", "int64": "<i8"}
-
-
-def _empty(src, shape, dtype):
-    """A new result array like `src` (its framework, device and stream). Returns (result, argument for the
-    compiled module)."""
-    kind = src.kind
-    if not src.on_device:
-        out = np.empty(shape, dtype)
-        return out, out
-    if kind == _CUPY:
-        cp = sys.modules["cupy"]
-        with cp.cuda.Device(src.device_id):
-            out = cp.empty(shape, dtype)
-        return out, ExternalArray(out.data.ptr, shape, None, out.dtype.str, True, src.device_id, out)
-    if kind == _TORCH:
-        torch = sys.modules["torch"]
-        out = torch.empty(shape, dtype=getattr(torch, dtype), device=src.like.device)
-        return out, ExternalArray(out.data_ptr(), shape, None, _NP_TYPESTR[dtype], True, src.device_id, out)
-    out = DeviceArray.counts(shape) if dtype == "int64" else DeviceArray(shape, _NP_TYPESTR[dtype])
-    out._set_stream(src.stream)
-    return out, ExternalArray(out.ptr, shape, None, out.typestr, True, -1, out)
-
-
-def _result(src, out):
-    """What the caller gets back for a host result computed from `src`."""
-    if src.kind == _TORCH_CPU and isinstance(out, np.ndarray):
-        return sys.modules["torch"].from_numpy(out)
-    return out
-
-
-def _dtype_name(src):
-    arg = src.arg
-    if isinstance(arg, np.ndarray):
-        return arg.dtype.name
-    return {"|u1": "uint8", "<u2": "uint16", "<i4": "int32", "<f4": "float32"}[arg.typestr]
-
-
-def _output(src, dst, role):
-    """The destination of a filter: `dst` when given (same location as src), else a new array like src."""
-    if dst is None:
-        return _empty(src, tuple(src.shape), _dtype_name(src))
-    d = _input(dst, role)
-    if d.on_device != src.on_device:
-        raise InvalidArgumentError(f"{role}: src and dst must both be host arrays or both device arrays")
-    if d.arg is not dst and not isinstance(d.arg, ExternalArray) and d.kind != _TORCH_CPU:
-        raise InvalidArgumentError(f"{role}: dst must be an array that can be written in place")
-    return dst, d.arg
-
-
-def _is_empty(shape):
-    return len(shape) >= 2 and (shape[0] == 0 or shape[1] == 0)
-
-
 # ---- histograms ---------------------------------------------------------------------------------------------
 
 def hist(array, bins=256, range=None, mask=None, backend="auto"):
@@ -251,7 +108,7 @@ def hist(array, bins=256, range=None, mask=None, backend="auto"):
 
     Returns int64 counts: shape (bins,) for a 2-D array, (C, bins) for an (H, W, C) array; a NumPy array for
     host input, a device array of the input's kind for device input (see the module docstring)."""
-    if type(array) is np.ndarray and (mask is None or type(mask) is np.ndarray):
+    if type(array) is _np.ndarray and (mask is None or type(mask) is _np.ndarray):
         return _core.hist_host(array, bins, range, mask, backend)  # fast path: NumPy in, NumPy out
     src = _input(array, "hist: image")
     m = None if mask is None else _input(mask, "hist: mask").arg
@@ -296,7 +153,7 @@ def calcHist(images, channels, mask, histSize, ranges, hist=None, accumulate=Fal
     acc = hist if accumulate else None
     if not src.on_device:
         if acc is not None:
-            acc = np.asarray(acc)
+            acc = _np.asarray(acc)
         return _result(src, _core.calc_hist_host(src.arg, c, bins, ranges, m, backend, acc))
     _check_backend(src, backend)
     if src.kind not in (_CUPY, _TORCH):
@@ -306,15 +163,15 @@ def calcHist(images, channels, mask, histSize, ranges, hist=None, accumulate=Fal
         raise InvalidArgumentError(f"bins must be at least 1, got {bins}")
     shape = (bins,) if len(src.shape) == 2 else (src.shape[2], bins)
     counts, out_arg = _empty(src, shape, "int64")
-    _core.hist_device(src.arg, bins, ranges, m, out_arg, src.stream)
+    _core.hist_device(src.arg, bins, ranges, m, out_arg, src.stream, "calcHist")
     one = counts if len(src.shape) == 2 else counts[c]
     # The conversion runs on the framework's current stream: the stream the histogram was enqueued on.
     if src.kind == _CUPY:
-        cp = sys.modules["cupy"]
+        cp = _sys.modules["cupy"]
         with cp.cuda.Device(src.device_id):
             out = one.astype(cp.float32).reshape(bins, 1)
     else:
-        out = one.to(sys.modules["torch"].float32).reshape(bins, 1)
+        out = one.to(_sys.modules["torch"].float32).reshape(bins, 1)
     if acc is not None:
         out += acc.reshape(bins, 1)
     return out
@@ -323,12 +180,28 @@ def calcHist(images, channels, mask, histSize, ranges, hist=None, accumulate=Fal
 # ---- filters ------------------------------------------------------------------------------------------------
 
 def equalizeHist(src, dst=None, *, backend="auto"):
-    """cv2.equalizeHist: uint8, (H, W) or (H, W, 1). Returns dst (a new array like src when not given)."""
+    """cv2.equalizeHist: uint8, (H, W) or (H, W, 1). Returns dst (a new array like src when not given).
+    Colour images: equalizeHistColor."""
     s = _input(src, "equalizeHist: src")
     _check_backend(s, backend)
     out, out_arg = _output(s, dst, "equalizeHist: dst")
     if not _is_empty(s.shape):  # cv2 returns at once for an empty image
         _core.equalize(s.arg, out_arg, backend, s.device_id, s.stream)
+    return _result(s, out)
+
+
+def equalizeHistColor(src, mode="luma", dst=None, *, backend="auto"):
+    """Equalization of a uint8 colour image, (H, W, 3) BGR or (H, W, 4) BGRA (cv2 has none; these are the
+    two compositions of cv2 calls people write, and the imghist CLI's `equalize --color` modes):
+      mode='luma': cv2.cvtColor(src, COLOR_BGR2YCrCb), cv2.equalizeHist of Y, cv2.cvtColor(COLOR_YCrCb2BGR)
+                   (hue and saturation kept); alpha is copied;
+      mode='per-channel': cv2.split, cv2.equalizeHist of each channel, cv2.merge (alpha included).
+    Bit-exact with those compositions. Returns dst (a new array like src when not given)."""
+    s = _input(src, "equalizeHistColor: src")
+    _check_backend(s, backend)
+    out, out_arg = _output(s, dst, "equalizeHistColor: dst")
+    if not _is_empty(s.shape):
+        _core.equalize_color(s.arg, out_arg, mode, backend, s.device_id, s.stream)
     return _result(s, out)
 
 
@@ -434,3 +307,22 @@ def thresholdMultiOtsu(src, classes=3, dst=None, *, backend="auto"):
         raise InvalidArgumentError("thresholdMultiOtsu: empty image")
     t = _core.multiotsu(s.arg, out_arg, int(classes), backend, s.device_id, s.stream)
     return list(t), _result(s, out)
+
+
+# ---- the namespace -------------------------------------------------------------------------------------------
+# The scikit-image-shaped namespaces are imported with the package; imghist.dask only when first used (it
+# imports Dask). dir(imghist) lists the API alone.
+from . import exposure, filters  # noqa: E402
+
+_LAZY_SUBMODULES = ("dask",)
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'imghist' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__ + ["__version__", "exposure", "filters"] + list(_LAZY_SUBMODULES))

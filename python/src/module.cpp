@@ -4,15 +4,17 @@
 // package's Python half (imghist/__init__.py) recognises frameworks (NumPy, CuPy, PyTorch, other
 // __cuda_array_interface__ / DLPack producers), allocates outputs with the input's framework and picks the
 // stream. Every library call runs with the GIL released. imghist::Error becomes the Python exception of
-// its code (classes in imghist/_errors.py), with the library's message.
+// its code (classes in imghist/_errors.py), with the library's message spoken in Python's terms
+// (python_message below).
 //
 // Image arguments are either NumPy arrays (host memory) or ExternalArray objects (a pointer, shape and byte
 // strides taken from __cuda_array_interface__, a DLPack capsule, or a framework's own accessors). An array
 // is an image when it is 2-D (H, W) or 3-D (H, W, C) with C in {1, 3, 4}, its samples are uint8, uint16,
-// int32 or float32 in native byte order, the samples of a pixel and the pixels of a row are adjacent, and
-// rows are at least a row's bytes apart (any row stride: ROI views work without a copy). NumPy arrays
-// that are not laid out so (column steps, negative strides, Fortran order) are copied to a C-contiguous
-// array first; external arrays are never copied and are refused instead.
+// int32 or float32 in native byte order, the samples of a pixel and the pixels of a row are adjacent, rows
+// are at least a row's bytes apart (any row stride: ROI views work without a copy), and samples are aligned
+// to their size. NumPy arrays that are not laid out so (column steps, negative strides, Fortran order,
+// unaligned data) are copied to a C-contiguous array first; external arrays are never copied and are
+// refused instead.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -23,7 +25,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,6 +37,7 @@
 #include "imghist/filters.hpp"
 #include "imghist/histogram.hpp"
 #include "imghist/image.hpp"
+#include "imghist/version.hpp"
 
 namespace py = pybind11;
 using imghist::Backend;
@@ -101,6 +106,10 @@ bool make_view(const void* data, int ndim, const std::int64_t* shape, const std:
             if (strides[0] < row) return false;  // negative, overlapping or transposed rows
             pitch = strides[0];
         }
+        // The library reads whole samples: unaligned data (NumPy allows it, e.g. arrays unpickled from a
+        // byte stream) is not viewable.
+        if (reinterpret_cast<std::uintptr_t>(data) % static_cast<std::uintptr_t>(ss) != 0 || pitch % ss != 0)
+            return false;
     }
     out = ImageView{};
     out.data = data;
@@ -190,8 +199,8 @@ public:
             fail(ErrorCode::InvalidArgument,
                  std::string(role) +
                      ": this array's samples or pixels are not adjacent (a column step, a transposed or "
-                     "channel-first layout); external arrays are used without copies, so pass one with "
-                     "C-contiguous rows (row padding and ROI views are fine)");
+                     "channel-first layout) or not aligned to the sample size; external arrays are used without "
+                     "copies, so pass one with C-contiguous, aligned rows (row padding and ROI views are fine)");
         return v;
     }
     bool device() const noexcept { return device_; }
@@ -277,11 +286,6 @@ struct Image {
     py::object keep;  ///< a C-contiguous copy of a NumPy input that could not be viewed in place
 };
 
-py::handle numpy_ascontiguousarray() {
-    // Deliberately leaked: a static py::object would be released after the interpreter has finalised.
-    static py::handle f = py::object(py::module_::import("numpy").attr("ascontiguousarray")).release();
-    return f;
-}
 
 Image image_arg(py::handle obj, const char* role, bool writable = false) {
     Image img;
@@ -306,9 +310,9 @@ Image image_arg(py::handle obj, const char* role, bool writable = false) {
         img.ndim = nd;
         if (make_view(arr.data(), nd, shape, strides, t, Location::Host, role, img.view)) return img;
         if (writable)
-            fail(ErrorCode::InvalidArgument,
-                 std::string(role) + ": an output array needs adjacent samples and pixels in each row");
-        img.keep = numpy_ascontiguousarray()(arr);
+            fail(ErrorCode::InvalidArgument, std::string(role) + ": an output array needs adjacent samples and "
+                                                                 "pixels in each row, aligned to the sample size");
+        img.keep = arr.attr("copy")("C");  // C-contiguous and aligned
         auto copy = py::reinterpret_borrow<py::array>(img.keep);
         for (int i = 0; i < nd; ++i) strides[i] = copy.strides(i);
         make_view(copy.data(), nd, shape, strides, t, Location::Host, role, img.view);
@@ -342,17 +346,63 @@ imghist::FilterOptions filter_options(const std::string& backend, int device, st
     return o;
 }
 
+// ---- messages in Python's terms -----------------------------------------------------------------------------
+
+/// A library message as the user of the Python function `function` reads it: the library's own operation
+/// name at the front (a C++ name such as equalize_hist or BinSpec::full) becomes `function`, the library's
+/// sample-type names become NumPy's dtype names (u8 -> uint8, ...), and the few phrases that name C++
+/// API (other functions, enumerators) name the Python equivalent.
+std::string python_message(std::string msg, const std::string& function) {
+    static const std::pair<const char*, const char*> phrases[] = {
+        {"(use equalize_hist_color for 3 or 4 channels)", "(use imghist.equalizeHistColor for 3- or 4-channel images)"},
+        {"use Backend::Cuda or Auto", "use backend='cuda' or 'auto'"},
+        {"; use CountType::U64", ""},
+        {"; give low and high", "; pass the range (low, high)"},
+        {"unsupported sample type", "unsupported dtype"},
+        {"8-bit images only", "uint8 images only"},
+        {"must be 8-bit with", "must be uint8 with"},
+        {"source and destination", "src and dst"},
+    };
+    for (const auto& [from, to] : phrases) {
+        const std::size_t at = msg.find(from);
+        if (at != std::string::npos) msg.replace(at, std::strlen(from), to);
+    }
+    // Leading operation names of the libraries (C++ identifiers, or the few prose names they use).
+    static const std::regex op_prefix(
+        "^(?:(?:[A-Za-z0-9]+(?:_|::)[A-Za-z0-9_:]*|[A-Z][A-Za-z0-9]*|threshold|calcHist(?:Batch|YCbCrBatch)?|filters|"
+        "multi-Otsu(?: labels)?|contrast stretch|histogram matching|luma histogram|histogram|staged transfer|"
+        "pinned memory): )+");
+    msg = std::regex_replace(msg, op_prefix, "", std::regex_constants::format_first_only);
+    static const std::pair<std::regex, const char*> dtypes[] = {
+        {std::regex("\\bu8\\b"), "uint8"}, {std::regex("\\bu16\\b"), "uint16"},
+        {std::regex("\\bi32\\b"), "int32"}, {std::regex("\\bf32\\b"), "float32"}};
+    for (const auto& [re, name] : dtypes) msg = std::regex_replace(msg, re, name);
+    if (msg.compare(0, function.size() + 1, function + ":") != 0) msg = function + ": " + msg;
+    return msg;
+}
+
+/// Runs `body` (a binding's work) and rethrows imghist::Error with its message in Python's terms.
+template <class F>
+auto in_python_terms(const std::string& function, F&& body) -> decltype(body()) {
+    try {
+        return body();
+    } catch (const imghist::Error& e) {
+        throw imghist::Error(e.code(), python_message(e.what(), function));
+    }
+}
+
 // ---- operations ------------------------------------------------------------------------------------------
 
-/// Histogram of a host image: int64 counts, (bins,) for 2-D inputs and (C, bins) for 3-D inputs.
+/// Histogram of a host image: int64 counts, (bins,) for 2-D inputs and (C, bins) for 3-D inputs. `function`
+/// is the Python function that asked (it names the arguments in messages).
 py::array_t<std::int64_t> hist_host(py::handle src, int bins, py::handle range, py::handle mask,
-                                    const std::string& backend) {
-    Image img = image_arg(src, "hist: image");
+                                    const std::string& backend, const std::string& function) {
+    Image img = image_arg(src, (function + ": image").c_str());
     Image m;
     imghist::Options o;
     o.backend = imghist::parse_backend(backend);
     if (!mask.is_none()) {
-        m = image_arg(mask, "hist: mask");
+        m = image_arg(mask, (function + ": mask").c_str());
         o.mask = m.view;
     }
     const imghist::BinSpec spec = bin_spec(img.view.type, bins, range);
@@ -405,12 +455,13 @@ py::array_t<float> calc_hist_host(py::handle src, int channel, int bins, py::han
 }
 
 /// Histogram of a device image into `out` (device, int64, channels * bins contiguous), enqueued on `stream`.
-void hist_device(py::handle src, int bins, py::handle range, py::handle mask, py::handle out, std::uintptr_t stream) {
-    Image img = image_arg(src, "hist: image");
+void hist_device(py::handle src, int bins, py::handle range, py::handle mask, py::handle out, std::uintptr_t stream,
+                 const std::string& function) {
+    Image img = image_arg(src, (function + ": image").c_str());
     Image m;
     imghist::AsyncOptions ao;
     if (!mask.is_none()) {
-        m = image_arg(mask, "hist: mask");
+        m = image_arg(mask, (function + ": mask").c_str());
         ao.mask = m.view;
     }
     const imghist::BinSpec spec = bin_spec(img.view.type, bins, range);
@@ -440,6 +491,38 @@ void equalize(py::handle src, py::handle dst, const std::string& backend, int de
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
     imghist::equalize_hist(s.view, d.view, o);
+}
+
+void equalize_color(py::handle src, py::handle dst, const std::string& mode, const std::string& backend, int device,
+                    std::uintptr_t stream) {
+    if (mode != "luma" && mode != "per-channel")
+        fail(ErrorCode::InvalidArgument, "mode must be 'luma' or 'per-channel', got '" + mode + "'");
+    Image s = image_arg(src, "equalizeHistColor: src");
+    Image d = image_arg(dst, "equalizeHistColor: dst", true);
+    const imghist::FilterOptions o = filter_options(backend, device, stream);
+    py::gil_scoped_release nogil;
+    imghist::equalize_hist_color(s.view, d.view,
+                                 mode == "luma" ? imghist::ColorEqualize::Luma : imghist::ColorEqualize::PerChannel, o);
+}
+
+/// Applies tables[c] (uint16, one row of 256 or 65536 entries per channel, or one row for every channel) to
+/// channel c of a uint8 or uint16 image.
+void apply_table(py::handle src, py::handle dst, py::array_t<std::uint16_t, py::array::c_style> tables,
+                 const std::string& backend, int device, std::uintptr_t stream, const std::string& function) {
+    Image s = image_arg(src, (function + ": image").c_str());
+    Image d = image_arg(dst, (function + ": output").c_str(), true);
+    const int channels = s.view.channels;
+    if (tables.ndim() != 2 || (tables.shape(0) != 1 && tables.shape(0) != channels))
+        fail(ErrorCode::InvalidArgument, "tables must be (1 or channels, levels)");
+    const auto levels = static_cast<std::size_t>(tables.shape(1));
+    std::vector<imghist::LevelTable> t(static_cast<std::size_t>(channels));
+    for (int c = 0; c < channels; ++c) {
+        const std::uint16_t* row = tables.data(tables.shape(0) == 1 ? 0 : c, 0);
+        t[static_cast<std::size_t>(c)].assign(row, row + levels);
+    }
+    const imghist::FilterOptions o = filter_options(backend, device, stream);
+    py::gil_scoped_release nogil;
+    imghist::apply_table(s.view, d.view, t.data(), o);
 }
 
 double threshold(py::handle src, py::handle dst, double thresh, double maxval, int type, const std::string& backend,
@@ -473,7 +556,7 @@ void clahe(py::handle src, py::handle dst, double clip, int tiles_x, int tiles_y
 void stretch(py::handle src, py::handle dst, double low, double high, const std::string& mode,
              const std::string& backend, int device, std::uintptr_t stream) {
     if (mode != "luma" && mode != "per-channel")
-        fail(ErrorCode::InvalidArgument, "stretchContrast: mode must be 'luma' or 'per-channel', got '" + mode + "'");
+        fail(ErrorCode::InvalidArgument, "mode must be 'luma' or 'per-channel', got '" + mode + "'");
     Image s = image_arg(src, "stretchContrast: src");
     Image d = image_arg(dst, "stretchContrast: dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
@@ -501,6 +584,15 @@ std::vector<int> multiotsu(py::handle src, py::handle dst, int classes, const st
     return imghist::threshold_multiotsu(s.view, d.view, classes, o);
 }
 
+/// scikit-image's multi-Otsu search on float32 probabilities (threshold_multiotsu's `prob`): threshold indices.
+std::vector<int> multiotsu_indices(py::array_t<float, py::array::c_style | py::array::forcecast> prob, int classes) {
+    if (prob.ndim() != 1) fail(ErrorCode::InvalidArgument, "the histogram must be one-dimensional");
+    const float* p = prob.data();
+    const int levels = static_cast<int>(std::min<py::ssize_t>(prob.size(), INT32_MAX));
+    py::gil_scoped_release nogil;
+    return imghist::multiotsu_threshold_indices(p, levels, classes);
+}
+
 /// Measurement hook for python/bench_overhead.py: makes `repeats` calls of imghist::calc_hist from C++, on
 /// the view and with the options hist_host would use, and returns each call's duration in seconds. The
 /// difference to imghist.hist's time per call is the cost of the Python layer.
@@ -519,6 +611,21 @@ std::vector<double> time_calc_hist(py::handle src, int bins, const std::string& 
         if (h.counts.empty()) d = -1;  // keeps the call observable
     }
     return t;
+}
+
+/// A binding of `f` whose errors speak of the Python function `function` (in_python_terms).
+template <class R, class... A>
+auto named(const char* function, R (*f)(A...)) {
+    return [function, f](A... a) -> R { return in_python_terms(function, [&]() -> R { return f(a...); }); };
+}
+
+/// A binding of `f`, whose last argument names the Python function that asks, with errors in its terms.
+template <class R, class... A>
+auto named_by_caller(R (*f)(A...)) {
+    return [f](A... a) -> R {
+        const std::string& function = std::get<sizeof...(A) - 1>(std::forward_as_tuple(a...));
+        return in_python_terms(function, [&]() -> R { return f(a...); });
+    };
 }
 
 // ---- errors ----------------------------------------------------------------------------------------------
@@ -585,26 +692,33 @@ PYBIND11_MODULE(_imghist, m) {
         .def_property_readonly("ptr", &DeviceArray::ptr)
         .def("_set_stream", &DeviceArray::set_stream);
 
-    m.def("hist_host", &hist_host, py::arg("src"), py::arg("bins"), py::arg("range"), py::arg("mask"),
-          py::arg("backend"));
-    m.def("calc_hist_host", &calc_hist_host, py::arg("src"), py::arg("channel"), py::arg("bins"), py::arg("range"),
+    m.def("hist_host", named_by_caller(&hist_host), py::arg("src"), py::arg("bins"), py::arg("range"),
+          py::arg("mask"), py::arg("backend"), py::arg("function") = "hist");
+    m.def("calc_hist_host", named("calcHist", &calc_hist_host), py::arg("src"), py::arg("channel"), py::arg("bins"), py::arg("range"),
           py::arg("mask"), py::arg("backend"), py::arg("accumulate"));
-    m.def("hist_device", &hist_device, py::arg("src"), py::arg("bins"), py::arg("range"), py::arg("mask"),
-          py::arg("out"), py::arg("stream"));
-    m.def("equalize", &equalize, py::arg("src"), py::arg("dst"), py::arg("backend"), py::arg("device"),
-          py::arg("stream"));
-    m.def("threshold", &threshold, py::arg("src"), py::arg("dst"), py::arg("thresh"), py::arg("maxval"),
+    m.def("hist_device", named_by_caller(&hist_device), py::arg("src"), py::arg("bins"), py::arg("range"),
+          py::arg("mask"), py::arg("out"), py::arg("stream"), py::arg("function") = "hist");
+    m.def("equalize", named("equalizeHist", &equalize), py::arg("src"), py::arg("dst"), py::arg("backend"),
+          py::arg("device"), py::arg("stream"));
+    m.def("equalize_color", named("equalizeHistColor", &equalize_color), py::arg("src"), py::arg("dst"),
+          py::arg("mode"), py::arg("backend"), py::arg("device"), py::arg("stream"));
+    m.def("apply_table", named_by_caller(&apply_table), py::arg("src"), py::arg("dst"), py::arg("tables"),
+          py::arg("backend"), py::arg("device"), py::arg("stream"), py::arg("function"));
+    m.def("threshold", named("threshold", &threshold), py::arg("src"), py::arg("dst"), py::arg("thresh"), py::arg("maxval"),
           py::arg("type"), py::arg("backend"), py::arg("device"), py::arg("stream"));
-    m.def("clahe", &clahe, py::arg("src"), py::arg("dst"), py::arg("clip"), py::arg("tiles_x"), py::arg("tiles_y"),
+    m.def("clahe", named("CLAHE.apply", &clahe), py::arg("src"), py::arg("dst"), py::arg("clip"), py::arg("tiles_x"), py::arg("tiles_y"),
           py::arg("backend"), py::arg("device"), py::arg("stream"));
-    m.def("stretch", &stretch, py::arg("src"), py::arg("dst"), py::arg("low"), py::arg("high"), py::arg("mode"),
+    m.def("stretch", named("stretchContrast", &stretch), py::arg("src"), py::arg("dst"), py::arg("low"), py::arg("high"), py::arg("mode"),
           py::arg("backend"), py::arg("device"), py::arg("stream"));
-    m.def("match", &match, py::arg("src"), py::arg("reference"), py::arg("dst"), py::arg("backend"),
+    m.def("match", named("matchHistograms", &match), py::arg("src"), py::arg("reference"), py::arg("dst"), py::arg("backend"),
           py::arg("device"), py::arg("stream"));
-    m.def("multiotsu", &multiotsu, py::arg("src"), py::arg("dst"), py::arg("classes"), py::arg("backend"),
+    m.def("multiotsu", named("thresholdMultiOtsu", &multiotsu), py::arg("src"), py::arg("dst"), py::arg("classes"), py::arg("backend"),
           py::arg("device"), py::arg("stream"));
+    m.def("multiotsu_indices", named("filters.threshold_multiotsu", &multiotsu_indices), py::arg("prob"),
+          py::arg("classes"));
     m.def("_time_calc_hist", &time_calc_hist, py::arg("src"), py::arg("bins"), py::arg("backend"), py::arg("repeats"));
     m.def("cuda_device_count", &imghist::cuda_device_count);
+    m.def("version", &imghist::version);
     m.def("built_with_cuda", &imghist::built_with_cuda);
     m.def("cuda_device_name", &imghist::cuda_device_name, py::arg("ordinal") = 0);
 }

@@ -1,5 +1,6 @@
 """The Python interface itself: errors as exceptions with the library's messages, the GIL released during
 work, input kinds (NumPy layouts, DLPack from the CPU, torch CPU tensors, __cuda_array_interface__)."""
+import re
 import threading
 import time
 
@@ -33,23 +34,24 @@ def test_errors_are_exceptions_with_the_librarys_message():
     raises(ValueError, lambda: imghist.hist(IMG, 10, (5, 5)))
     raises(ValueError, lambda: imghist.hist(IMG, mask=np.ones((30, 41), np.uint8)), "mask size 41x30",
            "does not match the image size 40x30")
-    raises(ValueError, lambda: imghist.hist(IMG, mask=np.ones((30, 40), np.uint16)), "mask must be 8-bit")
+    raises(ValueError, lambda: imghist.hist(IMG, mask=np.ones((30, 40), np.uint16)), "mask must be uint8")
     raises(ValueError, lambda: imghist.hist(np.zeros((2, 3, 4, 5), np.uint8)), "2-D (H, W) or 3-D (H, W, C)")
     raises(ValueError, lambda: imghist.hist(np.zeros((4, 5, 2), np.uint8)), "2 channels")
     raises(ValueError, lambda: imghist.hist(IMG, backend="gpu"), "gpu")
-    raises(TypeError, lambda: imghist.equalizeHist(IMG.astype(np.uint16)), "equalize_hist: 8-bit images only")
-    raises(TypeError, lambda: imghist.equalizeHist(np.zeros((5, 5, 3), np.uint8)), "1-channel")
+    raises(TypeError, lambda: imghist.equalizeHist(IMG.astype(np.uint16)), "equalizeHist: uint8 images only")
+    raises(TypeError, lambda: imghist.equalizeHist(np.zeros((5, 5, 3), np.uint8)), "1-channel",
+           "use imghist.equalizeHistColor")
     raises(TypeError, lambda: imghist.threshold(IMG.astype(np.float32), 0, 1, imghist.THRESH_OTSU),
-           "Otsu needs a 1-channel u8 or u16 image")
+           "threshold: Otsu needs a 1-channel uint8 or uint16 image")
     raises(TypeError, lambda: imghist.threshold(IMG.astype(np.uint16), 0, 1, imghist.THRESH_TRIANGLE),
-           "Triangle needs a 1-channel u8 image")
+           "threshold: Triangle needs a 1-channel uint8 image")
     raises(TypeError, lambda: imghist.threshold(IMG.astype(np.int32), 5, 1, imghist.THRESH_BINARY),
-           "threshold: unsupported sample type")
+           "threshold: unsupported dtype int32")
     raises(ValueError, lambda: imghist.threshold(IMG, 5, 1, 5), "unknown type 5")
     raises(ValueError, lambda: imghist.threshold(IMG, 5, 1, imghist.THRESH_OTSU | imghist.THRESH_TRIANGLE),
            "unknown type 24")
     raises(ValueError, lambda: imghist.createCLAHE(2.0, (0, 8)), "tile grid must be at least 1x1")
-    raises(TypeError, lambda: imghist.createCLAHE().apply(IMG.astype(np.float32)), "1-channel u8 or u16")
+    raises(TypeError, lambda: imghist.createCLAHE().apply(IMG.astype(np.float32)), "CLAHE.apply: 1-channel uint8 or uint16")
     raises(TypeError, lambda: imghist.calcHist([IMG], [0, 1], None, [8, 8], [0, 256, 0, 256]), "one-dimensional")
     raises(ValueError, lambda: imghist.calcHist([IMG], [1], None, [8], [0, 256]), "channel 1 does not exist")
     # Outputs: read-only, wrong shape, partial overlap with the source.
@@ -127,6 +129,19 @@ def test_numpy_layouts():
     expected = imghist.hist(np.ascontiguousarray(img), 64, backend="cpu")
     for view in [np.asfortranarray(img), img[::-1, ::-1], img.copy(order="C").view()]:
         np.testing.assert_array_equal(imghist.hist(view, 64, backend="cpu"), expected[:, :])
+    # Unaligned samples (NumPy allows them, e.g. arrays unpickled from a byte stream) are read from a copy;
+    # an unaligned output is refused.
+    raw = np.zeros(img.nbytes + 1, np.uint8)
+    unaligned = np.frombuffer(raw.data, np.uint16, img.size, offset=1).reshape(img.shape)
+    unaligned[...] = img
+    assert not unaligned.flags.aligned
+    np.testing.assert_array_equal(imghist.hist(unaligned, 64, backend="cpu"), expected)
+    gray = np.ascontiguousarray(img[:, :, 0])
+    ro = np.frombuffer(bytearray(gray.nbytes + 1), np.uint16, gray.size, offset=1).reshape(gray.shape)
+    ro[...] = gray
+    np.testing.assert_array_equal(imghist.threshold(ro, 1000, 7, imghist.THRESH_BINARY, backend="cpu")[1],
+                                  cv2.threshold(gray, 1000, 7, cv2.THRESH_BINARY)[1])
+    raises(ValueError, lambda: imghist.threshold(gray, 1000, 7, imghist.THRESH_BINARY, ro, backend="cpu"), "aligned")
     # Non-native byte order is refused rather than misread.
     raises(TypeError, lambda: imghist.hist(img.astype(">u2")), "native byte order")
     # Objects NumPy can view (the buffer protocol): read as np.asarray reads them.
@@ -192,3 +207,39 @@ def test_device_arrays_without_a_device_raise_no_device():
                lambda: imghist.threshold(fake, 1, 2, imghist.THRESH_OTSU), lambda: imghist.createCLAHE().apply(fake)]:
         raises(imghist.NoDeviceError, fn, "a device array was given but no CUDA device is available")
     raises(ValueError, lambda: imghist.equalizeHist(fake, backend="cpu"), "backend='cpu' cannot read a device array")
+
+
+# Names a Python user does not have: C++ functions and types of the libraries, their sample-type names.
+CPP_NAMES = re.compile(r"::|\b(u8|u16|i32|f32|i8|u64|U64)\b|(?<!exposure\.)\bequalize_hist\b|equalize_hist_color|"
+                       r"stretch_contrast|stretch_table|match_table|(?<!exposure\.)\bmatch_histograms?\b|apply_table|"
+                       r"apply_lut|(?<!filters\.)threshold_multiotsu|multiotsu_thresholds|\bBinSpec|CountType|Backend\b|"
+                       r"CudaHistogrammer|calcHistBatch|DeviceBuffer|8-bit|16-bit")
+
+
+def test_messages_name_python_functions_arguments_and_dtypes():
+    rgb = random_image((20, 30, 3), "uint8", 7)
+    f32 = IMG.astype(np.float32)
+    calls = {
+        "hist": [lambda: imghist.hist(f32), lambda: imghist.hist(IMG, 300), lambda: imghist.hist(IMG, 8, (1, float("inf"))),
+                 lambda: imghist.hist(IMG, mask=np.ones((30, 40), np.uint16)), lambda: imghist.hist(IMG, backend="gpu")],
+        "calcHist": [lambda: imghist.calcHist([f32], [0], None, [8], None)],
+        "equalizeHist": [lambda: imghist.equalizeHist(rgb), lambda: imghist.equalizeHist(IMG.astype(np.uint16)),
+                         lambda: imghist.equalizeHist(IMG, np.empty((30, 41), np.uint8))],
+        "equalizeHistColor": [lambda: imghist.equalizeHistColor(IMG), lambda: imghist.equalizeHistColor(rgb, "hsv"),
+                              lambda: imghist.equalizeHistColor(rgb.astype(np.uint16))],
+        "threshold": [lambda: imghist.threshold(f32, 0, 1, imghist.THRESH_OTSU),
+                      lambda: imghist.threshold(IMG.astype(np.int32), 5, 1, imghist.THRESH_BINARY)],
+        "CLAHE.apply": [lambda: imghist.createCLAHE().apply(f32), lambda: imghist.createCLAHE().apply(rgb)],
+        "stretchContrast": [lambda: imghist.stretchContrast(f32), lambda: imghist.stretchContrast(IMG, 80, 30),
+                            lambda: imghist.stretchContrast(rgb, mode="hsv")],
+        "matchHistograms": [lambda: imghist.matchHistograms(f32, f32), lambda: imghist.matchHistograms(rgb, IMG)],
+        "thresholdMultiOtsu": [lambda: imghist.thresholdMultiOtsu(f32), lambda: imghist.thresholdMultiOtsu(IMG, 9),
+                               lambda: imghist.thresholdMultiOtsu(np.zeros((4, 4), np.uint8))],
+    }
+    for function, fns in calls.items():
+        for fn in fns:
+            with pytest.raises(imghist.Error) as info:
+                fn()
+            msg = str(info.value)
+            assert msg.startswith(function + ":"), msg
+            assert not CPP_NAMES.search(msg), msg

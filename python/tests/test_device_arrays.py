@@ -134,6 +134,20 @@ def test_filters_of_device_arrays_match_cv2(fw):
         np.testing.assert_array_equal(fw.down(got), expected, err_msg=dtype)
 
 
+def test_equalize_hist_color_of_device_arrays_matches_the_host_result(fw):
+    # The host result is checked against the cv2 compositions in test_filters.py.
+    for name, img in photographs().items():
+        if img.ndim != 3:
+            continue
+        for bgr in (img, np.dstack([img, img[:, :, 1]])):
+            d = fw.up(bgr)
+            for mode in ("luma", "per-channel"):
+                got = imghist.equalizeHistColor(d, mode)
+                assert fw.is_mine(got)
+                np.testing.assert_array_equal(fw.down(got), imghist.equalizeHistColor(bgr, mode, backend="cpu"),
+                                              err_msg=f"{name} {mode} {bgr.shape}")
+
+
 def test_dst_given_is_written_in_place(fw):
     img = random_image((37, 53), "uint8", 31)
     d = fw.up(img)

@@ -1,4 +1,4 @@
-"""imghist.equalizeHist, threshold and createCLAHE against cv2 on the photographs and generated images,
+"""imghist.equalizeHist, equalizeHistColor, threshold and createCLAHE against cv2 on the photographs and generated images,
 on every backend present."""
 import cv2
 import numpy as np
@@ -54,6 +54,45 @@ def test_equalize_hist_matches_cv2(backend):
     assert not big[:2].any() and not big[:, :3].any()
     # An empty image gives an empty result (cv2 returns at once too).
     assert imghist.equalizeHist(np.zeros((0, 3), np.uint8), backend=backend).shape == (0, 3)
+
+
+def cv2_equalize_color(img, mode):
+    """The cv2 compositions equalizeHistColor documents."""
+    if mode == "per-channel":
+        return cv2.merge([cv2.equalizeHist(c) for c in cv2.split(img)])
+    ycrcb = cv2.cvtColor(img[:, :, :3], cv2.COLOR_BGR2YCrCb)
+    ycrcb[:, :, 0] = cv2.equalizeHist(np.ascontiguousarray(ycrcb[:, :, 0]))
+    bgr = cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2BGR)
+    return bgr if img.shape[2] == 3 else np.dstack([bgr, img[:, :, 3]])
+
+
+def colour_cases():
+    cases = {}
+    for name, img in photographs().items():
+        if img.ndim == 3:
+            cases[name] = img
+            cases[name + " roi"] = img[5:-3, 7:-10]
+            cases[name + " bgra"] = np.dstack([img, random_image(img.shape[:2], "uint8", 5)])
+    for i, (h, w) in enumerate(SIZES):
+        for c in (3, 4):
+            for view_name, view in roi_views(random_image((h, w, c), "uint8", 400 + i)).items():
+                cases[f"{h}x{w}x{c} {view_name}"] = view
+    cases["constant"] = np.full((21, 35, 3), 77, np.uint8)
+    return cases
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["luma", "per-channel"])
+def test_equalize_hist_color_matches_cv2_compositions(backend, mode):
+    for name, img in colour_cases().items():
+        got = imghist.equalizeHistColor(img, mode, backend=backend)
+        assert got.dtype == np.uint8 and got.shape == img.shape
+        np.testing.assert_array_equal(got, cv2_equalize_color(img, mode), err_msg=f"{name} {mode}")
+    img = photographs()["astronaut.png"]
+    dst = np.zeros_like(img)
+    assert imghist.equalizeHistColor(img, mode=mode, dst=dst, backend=backend) is dst
+    np.testing.assert_array_equal(dst, cv2_equalize_color(img, mode))
+    assert imghist.equalizeHistColor(np.zeros((0, 3, 3), np.uint8), mode, backend=backend).shape == (0, 3, 3)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

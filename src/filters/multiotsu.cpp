@@ -12,14 +12,14 @@ constexpr int kMaxSpan = 4096;  // levels between min and max of an image the se
 constexpr int kMaxClasses = 5;
 
 /// The between-class variance table of scikit-image's _multiotsu.pyx, in float32 and with its arithmetic:
-/// H(i, j) for the class [i, j] of the trimmed histogram, stored as a full L x L matrix (row i from column i)
-/// so that the search reads rows contiguously.
+/// H(i, j) for the class [i, j] of the trimmed histogram (probabilities `prob`), stored as a full L x L matrix
+/// (row i from column i) so that the search reads rows contiguously.
 class VarianceTable {
 public:
-    VarianceTable(const std::uint64_t* counts, int L, std::uint64_t total)
+    VarianceTable(const float* probabilities, int L)
         : L_(L), h_(static_cast<std::size_t>(L) * L <= kScratchFloats ? scratch() : own_) {
         std::vector<float> P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
-        auto prob = [&](int i) { return static_cast<float>(static_cast<double>(counts[i]) / static_cast<double>(total)); };
+        auto prob = [&](int i) { return probabilities[i]; };
         P[0] = prob(0);
         S[0] = prob(0);  // (sic) scikit-image starts the first moment at p[0], not 0 * p[0]
         for (int i = 1; i < L; ++i) {
@@ -174,14 +174,37 @@ private:
     std::vector<int> current_, result_;
 };
 
+void check_classes(int classes) {
+    if (classes < 2 || classes > kMaxClasses)
+        throw Error(ErrorCode::InvalidArgument,
+                    "multi-Otsu: classes must lie in [2, 5], got " + std::to_string(classes));
+}
+
+void check_distinct(int distinct, int classes) {
+    if (distinct < classes)
+        throw Error(ErrorCode::InvalidArgument, "multi-Otsu: the image has only " + std::to_string(distinct) +
+                                                    " different values; it cannot be split into " +
+                                                    std::to_string(classes) + " classes");
+}
+
+/// The search on probabilities with at least `classes` non-zero entries; thresholds index `prob`.
+std::vector<int> search_thresholds(const float* prob, int L, int distinct, int classes) {
+    std::vector<int> t;
+    if (distinct == classes) {
+        for (int i = 0; i < L && static_cast<int>(t.size()) < classes - 1; ++i)
+            if (prob[i] != 0) t.push_back(i);
+        return t;
+    }
+    const VarianceTable H(prob, L);
+    return Search(H, L, classes - 1).run();
+}
+
 }  // namespace
 
 std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes) {
     if (!hist || (bins != 256 && bins != 65536))
         throw Error(ErrorCode::InvalidArgument, "multi-Otsu: the histogram must have 256 or 65536 bins");
-    if (classes < 2 || classes > kMaxClasses)
-        throw Error(ErrorCode::InvalidArgument,
-                    "multi-Otsu: classes must lie in [2, 5], got " + std::to_string(classes));
+    check_classes(classes);
     int lo = 0, hi = bins - 1;
     while (lo < bins && hist[lo] == 0) ++lo;
     if (lo == bins) throw Error(ErrorCode::InvalidArgument, "multi-Otsu: empty histogram");
@@ -200,20 +223,31 @@ std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int c
     }
     // scikit-image counts the non-zero float32 probabilities; a non-zero count never rounds to 0 in float32
     // for images of fewer than 2^126 pixels, so counting non-zero counts is the same.
-    if (distinct < classes)
-        throw Error(ErrorCode::InvalidArgument, "multi-Otsu: the image has only " + std::to_string(distinct) +
-                                                    " different values; it cannot be split into " +
-                                                    std::to_string(classes) + " classes");
-    std::vector<int> t;
-    if (distinct == classes) {
-        for (int i = 0; i < L && static_cast<int>(t.size()) < classes - 1; ++i)
-            if (counts[i] != 0) t.push_back(lo + i);
-        return t;
-    }
-    const VarianceTable H(counts, L, total);
-    t = Search(H, L, classes - 1).run();
+    check_distinct(distinct, classes);
+    std::vector<float> prob(static_cast<std::size_t>(L));
+    for (int i = 0; i < L; ++i)
+        prob[static_cast<std::size_t>(i)] =
+            static_cast<float>(static_cast<double>(counts[i]) / static_cast<double>(total));
+    std::vector<int> t = search_thresholds(prob.data(), L, distinct, classes);
     for (int& v : t) v += lo;
     return t;
+}
+
+std::vector<int> multiotsu_threshold_indices(const float* probabilities, int levels, int classes) {
+    if (!probabilities || levels < 1)
+        throw Error(ErrorCode::InvalidArgument, "multi-Otsu: no probabilities");
+    if (levels > kMaxSpan)
+        throw Error(ErrorCode::Unsupported, "multi-Otsu: " + std::to_string(levels) +
+                                                " levels; at most 4096 are supported");
+    check_classes(classes);
+    int distinct = 0;
+    for (int i = 0; i < levels; ++i) {
+        if (!(probabilities[i] >= 0))
+            throw Error(ErrorCode::InvalidArgument, "multi-Otsu: probabilities must be non-negative numbers");
+        distinct += probabilities[i] != 0;
+    }
+    check_distinct(distinct, classes);
+    return search_thresholds(probabilities, levels, distinct, classes);
 }
 
 LevelTable multiotsu_label_table(const std::vector<int>& thresholds, int bins) {

@@ -123,27 +123,11 @@ inline std::vector<std::map<int, std::uint64_t>> counts_of(const cv::Mat& m) {
     return r;
 }
 
-/// skimage's _get_multiotsu_thresh_indices_lut and threshold_multiotsu, written out: exhaustive recursion in
-/// lexicographic order, float32 arithmetic, strict '>'.
-inline std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, int classes) {
-    int lo = 0, hi = static_cast<int>(hist.size()) - 1;
-    while (hist[static_cast<std::size_t>(lo)] == 0) ++lo;
-    while (hist[static_cast<std::size_t>(hi)] == 0) --hi;
-    const int L = hi - lo + 1, m = classes - 1;
-    std::uint64_t total = 0;
-    int distinct = 0;
-    for (int i = lo; i <= hi; ++i) {
-        total += hist[static_cast<std::size_t>(i)];
-        distinct += hist[static_cast<std::size_t>(i)] != 0;
-    }
-    std::vector<int> out;
-    if (distinct == classes) {
-        for (int i = lo; i <= hi && static_cast<int>(out.size()) < m; ++i)
-            if (hist[static_cast<std::size_t>(i)]) out.push_back(i);
-        return out;
-    }
-    std::vector<float> prob(static_cast<std::size_t>(L)), P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
-    for (int i = 0; i < L; ++i) prob[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(hist[static_cast<std::size_t>(lo + i)]) / static_cast<double>(total));
+/// skimage's _get_multiotsu_thresh_indices_lut, written out: exhaustive recursion in lexicographic order,
+/// float32 arithmetic, strict '>'; threshold indices into `prob`.
+inline std::vector<int> ref_multiotsu_search(const std::vector<float>& prob, int classes) {
+    const int L = static_cast<int>(prob.size()), m = classes - 1;
+    std::vector<float> P(static_cast<std::size_t>(L)), S(static_cast<std::size_t>(L));
     P[0] = S[0] = prob[0];
     for (int i = 1; i < L; ++i) {
         P[static_cast<std::size_t>(i)] = P[static_cast<std::size_t>(i - 1)] + prob[static_cast<std::size_t>(i)];
@@ -178,6 +162,30 @@ inline std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, in
         }
     };
     rec(0, 0);
+    return best;
+}
+
+/// skimage's threshold_multiotsu on an image whose histogram is `hist`.
+inline std::vector<int> ref_multiotsu(const std::vector<std::uint64_t>& hist, int classes) {
+    int lo = 0, hi = static_cast<int>(hist.size()) - 1;
+    while (hist[static_cast<std::size_t>(lo)] == 0) ++lo;
+    while (hist[static_cast<std::size_t>(hi)] == 0) --hi;
+    const int L = hi - lo + 1, m = classes - 1;
+    std::uint64_t total = 0;
+    int distinct = 0;
+    for (int i = lo; i <= hi; ++i) {
+        total += hist[static_cast<std::size_t>(i)];
+        distinct += hist[static_cast<std::size_t>(i)] != 0;
+    }
+    std::vector<int> out;
+    if (distinct == classes) {
+        for (int i = lo; i <= hi && static_cast<int>(out.size()) < m; ++i)
+            if (hist[static_cast<std::size_t>(i)]) out.push_back(i);
+        return out;
+    }
+    std::vector<float> prob(static_cast<std::size_t>(L));
+    for (int i = 0; i < L; ++i) prob[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(hist[static_cast<std::size_t>(lo + i)]) / static_cast<double>(total));
+    std::vector<int> best = ref_multiotsu_search(prob, classes);
     for (int& t : best) t += lo;
     return best;
 }

@@ -97,6 +97,28 @@ TEST_CASE("multiotsu_thresholds equals scikit-image's exhaustive search, ties in
     for (int classes : {3, 4}) REQUIRE(imghist::multiotsu_thresholds(h.data(), 256, classes) == ref_multiotsu(h, classes));
 }
 
+TEST_CASE("multiotsu_threshold_indices runs the search on probabilities as given", "[filters][multiotsu]") {
+    // scikit-image's threshold_multiotsu(hist=counts) searches the raw counts as float32 (not normalised):
+    // another rounding than the probabilities multiotsu_thresholds forms, the same search.
+    std::mt19937_64 rng(12);
+    for (int trial = 0; trial < 60; ++trial) {
+        const int classes = 2 + trial % 3;
+        const int L = 8 + static_cast<int>(rng() % 90);
+        std::vector<float> prob(static_cast<std::size_t>(L));
+        for (float& p : prob) p = static_cast<float>(rng() % 5 == 0 ? 0 : 1 + rng() % 100000);
+        prob.front() = prob.back() = 7.f;
+        INFO("trial " << trial << " classes " << classes << " levels " << L);
+        REQUIRE(imghist::multiotsu_threshold_indices(prob.data(), L, classes) == ref_multiotsu_search(prob, classes));
+    }
+    const std::vector<float> two = {0.f, 3.f, 0.f, 1.f};
+    CHECK(imghist::multiotsu_threshold_indices(two.data(), 4, 2) == std::vector<int>{1});
+    CHECK_THROWS_AS(imghist::multiotsu_threshold_indices(two.data(), 4, 3), imghist::Error);
+    const std::vector<float> negative = {1.f, -1.f, 2.f};
+    CHECK_THROWS_AS(imghist::multiotsu_threshold_indices(negative.data(), 3, 2), imghist::Error);
+    const std::vector<float> wide(4097, 1.f);
+    CHECK_THROWS_AS(imghist::multiotsu_threshold_indices(wide.data(), 4097, 2), imghist::Error);
+}
+
 TEST_CASE("level-table rules refuse what they cannot serve", "[filters][errors]") {
     std::vector<std::uint64_t> h(256, 0), empty(256, 0);
     h[3] = 5;

@@ -1,0 +1,9 @@
+# Type stubs of imghist.filters (scikit-image's histogram thresholds; NumPy or CuPy arrays).
+from typing import Any, Optional, Tuple, Union
+
+_Hist = Union[Any, Tuple[Any, Any]]
+
+def threshold_otsu(image: Any = None, nbins: int = 256, *, hist: Optional[_Hist] = None) -> Any: ...
+def threshold_triangle(image: Any, nbins: int = 256) -> Any: ...
+def threshold_multiotsu(image: Any = None, classes: int = 3, nbins: int = 256, *,
+                        hist: Optional[_Hist] = None) -> Any: ...
