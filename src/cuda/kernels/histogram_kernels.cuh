@@ -230,41 +230,171 @@ __device__ __forceinline__ T load_sample(const unsigned char* p) {
     return *reinterpret_cast<const T*>(p);
 }
 
+/// A masked tile of whole rows: one pixel per thread step (rows of `width` pixels).
 template <class T, int C, KMode M, Storage S>
-__device__ __forceinline__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr,
-                                             const Params& p) {
+__device__ __forceinline__ void count_masked_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr) {
+    constexpr int SZ = sizeof(T);
+    const unsigned int tid = threadIdx.x;
+    const unsigned int nthreads = blockDim.x;
+    const unsigned int r0 = static_cast<unsigned int>(lt) * D.tile_rows;
+    const unsigned int nr = min(D.tile_rows, D.rows - r0);
+    const unsigned long long W = D.width;
+    const unsigned long long total = W * nr;
+    const float invW = 1.0f / static_cast<float>(W);
+    for (unsigned long long i = tid; i < total; i += nthreads) {
+        unsigned int r = 0;
+        unsigned long long x = i;
+        if (nr > 1) {
+            r = fast_div(static_cast<unsigned int>(i), static_cast<unsigned int>(W), invW);
+            x = i - static_cast<unsigned long long>(r) * W;
+        }
+        const unsigned long long row = r0 + r;
+        if (D.mask[row * D.mask_pitch + x] == 0) continue;
+        const unsigned char* px = D.base + row * D.pitch + x * (C * SZ);
+#pragma unroll
+        for (int c = 0; c < C; ++c) ctr.count(load_sample<T>(px + c * SZ), c);
+    }
+}
+
+/// The part of an unmasked image one tile covers: rows [r0, r0 + nr) of L samples (Lb bytes), and of each row's
+/// aligned middle the vectors [vbeg, vbeg + vcap).
+struct TileCut {
+    unsigned long long L, Lb;
+    unsigned int r0, nr;
+    unsigned long long vbeg, vcap;
+};
+
+/// Aligned middle of row `row`: vectors [0, vpr) starting at byte `a`; `h` samples before it.
+template <int SZ>
+__device__ __forceinline__ void row_geometry(const Desc& D, const TileCut& tc, unsigned long long row, unsigned long long& a,
+                                             unsigned long long& vpr, unsigned long long& h) {
+    const unsigned long long s = reinterpret_cast<unsigned long long>(D.base + row * D.pitch);
+    a = (s + 15ull) & ~15ull;
+    const unsigned long long e = (s + tc.Lb) & ~15ull;
+    vpr = e > a ? (e - a) >> 4 : 0ull;
+    h = (a - s) / SZ;
+    if (vpr == 0) h = tc.L;  // the whole row is "extras"
+}
+
+/// The aligned middles of a tile whose rows share one alignment: p.vectors loads in flight per thread, all
+/// issued before any is counted.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_uniform_vectors(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr,
+                                                      const Params& p) {
+    constexpr int SPV = 16 / sizeof(T);
+    const unsigned int tid = threadIdx.x;
+    const unsigned int nthreads = blockDim.x;
+    const unsigned int nr = tc.nr;
+    unsigned long long a0, vpr, h;
+    row_geometry<sizeof(T)>(D, tc, tc.r0, a0, vpr, h);
+    const unsigned long long nv_ll = vpr > tc.vbeg ? min(vpr - tc.vbeg, tc.vcap) : 0ull;
+    const unsigned int nv = static_cast<unsigned int>(nv_ll);
+    const unsigned int total = nv * nr;  // tiles are sized so that this stays below 2^24
+    const float inv_nv = nr > 1 && nv ? 1.0f / static_cast<float>(nv) : 0.0f;  // fast_div's, rows > 1 only
+    const unsigned int step = nthreads * p.vectors;
+    const unsigned char* tile_base = reinterpret_cast<const unsigned char*>(a0) + tc.vbeg * 16ull;
+    const int phase0 = C == 1 ? 0 : static_cast<int>((h + tc.vbeg * SPV) % C);
+    for (unsigned int base = tid; base < total; base += step) {
+        uint4 q[4];
+        int phase[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const unsigned int i = base + j * nthreads;
+            if (j < p.vectors && i < total) {
+                unsigned int r = 0, v = i;
+                if (nr > 1) {
+                    r = fast_div(i, nv, inv_nv);
+                    v = i - r * nv;
+                }
+                const unsigned char* addr = tile_base + static_cast<unsigned long long>(r) * D.pitch + v * 16ull;
+                q[j] = __ldg(reinterpret_cast<const uint4*>(addr));
+                phase[j] = C == 1 ? 0 : static_cast<int>((phase0 + v * SPV) % C);
+            } else {
+                phase[j] = -1;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (phase[j] >= 0) ctr.count_vector(q[j], phase[j]);
+    }
+}
+
+/// The aligned middles of a tile whose rows start at different alignments (pitch not a multiple of 16):
+/// geometry per row.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_row_vectors(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr) {
+    constexpr int SPV = 16 / sizeof(T);
+    const unsigned int nvmax = static_cast<unsigned int>(tc.Lb >> 4);
+    const unsigned int total = nvmax * tc.nr;
+    const float inv_nv = nvmax ? 1.0f / static_cast<float>(nvmax) : 0.0f;
+    for (unsigned int i = threadIdx.x; i < total; i += blockDim.x) {
+        const unsigned int r = fast_div(i, nvmax, inv_nv);
+        const unsigned int v = i - r * nvmax;
+        unsigned long long a, vpr, h;
+        row_geometry<sizeof(T)>(D, tc, tc.r0 + r, a, vpr, h);
+        if (v >= vpr) continue;
+        const uint4 q = __ldg(reinterpret_cast<const uint4*>(a + v * 16ull));
+        ctr.count_vector(q, C == 1 ? 0 : static_cast<int>((h + static_cast<unsigned long long>(v) * SPV) % C));
+    }
+}
+
+/// The unaligned head and tail samples of a tile whose rows share one alignment: the same count, nx < 32, in
+/// every row of the tile (often none at all).
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_uniform_extras(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr) {
     constexpr int SZ = sizeof(T);
     constexpr int SPV = 16 / SZ;
     const unsigned int tid = threadIdx.x;
     const unsigned int nthreads = blockDim.x;
+    const unsigned int r0 = tc.r0, nr = tc.nr;
+    unsigned long long a0, vpr, h;
+    row_geometry<SZ>(D, tc, r0, a0, vpr, h);
+    const unsigned int nx = static_cast<unsigned int>(tc.L - vpr * SPV);
+    const unsigned int total = nr * nx;
+    const float inv_nx = nr > 1 && nx ? 1.0f / static_cast<float>(nx) : 0.0f;
+    for (unsigned int i = tid; i < total; i += nthreads) {
+        const unsigned int r = nr > 1 ? fast_div(i, nx, inv_nx) : 0u;
+        const unsigned int k = i - r * nx;
+        const unsigned long long x = k < h ? k : k + vpr * SPV;
+        const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
+        ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
+    }
+}
 
+/// The unaligned head and tail samples of every row of a tile whose rows start at different alignments: fewer
+/// than 32 per row.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_row_extras(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr) {
+    constexpr int SZ = sizeof(T);
+    constexpr int SPV = 16 / SZ;
+    const unsigned int tid = threadIdx.x;
+    const unsigned int nthreads = blockDim.x;
+    const unsigned int r0 = tc.r0, nr = tc.nr;
+    const unsigned int total = nr * 32u;
+    for (unsigned int i = tid; i < total; i += nthreads) {
+        const unsigned int r = i >> 5, k = i & 31u;
+        unsigned long long a, vpr, h;
+        row_geometry<SZ>(D, tc, r0 + r, a, vpr, h);
+        const unsigned long long nx = tc.L - vpr * SPV;
+        if (k >= nx) continue;
+        const unsigned long long x = k < h ? k : k + vpr * SPV;
+        const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
+        ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
+    }
+}
+
+/// Counts tile `lt` of image D.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr,
+                                             const Params& p) {
     if (D.mask != nullptr) {
-        // Masked: one pixel per thread step (rows of `width` pixels, tiles of whole rows).
-        const unsigned int r0 = static_cast<unsigned int>(lt) * D.tile_rows;
-        const unsigned int nr = min(D.tile_rows, D.rows - r0);
-        const unsigned long long W = D.width;
-        const unsigned long long total = W * nr;
-        const float invW = 1.0f / static_cast<float>(W);
-        for (unsigned long long i = tid; i < total; i += nthreads) {
-            unsigned int r = 0;
-            unsigned long long x = i;
-            if (nr > 1) {
-                r = fast_div(static_cast<unsigned int>(i), static_cast<unsigned int>(W), invW);
-                x = i - static_cast<unsigned long long>(r) * W;
-            }
-            const unsigned long long row = r0 + r;
-            if (D.mask[row * D.mask_pitch + x] == 0) continue;
-            const unsigned char* px = D.base + row * D.pitch + x * (C * SZ);
-#pragma unroll
-            for (int c = 0; c < C; ++c) ctr.count(load_sample<T>(px + c * SZ), c);
-        }
+        count_masked_tile(D, lt, ctr);
         return;
     }
-
     const unsigned long long L = D.row_len;
-    const unsigned long long Lb = L * SZ;
+    const unsigned long long Lb = L * sizeof(T);
     unsigned int r0, nr;
-    unsigned long long vbeg, vcap;
+    unsigned long long vcap, vbeg;
     bool extras;
     if (D.tile_rows != 0) {
         r0 = static_cast<unsigned int>(lt) * D.tile_rows;
@@ -282,95 +412,11 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
         extras = chunk == 0;
     }
     const bool uniform = nr == 1 || (D.pitch & 15ull) == 0;
-
-    // Aligned middle of row r: vectors [0, vpr) starting at byte `a`; `h` samples before it.
-    auto row_geometry = [&](unsigned long long row, unsigned long long& a, unsigned long long& vpr,
-                            unsigned long long& h) {
-        const unsigned long long s = reinterpret_cast<unsigned long long>(D.base + row * D.pitch);
-        a = (s + 15ull) & ~15ull;
-        const unsigned long long e = (s + Lb) & ~15ull;
-        vpr = e > a ? (e - a) >> 4 : 0ull;
-        h = (a - s) / SZ;
-        if (vpr == 0) h = L;  // the whole row is "extras"
-    };
-
-    if (uniform) {
-        unsigned long long a0, vpr, h;
-        row_geometry(r0, a0, vpr, h);
-        const unsigned long long nv_ll = vpr > vbeg ? min(vpr - vbeg, vcap) : 0ull;
-        const unsigned int nv = static_cast<unsigned int>(nv_ll);
-        const unsigned int total = nv * nr;  // tiles are sized so that this stays below 2^24
-        const float inv_nv = nr > 1 && nv ? 1.0f / static_cast<float>(nv) : 0.0f;  // fast_div's, rows > 1 only
-        const unsigned int step = nthreads * p.vectors;
-        const unsigned char* tile_base = reinterpret_cast<const unsigned char*>(a0) + vbeg * 16ull;
-        const int phase0 = C == 1 ? 0 : static_cast<int>((h + vbeg * SPV) % C);
-        for (unsigned int base = tid; base < total; base += step) {
-            uint4 q[4];
-            int phase[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const unsigned int i = base + j * nthreads;
-                if (j < p.vectors && i < total) {
-                    unsigned int r = 0, v = i;
-                    if (nr > 1) {
-                        r = fast_div(i, nv, inv_nv);
-                        v = i - r * nv;
-                    }
-                    const unsigned char* addr = tile_base + static_cast<unsigned long long>(r) * D.pitch + v * 16ull;
-                    q[j] = __ldg(reinterpret_cast<const uint4*>(addr));
-                    phase[j] = C == 1 ? 0 : static_cast<int>((phase0 + v * SPV) % C);
-                } else {
-                    phase[j] = -1;
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                if (phase[j] >= 0) ctr.count_vector(q[j], phase[j]);
-        }
-    } else {
-        // Rows start at different alignments (pitch not a multiple of 16): geometry per row.
-        const unsigned int nvmax = static_cast<unsigned int>(Lb >> 4);
-        const unsigned int total = nvmax * nr;
-        const float inv_nv = nvmax ? 1.0f / static_cast<float>(nvmax) : 0.0f;
-        for (unsigned int i = tid; i < total; i += nthreads) {
-            const unsigned int r = fast_div(i, nvmax, inv_nv);
-            const unsigned int v = i - r * nvmax;
-            unsigned long long a, vpr, h;
-            row_geometry(r0 + r, a, vpr, h);
-            if (v >= vpr) continue;
-            const uint4 q = __ldg(reinterpret_cast<const uint4*>(a + v * 16ull));
-            ctr.count_vector(q, C == 1 ? 0 : static_cast<int>((h + static_cast<unsigned long long>(v) * SPV) % C));
-        }
-    }
-
-    if (extras && uniform) {
-        // Head and tail samples: the same count, nx < 32, in every row of the tile (often none at all).
-        unsigned long long a0, vpr, h;
-        row_geometry(r0, a0, vpr, h);
-        const unsigned int nx = static_cast<unsigned int>(L - vpr * SPV);
-        const unsigned int total = nr * nx;
-        const float inv_nx = nr > 1 && nx ? 1.0f / static_cast<float>(nx) : 0.0f;
-        for (unsigned int i = tid; i < total; i += nthreads) {
-            const unsigned int r = nr > 1 ? fast_div(i, nx, inv_nx) : 0u;
-            const unsigned int k = i - r * nx;
-            const unsigned long long x = k < h ? k : k + vpr * SPV;
-            const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
-            ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
-        }
-    } else if (extras) {
-        // Head and tail samples of every row: fewer than 32 per row.
-        const unsigned int total = nr * 32u;
-        for (unsigned int i = tid; i < total; i += nthreads) {
-            const unsigned int r = i >> 5, k = i & 31u;
-            unsigned long long a, vpr, h;
-            row_geometry(r0 + r, a, vpr, h);
-            const unsigned long long nx = L - vpr * SPV;
-            if (k >= nx) continue;
-            const unsigned long long x = k < h ? k : k + vpr * SPV;
-            const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
-            ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
-        }
-    }
+    const TileCut tc{L, Lb, r0, nr, vbeg, vcap};
+    if (uniform) count_uniform_vectors(D, tc, ctr, p);
+    else count_row_vectors(D, tc, ctr);
+    if (extras && uniform) count_uniform_extras(D, tc, ctr);
+    else if (extras) count_row_extras(D, tc, ctr);
 }
 
 /// Sum of the `copies` privatized copies of one slot (at `base`), which it leaves zero when `clear` (a block
