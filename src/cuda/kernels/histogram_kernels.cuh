@@ -611,6 +611,61 @@ __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarge
     if (tid == 0) *m.ticket = 0u;
 }
 
+/// The first image of a batch launch whose tiles contain tile t: the last entry with tile_begin <= t (empty
+/// images share tile_begin with their successor and are skipped by taking the last). Equally spaced images
+/// all have one.tiles tiles.
+__device__ __forceinline__ unsigned int first_image(const Params& p, unsigned long long t) {
+    if (p.descs == nullptr) return static_cast<unsigned int>(t / p.one.tiles);
+    unsigned int lo = 0, hi = p.ndesc;  // invariant: descs[lo].tile_begin <= t
+    while (hi - lo > 1) {
+        const unsigned int mid = (lo + hi) / 2;
+        if (p.descs[mid].tile_begin <= t) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/// A block's counters in shared memory: of the C * slots flat slots (`slots` per channel), the `owned` ones from
+/// `first`, `copies` privatized copies each (Smem/Split; none for Global), then C out-of-range words (Global).
+struct BlockCounters {
+    unsigned int* hist;
+    unsigned int* oor;
+    unsigned int first, owned, slots;
+    int copies;
+};
+
+/// Flushes a block's counts of one image to `out` and clears them for the next image. Thread i reads the copies
+/// of local slot i rotated by i, so the threads of a warp hit different banks. `store`: the block holds every
+/// tile of the image (Params::store_whole) and stores the counts instead of adding them.
+template <int C, Storage S>
+__device__ __forceinline__ void flush_counts(const Params& p, const BlockCounters& bc, const FlushTarget& out, bool store,
+                                             bool direct) {
+    const unsigned int tid = threadIdx.x;
+    if constexpr (S != Storage::Global) {
+        for (unsigned int i = tid; i < bc.owned; i += blockDim.x) {
+            const unsigned long long sum = take_copies(bc.hist + (i << p.copies_log2), bc.copies, i);
+            const unsigned int f = bc.first + i;
+            const unsigned int c = C == 1 ? 0u : f / bc.slots;
+            unsigned int b = f - c * bc.slots;
+            if (store) {  // every slot is its own counter (the host's condition): zeroes are written too
+                out.store(c, b, sum);
+                continue;
+            }
+            if (sum == 0) continue;
+            if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
+            out.add(c, b, sum, direct ? p.overflow_flag : nullptr);
+        }
+        // Raw 8-bit slots have no out-of-range slot: under the identity fold nothing is out of range.
+        if (store && p.fold && tid < C) out.store(tid, out.bins, 0ull);
+    } else {
+        if (tid < C) {
+            const unsigned int o = bc.oor[tid];
+            bc.oor[tid] = 0u;
+            if (o != 0) out.add(tid, out.bins, o, nullptr);
+        }
+    }
+}
+
 /// B: a batch launch (Params::descs, or equally spaced images). Single images take their own instance: the
 /// batch's image lookup, strides and stored flush would otherwise cost the counting loop registers it has
 /// none to spare of (64 at 1024 threads; measured on H100: 256 MiB 8-bit 100.8 -> 104-107 us, 8K 3-channel
@@ -633,12 +688,11 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
     const unsigned int owned = S == Storage::Split ? min(p.split_slots, flat_slots - min(first, flat_slots)) : flat_slots;
     // Layout: Smem/Split: owned slots * copies words; Global: none. Then 4 out-of-range words (Global).
     const int hist_words = S == Storage::Global ? 0 : static_cast<int>(owned) * copies;
-    unsigned int* hist = smem;
-    unsigned int* oor = smem + hist_words;
+    const BlockCounters bc{smem, smem + hist_words, first, owned, slots, copies};
     const unsigned int tid = threadIdx.x;
 
-    zero_shared(hist, hist_words);
-    if (tid < 4) oor[tid] = 0u;
+    zero_shared(bc.hist, hist_words);
+    if (tid < 4) bc.oor[tid] = 0u;
     __syncthreads();
     const bool zero_first = S != Storage::Global && p.zero_first != 0;  // Global adds while it counts
     if (zero_first && tid >= ((blockDim.x - 1u) & ~31u))
@@ -647,8 +701,8 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
 
     Counter<T, C, M, S> ctr(p);
     ctr.overflow_flag = p.overflow_flag;
-    ctr.oor_base = smem_addr(oor);
-    ctr.lane_base = smem_addr(hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
+    ctr.oor_base = smem_addr(bc.oor);
+    ctr.lane_base = smem_addr(bc.hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
     ctr.split_first = first;
@@ -656,24 +710,8 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
 
     unsigned long long t, t_end;
     tile_range(p.total_tiles, group, groups, t, t_end);
-
-    // First image whose tiles contain t: the last entry with tile_begin <= t (empty images share
-    // tile_begin with their successor and are skipped by taking the last). Equally spaced images all have
-    // one.tiles tiles.
     unsigned int d = 0;
-    if constexpr (B) {
-        if (p.descs == nullptr) {
-            d = static_cast<unsigned int>(t / p.one.tiles);
-        } else {
-            unsigned int lo = 0, hi = p.ndesc;  // invariant: descs[lo].tile_begin <= t
-            while (hi - lo > 1) {
-                const unsigned int mid = (lo + hi) / 2;
-                if (p.descs[mid].tile_begin <= t) lo = mid;
-                else hi = mid;
-            }
-            d = lo;
-        }
-    }
+    if constexpr (B) d = first_image(p, t);
     const bool direct = p.direct != 0;
 
     while (t < t_end) {
@@ -694,8 +732,6 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
             passed = true;
         }
         __syncthreads();
-        // Flush this block's counts for image D and clear them for the next image. Thread i reads the
-        // copies of local slot i rotated by i, so the threads of a warp hit different banks.
         // This block holds every tile of the image: it stores the counts (Params::store_whole). The block's
         // range is derived again here rather than kept through the counting loop.
         bool store = false;
@@ -707,29 +743,7 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
         const unsigned int bins = static_cast<unsigned int>(p.bins);
         const FlushTarget out = direct ? FlushTarget{D.counts, D.ch_stride, D.oor, bins, p.count_u64 != 0}
                                        : merge_target(p.merge, bins);
-        if constexpr (S != Storage::Global) {
-            for (unsigned int i = tid; i < owned; i += blockDim.x) {
-                const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
-                const unsigned int f = first + i;
-                const unsigned int c = C == 1 ? 0u : f / slots;
-                unsigned int b = f - c * slots;
-                if (store) {  // every slot is its own counter (the host's condition): zeroes are written too
-                    out.store(c, b, sum);
-                    continue;
-                }
-                if (sum == 0) continue;
-                if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
-                out.add(c, b, sum, direct ? p.overflow_flag : nullptr);
-            }
-            // Raw 8-bit slots have no out-of-range slot: under the identity fold nothing is out of range.
-            if (store && p.fold && tid < C) out.store(tid, bins, 0ull);
-        } else {
-            if (tid < C) {
-                const unsigned int o = oor[tid];
-                oor[tid] = 0u;
-                if (o != 0) out.add(tid, bins, o, nullptr);
-            }
-        }
+        flush_counts<C, S>(p, bc, out, store, direct);
         __syncthreads();
     }
 
