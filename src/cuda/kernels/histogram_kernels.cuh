@@ -798,6 +798,69 @@ struct VectorGrid {
     }
 };
 
+/// contiguous_kernel's counting loop over the vectors [v, v_end) of the block, stepping by blockDim.x: groups
+/// of four vectors per thread, each group's loads issued before the previous group is counted (the first
+/// group, `q`, loaded by the caller), full groups counted without a test per vector and the last, partial
+/// group after them. Flat: sixteen equal bytes are counted at once (Counter::count_if_flat).
+template <bool Flat, class T, int C, KMode M, bool Merged, bool Rows>
+__device__ __forceinline__ void count_vectors(Counter<T, C, M, Storage::Smem>& ctr, const VectorGrid<Rows>& grid,
+                                              const ContiguousArgs<Merged, Rows>& p, unsigned int v, unsigned int v_end,
+                                              uint4 (&q)[4]) {
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    auto count = [&](const uint4& x, unsigned int at) {
+        if constexpr (Flat) {
+            if (ctr.count_if_flat(x)) return;
+        }
+        ctr.count_vector(x, grid.template phase<C, SPV>(at, p.head));
+    };
+    while (v + 3 * blockDim.x < v_end) {
+        const unsigned int vn = v + 4 * blockDim.x;
+        uint4 n[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) n[j] = vn + j * blockDim.x < v_end ? grid.load(vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) count(q[j], v + j * blockDim.x);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q[j] = n[j];
+        v = vn;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+        if (v + j * blockDim.x < v_end) count(q[j], v + j * blockDim.x);
+}
+
+/// contiguous_kernel in rows: the head and tail samples (fewer than 32 per row) of the rows whose first vector
+/// is in the block's range [v_begin, v_end): 32 threads per row.
+template <class T, int C, KMode M, bool Merged>
+__device__ __forceinline__ void count_row_ends(Counter<T, C, M, Storage::Smem>& ctr, const ContiguousArgs<Merged, true>& p,
+                                               unsigned int v_begin, unsigned int v_end) {
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    const unsigned int per_row = p.head + p.tail;
+    if (per_row == 0) return;
+    const unsigned int rv = p.rows.row_vectors;
+    const unsigned int r0 = (v_begin + rv - 1) / rv, r1 = (v_end + rv - 1) / rv;
+    for (unsigned int k = threadIdx.x; k < (r1 - r0) * 32u; k += blockDim.x) {
+        const unsigned int j = k & 31u;
+        if (j >= per_row) continue;
+        const unsigned int x = j < p.head ? j : j + rv * SPV;  // sample within the row
+        const T* row = reinterpret_cast<const T*>(p.base + static_cast<unsigned long long>(r0 + (k >> 5)) * p.rows.pitch);
+        ctr.count(row[x], C == 1 ? 0 : static_cast<int>(x % C));
+    }
+}
+
+/// contiguous_kernel on one run: block 0 counts the unaligned head, the last block the tail.
+template <class T, int C, KMode M, bool Merged>
+__device__ __forceinline__ void count_run_ends(Counter<T, C, M, Storage::Smem>& ctr, const ContiguousArgs<Merged, false>& p,
+                                               const T* samples) {
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    const unsigned int tid = threadIdx.x;
+    if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
+    if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
+        const unsigned int o = p.head + SPV * p.vectors + tid;
+        ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
+    }
+}
+
 /// One image of C channels (8-bit samples counted raw, 16-bit or float samples binned as counted), small
 /// enough that each block takes one range of its 16-byte vectors (the plan's small-image grid): contiguous, or
 /// for Rows in rows of the same 16-byte alignment (ContiguousParams); overwritten in one pass or, for Merged
@@ -849,60 +912,17 @@ __global__ void __launch_bounds__(KernelBounds::contiguous) contiguous_kernel(co
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
 
-    auto count_all = [&](auto flat_tag) {
-        constexpr bool flat = decltype(flat_tag)::value;
-        auto count = [&](const uint4& x, unsigned int at) {
-            if constexpr (flat) {
-                if (ctr.count_if_flat(x)) return;
-            }
-            ctr.count_vector(x, grid.template phase<C, SPV>(at, p.head));
-        };
-        while (v + 3 * blockDim.x < v_end) {
-            const unsigned int vn = v + 4 * blockDim.x;
-            uint4 n[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) n[j] = vn + j * blockDim.x < v_end ? grid.load(vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) count(q[j], v + j * blockDim.x);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) q[j] = n[j];
-            v = vn;
-        }
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (v + j * blockDim.x < v_end) count(q[j], v + j * blockDim.x);
-    };
     if constexpr (kFlat) {
         // Warp-uniform: every lane of the warp reaches this point. Flat mode when at least half of the
         // warp's first vectors are flat (with any one, textured parts of photographs paid the test).
         const bool flat_start = v < v_end && sixteen_equal_bytes(q[0]);
-        if (__popc(__ballot_sync(0xFFFFFFFFu, flat_start)) >= 16) count_all(std::true_type{});
-        else count_all(std::false_type{});
+        if (__popc(__ballot_sync(0xFFFFFFFFu, flat_start)) >= 16) count_vectors<true>(ctr, grid, p, v, v_end, q);
+        else count_vectors<false>(ctr, grid, p, v, v_end, q);
     } else {
-        count_all(std::false_type{});
+        count_vectors<false>(ctr, grid, p, v, v_end, q);
     }
-    if constexpr (Rows) {
-        // The head and tail samples (fewer than 32 per row) of the rows whose first vector is in this
-        // block's range: 32 threads per row.
-        const unsigned int per_row = p.head + p.tail;
-        if (per_row != 0) {
-            const unsigned int rv = p.rows.row_vectors;
-            const unsigned int r0 = (v_begin + rv - 1) / rv, r1 = (v_end + rv - 1) / rv;
-            for (unsigned int k = tid; k < (r1 - r0) * 32u; k += blockDim.x) {
-                const unsigned int j = k & 31u;
-                if (j >= per_row) continue;
-                const unsigned int x = j < p.head ? j : j + rv * SPV;  // sample within the row
-                const T* row = reinterpret_cast<const T*>(p.base + static_cast<unsigned long long>(r0 + (k >> 5)) * p.rows.pitch);
-                ctr.count(row[x], C == 1 ? 0 : static_cast<int>(x % C));
-            }
-        }
-    } else {
-        if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
-        if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
-            const unsigned int o = p.head + SPV * p.vectors + tid;
-            ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
-        }
-    }
+    if constexpr (Rows) count_row_ends(ctr, p, v_begin, v_end);
+    else count_run_ends(ctr, p, samples);
     if (!Merged && tid == 0) wait_output_zeroed(p.out.sync);
     __syncthreads();
 
