@@ -1,4 +1,6 @@
-// imghist — umbrella header: everything in the core library (no OpenCV or CUDA headers needed).
+// imghist — umbrella header: images, batches, histograms, owning buffers and errors (no OpenCV or CUDA headers
+// needed). The filters (filters.hpp, batch_filters.hpp), the policy overrides (policy.hpp) and the OpenCV bridge
+// (opencv.hpp) are included on their own.
 #pragma once
 
 #include "imghist/buffer.hpp"

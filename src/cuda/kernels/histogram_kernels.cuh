@@ -1,6 +1,7 @@
 // Internal: the histogram kernels.
 //
-// One kernel template serves every request. Its parameters: the sample type T, the channel count C, the
+// Two kernel templates: histogram_kernel serves every request, and contiguous_kernel (below) the small unmasked
+// images the plan gives it. histogram_kernel's parameters: the sample type T, the channel count C, the
 // binning evaluation M (binning.hpp; Shift is split into ShiftFull when no range test is needed), whether
 // the launch is a batch B (a single image's instance carries none of the batch's lookup, so its counting
 // loop keeps every value in registers), and where the counters live:
@@ -22,8 +23,8 @@
 // published. Mapped host outputs (blocking calls) and histograms of more counters than one warp zeroes quickly
 // (HistogramLimits::zero_first_max_counters) are counted in the workspace instead and copied out by the last block to
 // finish (finish_merge), which for a blocking call tags every word it stores in page-locked host memory with the call's
-// number: the host reads the result once every word carries it, instead of synchronising the stream (about 1.5 us less
-// of a blocking call on H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts
+// number: the host reads the result once every word carries it, instead of synchronising the stream, whose wake-up
+// costs a small call more (docs/DESIGN.md section 5). A batch that overwrites stores the counts
 // of every image one block holds whole (Params::store_whole) and adds those of images shared between blocks into
 // outputs zeroed before the launch; images of one geometry at equal distances are found by their strides
 // (Params::strides) instead of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit
@@ -31,7 +32,8 @@
 // general kernel's descriptors and tiling.
 //
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
-// samples out of range, so the hot loop has no branch), copy k of slot s of channel c sits at
+// samples out of range, so the hot loop has no branch; 8-bit samples are counted as their 256 raw values and
+// folded into bins at the flush), copy k of slot s of channel c sits at
 // ((c*S + s) * copies + k), and lane l uses copy l % copies. With 32 copies every lane owns one bank, so
 // a warp's 32 increments never conflict in a bank whatever the data (uniform noise or a constant image);
 // fewer copies trade some conflicts for room when the histogram is wide. Increments are shared-memory
@@ -148,7 +150,7 @@ struct Counter {
     BinRegs br;
     unsigned int lane_base;   // Smem/Split: shared byte address of this lane's copy of local slot 0
     unsigned int slot_bytes;  // Smem/Split: bytes between two slots (copies * 4)
-    unsigned int chan_slots;  // slots per channel (bins + 1)
+    unsigned int chan_slots;  // slots per channel (bins + 1, or the 256 raw 8-bit values)
     unsigned int split_first; // Split: first flat slot owned by this block
     unsigned int split_slots; // Split: flat slots owned by this block
     unsigned int oor_base;    // Global: shared byte address of the C out-of-range counters
@@ -575,8 +577,8 @@ __device__ __forceinline__ FlushTarget merge_target(const MergeRef& m, unsigned 
 /// last block to arrive copies the workspace to `out` (plain stores: `out` may be page-locked host memory,
 /// where device atomics would cross the bus), each word carrying m.tag when one is set, and zeroes the
 /// workspace and the ticket for the next launch. A host waiting for a tagged result needs no other sign: a
-/// word is final once it carries the tag, because each is one aligned 8-byte store (bench/experiments/
-/// result_signal.cu: 0.4-0.6 us sooner than counts, a system-scope fence and a word behind them).
+/// word is final once it carries the tag, because each is one aligned 8-byte store (no system-scope fence and
+/// no separate word behind the counts, which cost more: docs/DESIGN.md section 5).
 __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarget& out, int C) {
     __shared__ bool last;
     const unsigned int tid = threadIdx.x;
@@ -668,8 +670,7 @@ __device__ __forceinline__ void flush_counts(const Params& p, const BlockCounter
 
 /// B: a batch launch (Params::descs, or equally spaced images). Single images take their own instance: the
 /// batch's image lookup, strides and stored flush would otherwise cost the counting loop registers it has
-/// none to spare of (64 at 1024 threads; measured on H100: 256 MiB 8-bit 100.8 -> 104-107 us, 8K 3-channel
-/// 50.7 -> 54-56 us with one instance for both).
+/// none to spare of (64 at 1024 threads), and it would spill (docs/DESIGN.md section 5).
 template <class T, int C, KMode M, Storage S, bool B>
 __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
@@ -866,7 +867,7 @@ __device__ __forceinline__ void count_run_ends(Counter<T, C, M, Storage::Smem>& 
 /// for Rows in rows of the same 16-byte alignment (ContiguousParams); overwritten in one pass or, for Merged
 /// (blocking calls, histograms wider than the one-pass zeroing), through the last-block merge. The general
 /// kernel's work without its generality: no descriptors, tiles, masks or batch, a parameter block of a few
-/// words — at 640x480 its prologue, tiling and flush were most of its instructions. Contiguous: block 0 also
+/// words: at 640x480 the general kernel's prologue, tiling and flush are most of its instructions. Contiguous: block 0 also
 /// counts the unaligned head, the last block the tail. Rows: vector i is vector i mod row_vectors of row
 /// i / row_vectors, and a row's unaligned head and tail samples are counted by the block whose range holds
 /// the row's first vector. Counting (Counter), the zeroing of the output, the merge and the fold of raw
@@ -875,7 +876,7 @@ __device__ __forceinline__ void count_run_ends(Counter<T, C, M, Storage::Smem>& 
 ///
 /// Flat 8-bit gray data (constant images, flat regions) is counted sixteen equal bytes at a time
 /// (Counter::count_if_flat) by warps whose first vectors are mostly such runs; other warps never test for
-/// it, since the test alone, made for every vector, cost uniform and noisy data 5-8% (8K and 256 MiB, H200).
+/// it, since the test alone, made for every vector, slows uniform and noisy data (docs/DESIGN.md section 5).
 template <class T, int C, KMode M, bool Merged, bool Rows>
 __global__ void __launch_bounds__(KernelBounds::contiguous) contiguous_kernel(const ContiguousArgs<Merged, Rows> p) {
     extern __shared__ unsigned int smem[];

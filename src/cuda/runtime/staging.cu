@@ -1,4 +1,4 @@
-// Host staging (imghist/internal/staging.hpp): host images to the device and results back, through the
+// Host staging (staging.hpp): host images to the device and results back, through the
 // workspace's pinned chunks.
 #include <cuda_runtime.h>
 

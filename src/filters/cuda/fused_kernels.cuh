@@ -127,9 +127,9 @@ __device__ __forceinline__ uint4 load_segment(const SegmentRef& r) {
 
 /// One increment per byte of the segment into this lane's copy of the channel's 256 counters. A whole
 /// 16-byte segment (all but the heads and tails of rows) takes a path without a test per byte: with one,
-/// every increment was a branch of its own that rebuilt the shared address (about 19 instructions per
-/// counted byte, ncu on an H200), and at frame sizes, where a block has few warps to hide latency with,
-/// the instructions rather than the memory set the one-launch filter's time.
+/// every increment is a branch of its own that rebuilds the shared address, and at frame sizes, where a
+/// block has few warps to hide latency with, the instructions rather than the memory set the one-launch
+/// filter's time (docs/DESIGN.md section 5).
 template <int C>
 __device__ __forceinline__ void count_segment(const uint4& q, const SegmentRef& r, std::uint32_t* mine, int copies_log2) {
     unsigned c = C == 1 ? 0u : static_cast<unsigned>(r.offset % C);
@@ -171,7 +171,8 @@ __device__ __forceinline__ void store_segment(const SegmentRef& r, const uint4& 
 /// the block's 256 threads hold, entry tid of channel c in e[c]: each word is gathered by shuffles from the
 /// four lanes that hold its entries, and each of those lanes stores 8 of its 32 copies, rotated by the word's
 /// index so that a warp's 32 stores fall in 32 different banks. (kernels.cuh's spread_tables, which reads
-/// the entries back from memory byte by byte, took 112 instructions per thread and channel in this kernel.)
+/// the entries back from memory byte by byte, takes more instructions per thread and channel: docs/DESIGN.md
+/// section 5.)
 /// Images of 3 and 4 channels; a gray image's table is read as it is (ByteLutOp).
 template <int C>
 __device__ __forceinline__ void spread_entries(const unsigned (&e)[C], std::uint32_t* tab) {
