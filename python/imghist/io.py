@@ -50,7 +50,8 @@ class Metadata:
 
     exif: the EXIF block from its TIFF header on ("II*\\0" / "MM\\0*"; a leading "Exif\\0\\0" is removed);
     icc: the ICC profile; xmp: the XMP packet (UTF-8 XML); comments: text comments; dpi: (x, y) dots per
-    inch, or None; orientation: the EXIF Orientation, 1-8 (1 when there is no EXIF block); quality: a lossy
+    inch, or None; orientation: the EXIF Orientation, 1-8 (read() gives 1 when there is no EXIF block; None
+    on write keeps the EXIF block's tag as it is, a number is written into it); quality: a lossy
     input's estimated quality, 1-100, or None; progressive: a progressive JPEG (a JPEG output is then
     progressive too); format: the file's format as read ("PNG", "JPEG", "TIFF", "WebP", "BMP", "TGA", "PNM"), or None."""
 
@@ -59,7 +60,7 @@ class Metadata:
     xmp: bytes = b""
     comments: _List[str] = _field(default_factory=list)
     dpi: _Optional[_Tuple[float, float]] = None
-    orientation: int = 1
+    orientation: _Optional[int] = None
     quality: _Optional[int] = None
     progressive: bool = False
     format: _Optional[str] = None

@@ -14,7 +14,7 @@ class Metadata:
     xmp: bytes = b""
     comments: List[str] = ...
     dpi: Optional[Tuple[float, float]] = None
-    orientation: int = 1
+    orientation: Optional[int] = None
     quality: Optional[int] = None
     progressive: bool = False
     format: Optional[str] = None

@@ -24,6 +24,7 @@
 #include "io/fileio.hpp"
 #include "io/metadata.hpp"
 #include "commands/commands.hpp"
+#include "cv_read.hpp"
 
 namespace imghist_py {
 namespace {
@@ -169,90 +170,6 @@ void write_image(const std::string& path, py::array array, py::object metadata, 
 
 // ---- cv2-shaped imread / imwrite ---------------------------------------------------------------------------
 
-// cv2's flags.
-constexpr int kUnchanged = -1, kColor = 1, kAnyDepth = 2, kAnyColor = 4, kIgnoreOrientation = 128;
-
-/// A JPEG's luma as libjpeg decodes it for a gray output (cv2.IMREAD_GRAYSCALE): its Y plane.
-cli::Image jpeg_luma(const cli::Bytes& data, const std::string& path, const cli::DecodeOptions& o) {
-    const cli::JpegPlanes p = cli::decode_jpeg_planes(data, path, o);
-    const cli::JpegPlane& y = p.planes.at(0);
-    cli::Image img(p.width, p.height, 1, 8);
-    for (int r = 0; r < p.height; ++r)
-        std::memcpy(img.row(r), y.data.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(y.stride),
-                    static_cast<std::size_t>(p.width));
-    img.meta = p.meta;
-    return img;
-}
-
-cv::Mat mat_of(cli::Image& img) {
-    return cv::Mat(img.height(), img.width(), CV_MAKETYPE(img.depth() == 16 ? CV_16U : CV_8U, img.channels()),
-                   img.data(), img.row_bytes());
-}
-
-/// `img` (RGB order) with `channels` channels in cv2's BGR order: 1 gray, 3 BGR, 4 BGRA.
-cli::Image cv_channels(cli::Image& img, int channels) {
-    static const int to_gray[5] = {0, 0, 0, cv::COLOR_RGB2GRAY, cv::COLOR_RGBA2GRAY};
-    static const int to_bgr[5] = {0, cv::COLOR_GRAY2BGR, 0, cv::COLOR_RGB2BGR, cv::COLOR_RGBA2BGR};
-    static const int to_bgra[5] = {0, cv::COLOR_GRAY2BGRA, 0, cv::COLOR_RGB2BGRA, cv::COLOR_RGBA2BGRA};
-    cli::Image src = std::move(img);
-    if (src.channels() == 2) {  // gray + alpha: as gray, or as gray in B, G and R with the alpha
-        cli::Image g(src.width(), src.height(), channels == 4 ? 4 : 1, src.depth());
-        cv::Mat s = mat_of(src), d = mat_of(g);
-        if (channels == 4) {
-            const int from_to[] = {0, 0, 0, 1, 0, 2, 1, 3};
-            cv::mixChannels(&s, 1, &d, 1, from_to, 4);
-            return g;
-        }
-        cv::extractChannel(s, d, 0);
-        if (channels == 1) return g;
-        src = std::move(g);
-    }
-    if (src.channels() == channels && channels == 1) return src;
-    const int code = channels == 1 ? to_gray[src.channels()] : channels == 3 ? to_bgr[src.channels()] : to_bgra[src.channels()];
-    cli::Image out(src.width(), src.height(), channels, src.depth());
-    cv::Mat d = mat_of(out);
-    cv::cvtColor(mat_of(src), d, code);
-    return out;
-}
-
-/// cv2.imread's rules (OpenCV 4.6) on imghist_io's decoders; see imghist.imread's docstring.
-cli::Image cv_read(const std::string& path, int flags, std::uint64_t max_pixels) {
-    const bool unchanged = flags == kUnchanged;
-    if (!unchanged && (flags < 0 || (flags & ~(kColor | kAnyDepth | kAnyColor | kIgnoreOrientation)) != 0))
-        fail(ErrorCode::Unsupported, "unsupported flags " + std::to_string(flags) +
-                                         "; supported: IMREAD_UNCHANGED, or IMREAD_GRAYSCALE / IMREAD_COLOR with "
-                                         "IMREAD_ANYDEPTH, IMREAD_ANYCOLOR, IMREAD_IGNORE_ORIENTATION");
-    const cli::Bytes data = cli::read_file(path);
-    const Format f = cli::sniff_format(data, path);
-    cli::DecodeOptions o;
-    o.max_pixels = max_pixels;
-    const bool gray = !unchanged && !(flags & kColor) && !(flags & kAnyColor);
-    cli::Image img = gray && f == Format::Jpeg && cli::jpeg_planar_ok(data) ? jpeg_luma(data, path, o)
-                                                                             : cli::decode_image(data, path, o);
-    // OpenCV's JPEG and PNG decoders hand their EXIF orientation to imread, which applies it unless told not
-    // to; its TIFF decoder applies it itself, always; its WebP decoder reads none.
-    const bool orient = f == Format::Tiff || (!unchanged && !(flags & kIgnoreOrientation) &&
-                                              (f == Format::Jpeg || f == Format::Png));
-    const int orientation = cli::exif_orientation(img.meta.exif);
-    if (orient && orientation != 1) img = cli::apply_orientation(img, orientation);
-    if (!unchanged && !(flags & kAnyDepth) && img.depth() == 16) {
-        if (f == Format::Png) {  // libpng's png_set_strip_16: the high byte
-            cli::Image e(img.width(), img.height(), img.channels(), 8);
-            const auto* s = reinterpret_cast<const std::uint16_t*>(img.data());
-            for (std::size_t i = 0, n = img.bytes() / 2; i < n; ++i) e.data()[i] = static_cast<std::uint8_t>(s[i] >> 8);
-            img = std::move(e);
-        } else {  // convertTo(CV_8U, 255 / 65535.): rounded
-            img = cli::to_depth8(img);
-        }
-    }
-    int channels = img.channels();
-    if (unchanged) channels = channels == 2 ? 4 : channels;
-    else if (flags & kColor) channels = 3;
-    else if (flags & kAnyColor) channels = channels <= 2 ? 1 : 3;
-    else channels = 1;
-    return cv_channels(img, channels);
-}
-
 py::array imread(const std::string& path, int flags, std::uint64_t max_pixels) {
     cli::Image img;
     {
@@ -260,6 +177,11 @@ py::array imread(const std::string& path, int flags, std::uint64_t max_pixels) {
         img = cv_read(path, flags, max_pixels);
     }
     return to_numpy(std::move(img));
+}
+
+cv::Mat mat_of(cli::Image& img) {
+    return cv::Mat(img.height(), img.width(), CV_MAKETYPE(img.depth() == 16 ? CV_16U : CV_8U, img.channels()),
+                   img.data(), img.row_bytes());
 }
 
 /// cv2.imwrite of a BGR(A) or gray image: no metadata, the given encoder settings.
