@@ -53,7 +53,8 @@ class Metadata:
     inch, or None; orientation: the EXIF Orientation, 1-8 (read() gives 1 when there is no EXIF block; None
     on write keeps the EXIF block's tag as it is, a number is written into it); quality: a lossy
     input's estimated quality, 1-100, or None; progressive: a progressive JPEG (a JPEG output is then
-    progressive too); format: the file's format as read ("PNG", "JPEG", "TIFF", "WebP", "BMP", "TGA", "PNM"), or None."""
+    progressive too); format: the file's format as read ("PNG", "JPEG", "TIFF", "WebP", "BMP", "TGA", "PNM"),
+    or None."""
 
     exif: bytes = b""
     icc: bytes = b""

@@ -52,7 +52,8 @@ bool numpy_batch(const py::array& arr, const char* role, Batch& b) {
     if (!make_view(arr.data(), nd - 1, shape + 1, strides + 1, t, Location::Host, role, first)) return false;
     // Every image must be aligned as image 0 is.
     if (strides[0] % static_cast<std::int64_t>(imghist::sample_size(t)) != 0) return false;
-    b.batch = imghist::ImageBatch::uniform(first, static_cast<std::size_t>(shape[0]), static_cast<std::ptrdiff_t>(strides[0]));
+    b.batch = imghist::ImageBatch::uniform(first, static_cast<std::size_t>(shape[0]),
+                                           static_cast<std::ptrdiff_t>(strides[0]));
     return true;
 }
 

@@ -71,8 +71,9 @@ int cv_bmp_channels(const cli::Bytes& d, int channels) {
     if (bpp > 8) return channels;
     std::uint32_t colours = le(d, 46, 4);
     if (colours == 0 || colours > (1u << bpp)) colours = 1u << bpp;
+    if (header > d.size() - 14) return channels;
     const std::size_t at = 14 + static_cast<std::size_t>(header);
-    if (header > d.size() || (d.size() - at) / 4 < colours) return channels;
+    if ((d.size() - at) / 4 < colours) return channels;
     for (std::uint32_t i = 0; i < colours; ++i) {
         const std::size_t e = at + 4 * static_cast<std::size_t>(i);
         if (d[e] != d[e + 1] || d[e] != d[e + 2]) return channels;

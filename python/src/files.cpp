@@ -18,7 +18,6 @@
 #include "arrays.hpp"
 #include "bindings.hpp"
 #include "io/codecs/codec.hpp"
-#include "io/codecs/codec_jpeg.hpp"
 #include "io/convert.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
@@ -113,7 +112,8 @@ cli::Metadata metadata_of(const py::dict& d) {
     if (d.contains("progressive")) m.progressive = d["progressive"].cast<bool>();
     if (d.contains("orientation") && !d["orientation"].is_none()) {
         const int o = d["orientation"].cast<int>();
-        if (o < 1 || o > 8) fail(ErrorCode::InvalidArgument, "metadata orientation must be 1 to 8, got " + std::to_string(o));
+        if (o < 1 || o > 8)
+            fail(ErrorCode::InvalidArgument, "metadata orientation must be 1 to 8, got " + std::to_string(o));
         if (o != cli::exif_orientation(m.exif)) cli::set_exif_orientation(m.exif, o);
     }
     return m;
@@ -218,7 +218,8 @@ std::unique_ptr<cli::ImageFileJob> file_job(const std::vector<std::string>& args
     }
     for (auto& c : commands)
         if (c.app->parsed()) return std::make_unique<cli::ImageFileJob>(c.image_task());
-    fail(ErrorCode::InvalidArgument, "unknown operation '" + args[0] + "' (equalize, stretch, match, threshold, clahe)");
+    fail(ErrorCode::InvalidArgument,
+         "unknown operation '" + args[0] + "' (equalize, stretch, match, threshold, clahe)");
 }
 
 }  // namespace
