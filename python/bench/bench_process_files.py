@@ -7,7 +7,7 @@ Then, for each cluster size in --workers (default 1,2) — a LocalCluster of tha
 each, on this machine's loopback — process_files(OPERATION, folder, out, client) runs --rounds times (after one
 warm-up run), each into a fresh folder, and the median wall time is taken. The outputs of every run are checked to
 equal the first's byte for byte. For context the command-line tool's own run (--threads 1 and --threads N) is timed
-when --cli names it.
+when --cli names it, and its --threads 1 outputs are checked to be process_files' byte for byte.
 
 Prints one line per configuration (seconds, files per second, the speed-up over one worker); --json FILE writes
 them. The machine's load matters: on a shared host, say so with the numbers.
@@ -100,7 +100,8 @@ def main():
             rows.append({"config": f"process_files, {n} worker(s) x 1 thread", "seconds": seconds,
                          "files_per_s": args.files / seconds, "speedup_vs_first": base / seconds})
             for o in outs:
-                shutil.rmtree(o)
+                if o != reference:  # kept for the later configurations' and the CLI's comparisons
+                    shutil.rmtree(o)
         if args.cli:
             for threads in sorted({1, os.cpu_count() or 1}):
                 out = os.path.join(work, f"cli-{threads}")
@@ -112,6 +113,8 @@ def main():
                                    check=True)
                     if r:
                         t.append(time.perf_counter() - t0)
+                # process_files runs the CLI's per-file work with --threads 1: the same bytes.
+                assert threads != 1 or same_outputs(reference, out), "process_files' outputs are not the CLI's"
                 rows.append({"config": f"imghist CLI --threads {threads}", "seconds": statistics.median(t),
                              "files_per_s": args.files / statistics.median(t),
                              "speedup_vs_first": base / statistics.median(t)})
