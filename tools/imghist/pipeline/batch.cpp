@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <set>
 
 #include "io/codecs/codec_jpeg.hpp"
@@ -128,6 +130,7 @@ struct JobItems {
     std::vector<Item> items;
     Summary pre;  ///< skipped and unsupported files
     std::size_t outside_shard = 0;
+    std::vector<PlannedOutput> mine;  ///< this shard's files in input order; written false: left by --skip-existing
 };
 
 /// With --skip-existing (resuming a run that was stopped): our temporaries that a killed run left in the
@@ -174,32 +177,35 @@ JobItems collect_items(const ImageJob& job, const OutputPlan& plan) {
     }
     refuse_conflicts(output_conflicts(planned, ids));
     if (job.skip_existing) clear_stale_temporaries(mine, job.common.quiet);
+    j.mine = std::move(mine);
     return j;
 }
 
 /// The load and store stages of an image job, and what they share.
 class ImageRun {
 public:
+    /// `gpu_pipeline`: JPEG files may go through the GPU when this run takes it (gpu_jpeg_devices decides,
+    /// --device auto included); every other file (and any JPEG the GPU declines) through the CPU codecs.
+    /// Without it every file goes through the CPU codecs.
     ImageRun(const ImageJob& job, const OutputPlan& plan, const std::vector<Device>& devices, std::vector<Item>& items,
-             const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work)
+             const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work,
+             bool gpu_pipeline = true)
         : job_(job), plan_(plan), planar_ok_(planar_ok), gpu_work_(gpu_work), dopt_(job.common.decode()),
           background_(parse_colour(job.background)) {
         eopt_ = job.encode;
         eopt_.threads = job.common.threads;
-        // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides, --device auto included);
-        // every other file (and any JPEG the GPU declines) through the CPU codecs.
         const GpuWorkload workload = gpu_work == GpuImageWork::DecodeOnly ? GpuWorkload::Other : GpuWorkload::Equalize;
-        gpus_ = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
+        if (gpu_pipeline) gpus_ = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
     }
     const std::vector<Device>& gpus() const { return gpus_; }
     Stages stages(const std::function<void(Item&, const Device&)>& process);
+    void load(Item& it) const;
+    void store(Item& it);
 
 private:
     Format output_format(const Item& it) const;
     DecodeOptions item_decode(const Item& it) const;
     void cpu_load(Item& it, Bytes&& data) const;
-    void load(Item& it) const;
-    void store(Item& it);
 
     const ImageJob& job_;
     const OutputPlan& plan_;
@@ -316,17 +322,25 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
     return ro;
 }
 
-int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
-                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work) {
+Command image_command(CLI::App* sub, std::function<ImageTask()> task) {
+    Command c;
+    c.app = sub;
+    c.image_task = task;
+    c.run = [task] { return run_image_job(task()); };
+    return c;
+}
+
+int run_image_job(const ImageTask& task) {
+    const ImageJob& job = task.job;
     const OutputPlan plan = plan_outputs(job);
     const std::vector<Device> devices = job.common.devices();
     JobItems j = collect_items(job, plan);
-    ImageRun run(job, plan, devices, j.items, planar_ok, gpu_work);
+    ImageRun run(job, plan, devices, j.items, task.planar_ok, task.gpu_work);
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
     RunOptions ro = run_options(job.common, plan.batch, run.gpus().empty() ? devices : run.gpus());
     ro.prefix_notes = plan.batch;
     ro.skipped = j.pre.skipped;
-    Summary s = run_pipeline(j.items, run.stages(process), ro);
+    Summary s = run_pipeline(j.items, run.stages(task.process), ro);
     s.skipped = j.pre.skipped;
     s.unsupported = j.pre.unsupported;
     if (plan.batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
@@ -336,6 +350,58 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         return kExitFailure;
     }
     return s.failed ? kExitFailure : kExitOk;
+}
+
+struct ImageFileJob::State {
+    ImageTask task;
+    OutputPlan plan;
+    Device device;
+    std::vector<Item> no_items;
+    std::unique_ptr<ImageRun> run;
+};
+
+ImageFileJob::ImageFileJob(ImageTask task) : state_(std::make_unique<State>()) {
+    State& st = *state_;
+    st.task = std::move(task);
+    st.plan = plan_outputs(st.task.job);
+    st.device = st.task.job.common.devices().front();
+    // Each file is one task of the caller's scheduler: --threads is what one file's work may use.
+    st.device.cpu_threads = st.task.job.common.threads;
+    st.run = std::make_unique<ImageRun>(st.task.job, st.plan, std::vector<Device>{st.device}, st.no_items,
+                                        st.task.planar_ok, st.task.gpu_work, false);
+}
+
+ImageFileJob::~ImageFileJob() = default;
+
+std::vector<ImageFileJob::Planned> ImageFileJob::plan() const {
+    std::vector<Planned> out;
+    for (const PlannedOutput& o : collect_items(state_->task.job, state_->plan).mine)
+        out.push_back(Planned{o.input, o.output, !o.written});
+    return out;
+}
+
+std::string ImageFileJob::run(const std::string& input, const std::string& output) const {
+    const State& st = *state_;
+    Item it;
+    it.input = InputFile{input, input.substr(input.find_last_of('/') + 1)};
+    it.output = output;
+    try {
+        make_dirs(parent_dir(output));
+        st.run->load(it);
+        st.task.process(it, st.device);
+        st.run->store(it);
+    } catch (const std::exception& e) {
+        // As the folder run's log lines: every message names the file (the library's about the processing
+        // itself do not).
+        const auto* error = dynamic_cast<const Error*>(&e);
+        const ErrorCode code = error ? error->code()
+                               : dynamic_cast<const std::bad_alloc*>(&e) ? ErrorCode::OutOfMemory
+                                                                         : ErrorCode::InvalidArgument;
+        const std::string what = e.what();
+        if (what.rfind(input, 0) == 0 || what.rfind(output, 0) == 0) throw Error(code, what);
+        throw Error(code, input + ": " + what);
+    }
+    return it.note;
 }
 
 }  // namespace cli
