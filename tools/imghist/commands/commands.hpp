@@ -22,6 +22,7 @@ struct Common {
     int threads = 0;
     bool quiet = false;
     bool verbose = false;
+    bool trace = false;
     DecodeOptions decode() const {
         DecodeOptions o;
         o.max_pixels = max_pixels;
