@@ -9,11 +9,12 @@
 #   step      | jobs                                                                  | limit per job (s)
 #   ----------+-----------------------------------------------------------------------+-------------------
 #   gpu       | nvidia-smi                                                            | 15
-#   tests     | every test executable, all cases                                      | SUITE_T_TESTS=300
-#   paths     | test_filters' [cuda] cases with the one-launch filters off, then on   | SUITE_T_PATHS=300
+#   tests     | every test executable, all cases                                      | SUITE_T_TESTS=480
+#   paths     | test_filters' [cuda] cases with the one-launch filters off, then on   | SUITE_T_PATHS=480
 #             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9)                 |
 #   sanitize  | compute-sanitizer memcheck, racecheck, synccheck and initcheck, each  | SUITE_T_SANITIZE=480
-#             | on each test executable's [cuda] cases (SANITIZE_TOOLS to choose)     |
+#             | on each test executable's [cuda] cases, dealt into SANITIZE_SHARDS    |
+#             | (default 4) jobs; initcheck skips test_gpu_jpeg (nvJPEG's own reads)  |
 #   bench     | imghist-bench, full table -> OUT_DIR/bench.json, bench.txt            | SUITE_T_BENCH=240
 #   sweep     | imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json     | SUITE_T_SWEEP=120
 #
@@ -27,12 +28,15 @@
 # Exit status: 0 when every job passed, 1 otherwise.
 set -uo pipefail
 
-# A sanitizer over one executable's cases matching the filter (none: nothing to do).
+# A sanitizer over shard K of N of one executable's cases matching the filter (the cases are dealt round-robin
+# by name, so the shards of an executable run side by side; none: nothing to do).
 sanitize_one() {
-    local tool=$1 t=$2 filter=${SANITIZE_FILTER:-[cuda]} n extra=()
-    n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c -v '^[[:space:]]*$' || true)
-    if [[ "${n:-0}" -eq 0 ]]; then echo "no $filter cases"; return 0; fi
-    echo "compute-sanitizer --tool $tool, $n cases matching $filter"
+    local tool=$1 t=$2 shard=${3:-1} shards=${4:-1} filter=${SANITIZE_FILTER:-[cuda]} extra=() list
+    list=$(mktemp)
+    "$t" --list-test-names-only "$filter" 2>/dev/null | grep -v '^[[:space:]]*$' |
+        awk -v k="$shard" -v n="$shards" '(NR - 1) % n == k - 1' > "$list"
+    if [[ ! -s "$list" ]]; then echo "no $filter cases in shard $shard of $shards"; rm -f "$list"; return 0; fi
+    echo "compute-sanitizer --tool $tool, shard $shard of $shards: $(wc -l < "$list") cases matching $filter"
     # memcheck: no report of CUDA API errors. Every API call of the library is checked by the library
     # itself (an unexpected error fails the test), and the one expected error would read as a finding:
     # memcheck's instrumentation makes kernels larger than the occupancy query says, so the one-launch
@@ -41,7 +45,10 @@ sanitize_one() {
     # Every size class, fewer distributions and ROI offsets (tests/filters/filters_support.hpp): a sanitizer
     # multiplies each launch's cost.
     IMGHIST_TEST_SHAPES_ONLY=${IMGHIST_TEST_SHAPES_ONLY:-1} \
-        "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" "$filter"
+        "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" --input-file "$list"
+    local rc=$?
+    rm -f "$list"
+    return $rc
 }
 if [[ "${SUITE_INTERNAL:-}" == sanitize_one ]]; then sanitize_one "$@"; exit $?; fi
 
@@ -99,11 +106,11 @@ for step in $STEPS; do
             job gpu 15 bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
             ;;
         tests)
-            for t in $(test_executables); do job "tests.$(basename "$t")" "${SUITE_T_TESTS:-300}" "$t"; done
+            for t in $(test_executables); do job "tests.$(basename "$t")" "${SUITE_T_TESTS:-480}" "$t"; done
             ;;
         paths)
             for limit in 0 1000000000; do
-                job "paths.one_launch_max_$limit" "${SUITE_T_PATHS:-300}" \
+                job "paths.one_launch_max_$limit" "${SUITE_T_PATHS:-480}" \
                     env IMGHIST_ONE_LAUNCH_MAX_BYTES=$limit "$BUNDLE/tests/test_filters" "[cuda]"
             done
             ;;
@@ -111,10 +118,16 @@ for step in $STEPS; do
             if [[ -z "$SANITIZER" ]]; then
                 skip sanitize "compute-sanitizer not found (set SANITIZER=...)"
             else
+                shards=${SANITIZE_SHARDS:-4}
                 for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
                     for t in $(test_executables); do
-                        job "$tool.$(basename "$t")" "${SUITE_T_SANITIZE:-480}" \
-                            env SUITE_INTERNAL=sanitize_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t"
+                        # initcheck reports nvJPEG's own reads of memory it did not initialise (inside
+                        # libnvjpeg, not ours): the GPU JPEG tests run under the other three tools.
+                        [[ $tool == initcheck && $(basename "$t") == test_gpu_jpeg ]] && continue
+                        for k in $(seq 1 "$shards"); do
+                            job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-480}" \
+                                env SUITE_INTERNAL=sanitize_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$shards"
+                        done
                     done
                 done
             fi
@@ -159,7 +172,8 @@ grep -qv ' PASS ' "$OUT/results.txt" && overall=1
     done
     for log in "$OUT"/logs/{memcheck,racecheck,synccheck,initcheck}.*.log; do
         [[ -f "$log" ]] || continue
-        echo "$(basename "$log" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^no .* cases$' "$log" | tr '\n' ' ')"
+        grep -q '^no .* cases' "$log" && continue
+        echo "$(basename "$log" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^test cases:' "$log" | tr '\n' ' ')"
     done
     [[ -f "$OUT/logs/bench.log" ]] &&
         grep -E '^device |^goals:|^check:|time limit reached' "$OUT/logs/bench.log" | sed 's/^/bench: /'

@@ -1,4 +1,4 @@
-// gpuhist — OpenCV-compatible histogram filters on the GPU (and on the CPU where there is no GPU).
+// gpuhist — OpenCV-compatible histogram filters on the GPU and on the CPU.
 //
 // Drop-in counterparts of OpenCV functions, with the same names, argument order, output types and —
 // to the last bit — the same answers:
@@ -39,7 +39,8 @@
 // for the whole batch, image i's output equal to the single function's.
 //
 // The last three on 8U GpuMats stay on the device: histogram, table and pass in one launch (images up to
-// 4 MiB; equalizeHist and threshold's Otsu / Triangle too), else the histogram, then one kernel that
+// imghist::PolicyOverrides::one_launch_max_bytes, 4 MiB unless overridden; equalizeHist and threshold's Otsu /
+// Triangle too), else the histogram, then one kernel that
 // derives the table from the counts and applies it; stretchContrast and matchHistograms return without
 // waiting, thresholdMultiOtsu (whose threshold search runs on the device too) waits once, for the
 // thresholds it returns (the label pass behind the search completes in stream order).
@@ -64,10 +65,11 @@
 // histogram. Without a stream argument GpuMat work goes to the default stream. Host calls return when dst
 // is written.
 //
-// Backends. GpuMat inputs always run on CUDA. Host inputs run on CUDA when a device exists
-// (streamed through pinned staging buffers so that PCIe transfers overlap the host copies; Mats in
-// page-locked memory, see createPinnedMat, are transferred directly), otherwise on the threaded CPU
-// backend, which gives the identical answer; setBackend() forces one.
+// Backends. GpuMat inputs always run on CUDA. Host inputs run on the backend setBackend() sets, by default
+// Backend::Auto: the threaded CPU backend without a device, and with one whichever way this process has
+// measured faster for calls like it (imghist/histogram.hpp, Backend); every way gives the identical answer.
+// On CUDA, host images are streamed through pinned staging buffers so that PCIe transfers overlap the host
+// copies (Mats in page-locked memory, see createPinnedMat, are transferred directly).
 //
 // OpenCV without CUDA (e.g. Debian's packages). There cv::cuda::GpuMat cannot allocate; it can only view
 // memory someone else owns. Use gpuhist::DeviceImage (imghist::DeviceImage), an owning device image,

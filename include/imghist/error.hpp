@@ -19,7 +19,7 @@ enum class ErrorCode {
     NoDevice,         ///< the CUDA backend was requested but no usable CUDA device exists
     Cuda,             ///< a CUDA runtime call or kernel failed
     Overflow,         ///< a 32-bit counter would exceed 2^32-1 (use 64-bit counts)
-    Io,               ///< reading or writing a file failed (used by tools and filters)
+    Io,               ///< reading or writing a file failed (used by the io library and the CLI)
 };
 
 /// Short stable name of a code ("invalid-argument", "unsupported", ...).

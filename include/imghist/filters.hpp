@@ -23,7 +23,7 @@
 //                        |             |          |   = np.percentile(img, (low, 100-high)))|
 //                        |             |          | PerChannel: per channel; Luma: see below|
 //   match_histograms     | u8, u16     | 1..4     | exposure.match_histograms (per channel) | rounded, see
-//   match_to_histogram      | u8, u16     | 1..4     |   (a given target histogram)            | match_table
+//   match_to_histogram   | u8, u16     | 1..4     |   (a given target histogram)            | match_table
 //   threshold_multiotsu  | u8, u16*    | 1        | filters.threshold_multiotsu(img, k) and | = thresholds
 //                        |             |          |   np.digitize, scaled to the full range |
 //   apply_table          | u8, u16     | 1..4     | (a table per channel)                   |
@@ -47,8 +47,9 @@
 //     On CUDA the image is streamed through pinned staging buffers in chunks, so that host copies overlap
 //     the PCIe transfers (host images that are already page-locked are copied directly, without staging);
 //     the call returns when dst is written. On the CPU the work is split over threads.
-//   - Temporary storage lives in a per-thread workspace for each (device, stream) pair and is reused:
-//     steady-state calls allocate nothing. Work enqueued on different streams never shares temporaries.
+//   - Temporary storage lives in one workspace per (device, stream) pair, shared by the calls on that stream
+//     (host views without a stream take a private one) and reused: steady-state calls allocate nothing.
+//     Work enqueued on different streams never shares temporaries.
 //
 // Errors: imghist::Error (InvalidArgument for bad shapes or parameters, Unsupported for types a filter
 // does not serve, NoDevice / Cuda / OutOfMemory from the CUDA backend).
@@ -164,7 +165,8 @@ private:
 // is taken on the chosen backend, the table computed on the host, and the table pass runs on the backend.
 // Luma histograms of host views are always taken on the CPU.
 // Device views of u8 samples (fewer than 2^32 pixels): everything stays on the device — one launch that
-// counts, derives the tables and applies them (images up to 4 MiB), or the histogram kernel, then one
+// counts, derives the tables and applies them (images up to PolicyOverrides::one_launch_max_bytes, 4 MiB
+// unless overridden), or the histogram kernel, then one
 // apply kernel whose blocks derive the tables from the counts — and stretch_contrast,
 // match_histograms (device reference) and match_to_histogram return without waiting. threshold_multiotsu
 // runs the threshold search on the device too and waits once, for the search that yields the thresholds
@@ -216,11 +218,12 @@ IMGHIST_API LevelTable match_table(const std::uint64_t* source_hist, const std::
 /// t0 < ... < t(k-2) <= L - 2 in lexicographic order, the first maximum of the float32 sum
 /// ((H(0, t0) + H(t(k-2) + 1, L-1)) + H(t0 + 1, t1)) + ...; thresholds are min + t. An image with exactly
 /// `classes` levels gets its lowest classes - 1 levels; fewer levels throw InvalidArgument, as skimage's
-/// ValueError. The search is not exhaustive but gives the exhaustive search's answer: a dynamic program
-/// (double precision) bounds the best completion of every prefix, the combination it finds gives a lower
-/// bound of the maximum, and only prefixes whose bound, widened by a relative 1e-6 (four times what float32
-/// rounding of the 5-term sum can add), reaches that lower bound are walked, in skimage's order and
-/// arithmetic; everything skipped is provably below the maximum (multiotsu.cpp states the argument).
+/// ValueError. The search is not exhaustive but gives the exhaustive search's answer: a dynamic program over
+/// float32 sums bounds the best completion of every prefix (prefixes summed in double precision), the
+/// combination it finds gives a lower bound of the maximum, and only prefixes whose bound, widened by a
+/// relative 1e-6 (more than float32 rounding of the sums can add), reaches that lower bound are walked, in
+/// skimage's order and arithmetic; everything skipped is provably below the maximum (multiotsu.cpp states
+/// the argument).
 IMGHIST_API std::vector<int> multiotsu_thresholds(const std::uint64_t* hist, int bins, int classes);
 
 /// The same search on given float32 probabilities, as scikit-image runs it on threshold_multiotsu's `prob`

@@ -76,12 +76,13 @@ IMGHIST_API int max_bins(SampleType type) noexcept;
 /// Auto: device images run on CUDA; host images run on the CPU without a device, and with one on whichever
 /// backend this process has measured faster for calls like this one (same operation, sample type, channels,
 /// size within a factor of two, pinned or pageable memory, CPU thread setting): the first calls of each kind
-/// try both (three consecutive calls each, the first not counted), the lower median of each one's recent
-/// timings decides, and from calls 8, 16, 32 and 64 (those after settling) and every 128th call two calls
-/// re-check the other. The
-/// filters whose table comes from the image's histogram (equalization, Otsu and Triangle thresholds)
-/// measure a third way beside the two: counting on the device and applying the table on the CPU. Every way
-/// gives identical results. IMGHIST_AUTO_TRACE=1 in the environment writes each choice to stderr.
+/// try each way (three consecutive calls each, the first not counted), the lower median of each one's recent
+/// timings decides, and from calls 8, 16, 32 and 64 (those after settling) and every 128th call each other
+/// way is re-checked for two calls. The filters whose table comes from the image's histogram (equalization,
+/// Otsu and Triangle thresholds), and histograms of large pageable images, measure a third way beside the
+/// two: counting on the device (with CPU threads counting part of a large image beside it) and, for the
+/// filters, applying the table on the CPU. Every way gives identical results. PolicyOverrides::trace
+/// (imghist/policy.hpp; IMGHIST_AUTO_TRACE=1 in the environment) writes each choice to stderr.
 enum class Backend : std::uint8_t { Auto, Cpu, Cuda };
 /// "auto", "cpu", "cuda".
 IMGHIST_API const char* to_string(Backend b) noexcept;

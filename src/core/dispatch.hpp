@@ -1,5 +1,5 @@
 // Internal: the dispatch layer's view of the CUDA backend's host-result calls (implemented in
-// cuda/host_results.cu, or by no_cuda.cpp in a build without CUDA), and the checks every entry point shares.
+// cuda/runtime/host_results.cu, or by no_cuda.cpp in a build without CUDA), and the checks every entry point shares.
 #pragma once
 
 #include <cstdint>

@@ -133,7 +133,7 @@ std::vector<std::uint64_t> cuda_ycbcr_value_counts(const std::vector<YccPlanesVi
     no_cuda("calc_hist_ycbcr_batch");
 }
 
-// ---- the internal interface's CUDA parts used by the filters' host code (imghist/internal/) -------------------
+// ---- the CUDA side's internal parts used by the filters' host code (src/cuda/) -----------------------------------
 void cuda_staged(const ImageView&, const ImageView&, int, Stream, const DeviceOp&) { no_cuda("staged transfer"); }
 int* pinned_int(int) { no_cuda("pinned memory"); }
 void release_workspaces() noexcept {}

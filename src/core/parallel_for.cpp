@@ -1,4 +1,4 @@
-// The CPU side's parallel-for (imghist/internal/parallel_for.hpp): a small persistent worker pool.
+// The CPU side's parallel-for (parallel_for.hpp): a small persistent worker pool.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>

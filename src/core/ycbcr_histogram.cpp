@@ -1,6 +1,6 @@
 // calc_hist_ycbcr_batch: histograms of the RGB image that a YCbCr JPEG's planes decode to (ycbcr_rgb.hpp holds
 // the arithmetic), counted per RGB value on the CPU or, for device planes, by one CUDA launch
-// (cuda/ycbcr_histogram.cu); the value counts are then binned by the 8-bit binning rule.
+// (cuda/kernels/ycbcr_histogram.cu); the value counts are then binned by the 8-bit binning rule.
 #include <cstdint>
 #include <mutex>
 #include <string>

@@ -1,6 +1,6 @@
 // The histogrammer layer of the CUDA histogram: CudaHistogrammer (validation, descriptors, the workspace of
 // its (device, stream)) on top of the plan-and-launch layer (plan.hpp), and the same path for the filters'
-// device pipelines (imghist/internal/device_histogram.hpp).
+// device pipelines (device_histogram.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,12 +21,12 @@ namespace imghist {
 
 // ---------------------------------------------------------------------------------------------------------
 // CudaHistogrammer: the device, the launch-shape override and what the last call ran. Temporary storage
-// is the library's workspace of (device, stream) (imghist/internal/workspace.hpp).
+// is the library's workspace of (device, stream) (runtime/workspace.hpp).
 
 namespace {
 /// What the last launch ran: kept as the plan and grid, and described only when asked
-/// (CudaHistogrammer::last_shape / last_kernel) — building the name on every call cost the host side of a
-/// small launch a string allocation.
+/// (detail::last_launch_shape / last_kernel, launch_shape.hpp) — building the name on every call would cost
+/// the host side of a small launch a string allocation.
 struct LastLaunch {
     bool valid = false;
     SampleType type = SampleType::U8;
@@ -118,7 +118,7 @@ void check_output(const DeviceHistogramView& out, const BinSpec& spec, const Ima
     }
 }
 
-/// Where a launch records what it ran (CudaHistogrammer::last_shape / last_kernel); null: not wanted.
+/// Where a launch records what it ran (detail::last_launch_shape / last_kernel); null: not wanted.
 using LaunchRecord = LastLaunch*;
 
 /// The merge counters of the finishing block: zero between launches (each launch's last block restores

@@ -37,7 +37,7 @@ using detail::check_same_shape;
 using detail::check_view;
 
 /// Runs cpu() or cuda() on the backend for this call: the requested one, and for Auto on a host image the one
-/// measured faster for calls like it (libimghist's backend_choice.hpp).
+/// measured faster for calls like it (core/policy/backend_choice.hpp).
 template <class Cpu, class Cuda>
 void on_backend(const ImageView& src, const FilterOptions& o, detail::HostWork work, Cpu&& cpu, Cuda&& cuda) {
     detail::run_on_chosen_backend(o.backend, src, work, o.cpu_threads, [&](Backend b) {

@@ -33,7 +33,7 @@ void check_view(const ImageView& v, const char* op, const char* role);
 void check_same_shape(const ImageView& src, const ImageView& dst);
 
 // ---- CPU backend -------------------------------------------------------------------------------------------
-// parallel_for: the core's (imghist/internal/parallel_for.hpp).
+// parallel_for: the core's (core/parallel_for.hpp).
 void cpu_apply_lut(const ImageView& src, const ImageView& dst, const Lut8* luts, int threads);
 void cpu_threshold(const ImageView& src, const ImageView& dst, const ThresholdParams& p, int threads);
 void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads);

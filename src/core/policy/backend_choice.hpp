@@ -1,36 +1,34 @@
 // Internal: the Auto backend for host images, chosen from wall times measured in this process.
 //
 // Why measured and not a rule: whether the GPU pays for a host image depends on what the host is (PCIe
-// generation, pageable or pinned memory, how many CPU threads the caller allows) as much as on the image.
-// On one H100 host a 640x480 histogram was 7x faster through the GPU, while at 4K an equalization lost to
-// the CPU because the pageable upload and download cost more than the work; another host orders them
+// generation, pageable or pinned memory, how many CPU threads the caller allows) as much as on the image: a
+// small histogram may be several times faster through the GPU on one host while a 4K equalization loses to
+// the CPU there, its pageable upload and download costing more than the work, and another host orders them
 // differently. Both backends give bit-identical answers, so the library may run either and keep the faster.
 //
 // Routes: a call runs on the CPU, or on the device (a host image goes up, the result comes back). Filters
 // whose table comes from the image's own histogram (equalization, Otsu and Triangle thresholds) have a third
 // route: the device counts (the image goes up, only the histogram comes back) and the CPU derives the table
 // and applies it. That halves the PCIe traffic of a large image and leaves the CPU the cheap part (a table
-// pass runs at memory speed, a byte histogram an order of magnitude slower): on an H100 host, an 8K
-// equalization took 2.1-2.2 ms on the device route and 2.3-2.4 ms on the CPU, of which 1.1 ms and 1.9 ms
-// were the histogram. On the counting route a large pageable image (policy::Constants::split_min_bytes) is
-// counted by the device and CPU threads at once (split_histogram_to_host: a quarter of the threads pack rows
-// for the copy engine while the others count the rest); plain histograms of such images (calc_hist) take
-// that route too, as a third beside the two.
+// pass runs at memory speed, a byte histogram an order of magnitude slower, so the histogram is most of a
+// large equalization on either backend). On the counting route a large pageable image
+// (policy::Constants::split_min_bytes) is counted by the device and CPU threads at once
+// (split_histogram_to_host: a quarter of the threads pack rows for the copy engine while the others count the
+// rest); plain histograms of such images (calc_hist) take that route too, as a third beside the two.
 //
 // Rule: every call of an operation on a host image falls into a class (operation, sample type, channels,
-// size rounded to a power of two, pinned or not). Routes are measured in visits of consecutive calls, and
-// the first call of a visit is not kept: it pays the switch (the first CUDA call's context, the CPU pool's
-// workers waking after the device had the work, a destination's first touch). Measured on an H100 host: a
-// 1080p equalization on the CPU took 200-290 us call after call, but 480-990 us right after calls on the
-// other routes, which with calls alternating between routes made Auto settle on the device route (420 us).
-// A class's first calls visit its routes in order (CUDA, the counting route where the operation has one,
-// then the CPU), each until it has `kSamples` kept timings. Afterwards the route with the lower typical time
-// runs: the lower median of its last `kRecent` timings, so one lucky (or unlucky) call does not decide. From
-// calls 8, 16, 32 and 64 of the class (those after settling: a class of three routes settles in calls 0-8)
-// and then every `kRecheckEvery`-th call, each other route is visited again for two calls (one kept), so a host whose load changes is re-judged. Changing the CPU thread count
-// restarts the class. The table is bounded by the number of classes (a few thousand entries at most).
-// The policy's trace override (IMGHIST_AUTO_TRACE=1) writes every choice to stderr, with the class and each route's
-// typical time.
+// size rounded down to a power of two, pinned or not). Routes are measured in visits of consecutive calls,
+// and the first call of a visit is not kept: it pays the switch (the first CUDA call's context, the CPU
+// pool's workers waking after the device had the work, a destination's first touch), which can cost a fast
+// route more than the slower route's whole call (docs/DESIGN.md section 5: Auto alternating routes call by
+// call). A class's first calls visit its routes in order (CUDA, the counting route where the operation has
+// one, then the CPU), each until it has `kSamples` kept timings. Afterwards the route with the lower typical
+// time runs: the lower median of its last `kRecent` timings, so one lucky (or unlucky) call does not decide.
+// From calls 8, 16, 32 and 64 of the class (those after settling: a class of three routes settles in calls
+// 0-8) and then every `kRecheckEvery`-th call, each other route is visited again for two calls (one kept), so
+// a host whose load changes is re-judged. Changing the CPU thread count restarts the class. The table is
+// bounded by the number of classes (a few thousand entries at most). The policy's trace override
+// (IMGHIST_AUTO_TRACE=1) writes every choice to stderr, with the class and each route's typical time.
 #pragma once
 
 #include <chrono>

@@ -9,9 +9,8 @@ namespace imghist::detail {
 /// The backend a filter batch whose images are in `location` runs on. Device batches run on CUDA (a request
 /// for the CPU is refused, as for single images); host batches run on the requested backend, and for
 /// Backend::Auto on the CPU: a host batch through the device pays its upload and download, which costs more
-/// than the table passes themselves for images decoded on the host (docs/DESIGN.md, the CLI's `--device cuda`
-/// record: 8K PNG equalize 0.46-0.48 s on the device against 0.22-0.26 s on the CPU, 120 JPEGs 0.38-0.43 s
-/// against 0.23-0.24 s). Throws Error(NoDevice) for CUDA without a device.
+/// than the table passes themselves for images decoded on the host (docs/DESIGN.md section 5, the CLI's
+/// `--device cuda` record). Throws Error(NoDevice) for CUDA without a device.
 Backend batch_backend(Backend requested, Location location);
 
 }  // namespace imghist::detail

@@ -1,6 +1,7 @@
 // Internal: the histogram kernels.
 //
-// One kernel template serves every request. Its parameters: the sample type T, the channel count C, the
+// Two kernel templates: histogram_kernel serves every request, and contiguous_kernel (below) the small unmasked
+// images the plan gives it. histogram_kernel's parameters: the sample type T, the channel count C, the
 // binning evaluation M (binning.hpp; Shift is split into ShiftFull when no range test is needed), whether
 // the launch is a batch B (a single image's instance carries none of the batch's lookup, so its counting
 // loop keeps every value in registers), and where the counters live:
@@ -22,8 +23,8 @@
 // published. Mapped host outputs (blocking calls) and histograms of more counters than one warp zeroes quickly
 // (HistogramLimits::zero_first_max_counters) are counted in the workspace instead and copied out by the last block to
 // finish (finish_merge), which for a blocking call tags every word it stores in page-locked host memory with the call's
-// number: the host reads the result once every word carries it, instead of synchronising the stream (about 1.5 us less
-// of a blocking call on H100 and H200, bench/experiments/completion_wait.cu). A batch that overwrites stores the counts
+// number: the host reads the result once every word carries it, instead of synchronising the stream, whose wake-up
+// costs a small call more (docs/DESIGN.md section 5). A batch that overwrites stores the counts
 // of every image one block holds whole (Params::store_whole) and adds those of images shared between blocks into
 // outputs zeroed before the launch; images of one geometry at equal distances are found by their strides
 // (Params::strides) instead of a descriptor array. contiguous_kernel is the same work, either way, for an 8-bit, 16-bit
@@ -31,7 +32,8 @@
 // general kernel's descriptors and tiling.
 //
 // Shared-memory counters are privatized: with S = bins + 1 slots per channel (slot `bins` counts the
-// samples out of range, so the hot loop has no branch), copy k of slot s of channel c sits at
+// samples out of range, so the hot loop has no branch; 8-bit samples are counted as their 256 raw values and
+// folded into bins at the flush), copy k of slot s of channel c sits at
 // ((c*S + s) * copies + k), and lane l uses copy l % copies. With 32 copies every lane owns one bank, so
 // a warp's 32 increments never conflict in a bank whatever the data (uniform noise or a constant image);
 // fewer copies trade some conflicts for room when the histogram is wide. Increments are shared-memory
@@ -148,7 +150,7 @@ struct Counter {
     BinRegs br;
     unsigned int lane_base;   // Smem/Split: shared byte address of this lane's copy of local slot 0
     unsigned int slot_bytes;  // Smem/Split: bytes between two slots (copies * 4)
-    unsigned int chan_slots;  // slots per channel (bins + 1)
+    unsigned int chan_slots;  // slots per channel (bins + 1, or the 256 raw 8-bit values)
     unsigned int split_first; // Split: first flat slot owned by this block
     unsigned int split_slots; // Split: flat slots owned by this block
     unsigned int oor_base;    // Global: shared byte address of the C out-of-range counters
@@ -230,41 +232,171 @@ __device__ __forceinline__ T load_sample(const unsigned char* p) {
     return *reinterpret_cast<const T*>(p);
 }
 
+/// A masked tile of whole rows: one pixel per thread step (rows of `width` pixels).
 template <class T, int C, KMode M, Storage S>
-__device__ __forceinline__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr,
-                                             const Params& p) {
+__device__ __forceinline__ void count_masked_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr) {
+    constexpr int SZ = sizeof(T);
+    const unsigned int tid = threadIdx.x;
+    const unsigned int nthreads = blockDim.x;
+    const unsigned int r0 = static_cast<unsigned int>(lt) * D.tile_rows;
+    const unsigned int nr = min(D.tile_rows, D.rows - r0);
+    const unsigned long long W = D.width;
+    const unsigned long long total = W * nr;
+    const float invW = 1.0f / static_cast<float>(W);
+    for (unsigned long long i = tid; i < total; i += nthreads) {
+        unsigned int r = 0;
+        unsigned long long x = i;
+        if (nr > 1) {
+            r = fast_div(static_cast<unsigned int>(i), static_cast<unsigned int>(W), invW);
+            x = i - static_cast<unsigned long long>(r) * W;
+        }
+        const unsigned long long row = r0 + r;
+        if (D.mask[row * D.mask_pitch + x] == 0) continue;
+        const unsigned char* px = D.base + row * D.pitch + x * (C * SZ);
+#pragma unroll
+        for (int c = 0; c < C; ++c) ctr.count(load_sample<T>(px + c * SZ), c);
+    }
+}
+
+/// The part of an unmasked image one tile covers: rows [r0, r0 + nr) of L samples (Lb bytes), and of each row's
+/// aligned middle the vectors [vbeg, vbeg + vcap).
+struct TileCut {
+    unsigned long long L, Lb;
+    unsigned int r0, nr;
+    unsigned long long vbeg, vcap;
+};
+
+/// Aligned middle of row `row`: vectors [0, vpr) starting at byte `a`; `h` samples before it.
+template <int SZ>
+__device__ __forceinline__ void row_geometry(const Desc& D, const TileCut& tc, unsigned long long row, unsigned long long& a,
+                                             unsigned long long& vpr, unsigned long long& h) {
+    const unsigned long long s = reinterpret_cast<unsigned long long>(D.base + row * D.pitch);
+    a = (s + 15ull) & ~15ull;
+    const unsigned long long e = (s + tc.Lb) & ~15ull;
+    vpr = e > a ? (e - a) >> 4 : 0ull;
+    h = (a - s) / SZ;
+    if (vpr == 0) h = tc.L;  // the whole row is "extras"
+}
+
+/// The aligned middles of a tile whose rows share one alignment: p.vectors loads in flight per thread, all
+/// issued before any is counted.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_uniform_vectors(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr,
+                                                      const Params& p) {
+    constexpr int SPV = 16 / sizeof(T);
+    const unsigned int tid = threadIdx.x;
+    const unsigned int nthreads = blockDim.x;
+    const unsigned int nr = tc.nr;
+    unsigned long long a0, vpr, h;
+    row_geometry<sizeof(T)>(D, tc, tc.r0, a0, vpr, h);
+    const unsigned long long nv_ll = vpr > tc.vbeg ? min(vpr - tc.vbeg, tc.vcap) : 0ull;
+    const unsigned int nv = static_cast<unsigned int>(nv_ll);
+    const unsigned int total = nv * nr;  // tiles are sized so that this stays below 2^24
+    const float inv_nv = nr > 1 && nv ? 1.0f / static_cast<float>(nv) : 0.0f;  // fast_div's, rows > 1 only
+    const unsigned int step = nthreads * p.vectors;
+    const unsigned char* tile_base = reinterpret_cast<const unsigned char*>(a0) + tc.vbeg * 16ull;
+    const int phase0 = C == 1 ? 0 : static_cast<int>((h + tc.vbeg * SPV) % C);
+    for (unsigned int base = tid; base < total; base += step) {
+        uint4 q[4];
+        int phase[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const unsigned int i = base + j * nthreads;
+            if (j < p.vectors && i < total) {
+                unsigned int r = 0, v = i;
+                if (nr > 1) {
+                    r = fast_div(i, nv, inv_nv);
+                    v = i - r * nv;
+                }
+                const unsigned char* addr = tile_base + static_cast<unsigned long long>(r) * D.pitch + v * 16ull;
+                q[j] = __ldg(reinterpret_cast<const uint4*>(addr));
+                phase[j] = C == 1 ? 0 : static_cast<int>((phase0 + v * SPV) % C);
+            } else {
+                phase[j] = -1;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (phase[j] >= 0) ctr.count_vector(q[j], phase[j]);
+    }
+}
+
+/// The aligned middles of a tile whose rows start at different alignments (pitch not a multiple of 16):
+/// geometry per row.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_row_vectors(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr) {
+    constexpr int SPV = 16 / sizeof(T);
+    const unsigned int nvmax = static_cast<unsigned int>(tc.Lb >> 4);
+    const unsigned int total = nvmax * tc.nr;
+    const float inv_nv = nvmax ? 1.0f / static_cast<float>(nvmax) : 0.0f;
+    for (unsigned int i = threadIdx.x; i < total; i += blockDim.x) {
+        const unsigned int r = fast_div(i, nvmax, inv_nv);
+        const unsigned int v = i - r * nvmax;
+        unsigned long long a, vpr, h;
+        row_geometry<sizeof(T)>(D, tc, tc.r0 + r, a, vpr, h);
+        if (v >= vpr) continue;
+        const uint4 q = __ldg(reinterpret_cast<const uint4*>(a + v * 16ull));
+        ctr.count_vector(q, C == 1 ? 0 : static_cast<int>((h + static_cast<unsigned long long>(v) * SPV) % C));
+    }
+}
+
+/// The unaligned head and tail samples of a tile whose rows share one alignment: the same count, nx < 32, in
+/// every row of the tile (often none at all).
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_uniform_extras(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr) {
     constexpr int SZ = sizeof(T);
     constexpr int SPV = 16 / SZ;
     const unsigned int tid = threadIdx.x;
     const unsigned int nthreads = blockDim.x;
+    const unsigned int r0 = tc.r0, nr = tc.nr;
+    unsigned long long a0, vpr, h;
+    row_geometry<SZ>(D, tc, r0, a0, vpr, h);
+    const unsigned int nx = static_cast<unsigned int>(tc.L - vpr * SPV);
+    const unsigned int total = nr * nx;
+    const float inv_nx = nr > 1 && nx ? 1.0f / static_cast<float>(nx) : 0.0f;
+    for (unsigned int i = tid; i < total; i += nthreads) {
+        const unsigned int r = nr > 1 ? fast_div(i, nx, inv_nx) : 0u;
+        const unsigned int k = i - r * nx;
+        const unsigned long long x = k < h ? k : k + vpr * SPV;
+        const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
+        ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
+    }
+}
 
+/// The unaligned head and tail samples of every row of a tile whose rows start at different alignments: fewer
+/// than 32 per row.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void count_row_extras(const Desc& D, const TileCut& tc, Counter<T, C, M, S>& ctr) {
+    constexpr int SZ = sizeof(T);
+    constexpr int SPV = 16 / SZ;
+    const unsigned int tid = threadIdx.x;
+    const unsigned int nthreads = blockDim.x;
+    const unsigned int r0 = tc.r0, nr = tc.nr;
+    const unsigned int total = nr * 32u;
+    for (unsigned int i = tid; i < total; i += nthreads) {
+        const unsigned int r = i >> 5, k = i & 31u;
+        unsigned long long a, vpr, h;
+        row_geometry<SZ>(D, tc, r0 + r, a, vpr, h);
+        const unsigned long long nx = tc.L - vpr * SPV;
+        if (k >= nx) continue;
+        const unsigned long long x = k < h ? k : k + vpr * SPV;
+        const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
+        ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
+    }
+}
+
+/// Counts tile `lt` of image D.
+template <class T, int C, KMode M, Storage S>
+__device__ __forceinline__ void process_tile(const Desc& D, unsigned long long lt, Counter<T, C, M, S>& ctr,
+                                             const Params& p) {
     if (D.mask != nullptr) {
-        // Masked: one pixel per thread step (rows of `width` pixels, tiles of whole rows).
-        const unsigned int r0 = static_cast<unsigned int>(lt) * D.tile_rows;
-        const unsigned int nr = min(D.tile_rows, D.rows - r0);
-        const unsigned long long W = D.width;
-        const unsigned long long total = W * nr;
-        const float invW = 1.0f / static_cast<float>(W);
-        for (unsigned long long i = tid; i < total; i += nthreads) {
-            unsigned int r = 0;
-            unsigned long long x = i;
-            if (nr > 1) {
-                r = fast_div(static_cast<unsigned int>(i), static_cast<unsigned int>(W), invW);
-                x = i - static_cast<unsigned long long>(r) * W;
-            }
-            const unsigned long long row = r0 + r;
-            if (D.mask[row * D.mask_pitch + x] == 0) continue;
-            const unsigned char* px = D.base + row * D.pitch + x * (C * SZ);
-#pragma unroll
-            for (int c = 0; c < C; ++c) ctr.count(load_sample<T>(px + c * SZ), c);
-        }
+        count_masked_tile(D, lt, ctr);
         return;
     }
-
     const unsigned long long L = D.row_len;
-    const unsigned long long Lb = L * SZ;
+    const unsigned long long Lb = L * sizeof(T);
     unsigned int r0, nr;
-    unsigned long long vbeg, vcap;
+    unsigned long long vcap, vbeg;
     bool extras;
     if (D.tile_rows != 0) {
         r0 = static_cast<unsigned int>(lt) * D.tile_rows;
@@ -282,95 +414,11 @@ __device__ __forceinline__ void process_tile(const Desc& D, unsigned long long l
         extras = chunk == 0;
     }
     const bool uniform = nr == 1 || (D.pitch & 15ull) == 0;
-
-    // Aligned middle of row r: vectors [0, vpr) starting at byte `a`; `h` samples before it.
-    auto row_geometry = [&](unsigned long long row, unsigned long long& a, unsigned long long& vpr,
-                            unsigned long long& h) {
-        const unsigned long long s = reinterpret_cast<unsigned long long>(D.base + row * D.pitch);
-        a = (s + 15ull) & ~15ull;
-        const unsigned long long e = (s + Lb) & ~15ull;
-        vpr = e > a ? (e - a) >> 4 : 0ull;
-        h = (a - s) / SZ;
-        if (vpr == 0) h = L;  // the whole row is "extras"
-    };
-
-    if (uniform) {
-        unsigned long long a0, vpr, h;
-        row_geometry(r0, a0, vpr, h);
-        const unsigned long long nv_ll = vpr > vbeg ? min(vpr - vbeg, vcap) : 0ull;
-        const unsigned int nv = static_cast<unsigned int>(nv_ll);
-        const unsigned int total = nv * nr;  // tiles are sized so that this stays below 2^24
-        const float inv_nv = nr > 1 && nv ? 1.0f / static_cast<float>(nv) : 0.0f;  // fast_div's, rows > 1 only
-        const unsigned int step = nthreads * p.vectors;
-        const unsigned char* tile_base = reinterpret_cast<const unsigned char*>(a0) + vbeg * 16ull;
-        const int phase0 = C == 1 ? 0 : static_cast<int>((h + vbeg * SPV) % C);
-        for (unsigned int base = tid; base < total; base += step) {
-            uint4 q[4];
-            int phase[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const unsigned int i = base + j * nthreads;
-                if (j < p.vectors && i < total) {
-                    unsigned int r = 0, v = i;
-                    if (nr > 1) {
-                        r = fast_div(i, nv, inv_nv);
-                        v = i - r * nv;
-                    }
-                    const unsigned char* addr = tile_base + static_cast<unsigned long long>(r) * D.pitch + v * 16ull;
-                    q[j] = __ldg(reinterpret_cast<const uint4*>(addr));
-                    phase[j] = C == 1 ? 0 : static_cast<int>((phase0 + v * SPV) % C);
-                } else {
-                    phase[j] = -1;
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                if (phase[j] >= 0) ctr.count_vector(q[j], phase[j]);
-        }
-    } else {
-        // Rows start at different alignments (pitch not a multiple of 16): geometry per row.
-        const unsigned int nvmax = static_cast<unsigned int>(Lb >> 4);
-        const unsigned int total = nvmax * nr;
-        const float inv_nv = nvmax ? 1.0f / static_cast<float>(nvmax) : 0.0f;
-        for (unsigned int i = tid; i < total; i += nthreads) {
-            const unsigned int r = fast_div(i, nvmax, inv_nv);
-            const unsigned int v = i - r * nvmax;
-            unsigned long long a, vpr, h;
-            row_geometry(r0 + r, a, vpr, h);
-            if (v >= vpr) continue;
-            const uint4 q = __ldg(reinterpret_cast<const uint4*>(a + v * 16ull));
-            ctr.count_vector(q, C == 1 ? 0 : static_cast<int>((h + static_cast<unsigned long long>(v) * SPV) % C));
-        }
-    }
-
-    if (extras && uniform) {
-        // Head and tail samples: the same count, nx < 32, in every row of the tile (often none at all).
-        unsigned long long a0, vpr, h;
-        row_geometry(r0, a0, vpr, h);
-        const unsigned int nx = static_cast<unsigned int>(L - vpr * SPV);
-        const unsigned int total = nr * nx;
-        const float inv_nx = nr > 1 && nx ? 1.0f / static_cast<float>(nx) : 0.0f;
-        for (unsigned int i = tid; i < total; i += nthreads) {
-            const unsigned int r = nr > 1 ? fast_div(i, nx, inv_nx) : 0u;
-            const unsigned int k = i - r * nx;
-            const unsigned long long x = k < h ? k : k + vpr * SPV;
-            const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
-            ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
-        }
-    } else if (extras) {
-        // Head and tail samples of every row: fewer than 32 per row.
-        const unsigned int total = nr * 32u;
-        for (unsigned int i = tid; i < total; i += nthreads) {
-            const unsigned int r = i >> 5, k = i & 31u;
-            unsigned long long a, vpr, h;
-            row_geometry(r0 + r, a, vpr, h);
-            const unsigned long long nx = L - vpr * SPV;
-            if (k >= nx) continue;
-            const unsigned long long x = k < h ? k : k + vpr * SPV;
-            const unsigned char* row = D.base + static_cast<unsigned long long>(r0 + r) * D.pitch;
-            ctr.count(load_sample<T>(row + x * SZ), C == 1 ? 0 : static_cast<int>(x % C));
-        }
-    }
+    const TileCut tc{L, Lb, r0, nr, vbeg, vcap};
+    if (uniform) count_uniform_vectors(D, tc, ctr, p);
+    else count_row_vectors(D, tc, ctr);
+    if (extras && uniform) count_uniform_extras(D, tc, ctr);
+    else if (extras) count_row_extras(D, tc, ctr);
 }
 
 /// Sum of the `copies` privatized copies of one slot (at `base`), which it leaves zero when `clear` (a block
@@ -529,8 +577,8 @@ __device__ __forceinline__ FlushTarget merge_target(const MergeRef& m, unsigned 
 /// last block to arrive copies the workspace to `out` (plain stores: `out` may be page-locked host memory,
 /// where device atomics would cross the bus), each word carrying m.tag when one is set, and zeroes the
 /// workspace and the ticket for the next launch. A host waiting for a tagged result needs no other sign: a
-/// word is final once it carries the tag, because each is one aligned 8-byte store (bench/experiments/
-/// result_signal.cu: 0.4-0.6 us sooner than counts, a system-scope fence and a word behind them).
+/// word is final once it carries the tag, because each is one aligned 8-byte store (no system-scope fence and
+/// no separate word behind the counts, which cost more: docs/DESIGN.md section 5).
 __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarget& out, int C) {
     __shared__ bool last;
     const unsigned int tid = threadIdx.x;
@@ -565,10 +613,64 @@ __device__ __forceinline__ void finish_merge(const MergeRef& m, const FlushTarge
     if (tid == 0) *m.ticket = 0u;
 }
 
+/// The first image of a batch launch whose tiles contain tile t: the last entry with tile_begin <= t (empty
+/// images share tile_begin with their successor and are skipped by taking the last). Equally spaced images
+/// all have one.tiles tiles.
+__device__ __forceinline__ unsigned int first_image(const Params& p, unsigned long long t) {
+    if (p.descs == nullptr) return static_cast<unsigned int>(t / p.one.tiles);
+    unsigned int lo = 0, hi = p.ndesc;  // invariant: descs[lo].tile_begin <= t
+    while (hi - lo > 1) {
+        const unsigned int mid = (lo + hi) / 2;
+        if (p.descs[mid].tile_begin <= t) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/// A block's counters in shared memory: of the C * slots flat slots (`slots` per channel), the `owned` ones from
+/// `first`, `copies` privatized copies each (Smem/Split; none for Global), then C out-of-range words (Global).
+struct BlockCounters {
+    unsigned int* hist;
+    unsigned int* oor;
+    unsigned int first, owned, slots;
+    int copies;
+};
+
+/// Flushes a block's counts of one image to `out` and clears them for the next image. Thread i reads the copies
+/// of local slot i rotated by i, so the threads of a warp hit different banks. `store`: the block holds every
+/// tile of the image (Params::store_whole) and stores the counts instead of adding them.
+template <int C, Storage S>
+__device__ __forceinline__ void flush_counts(const Params& p, const BlockCounters& bc, const FlushTarget& out, bool store,
+                                             bool direct) {
+    const unsigned int tid = threadIdx.x;
+    if constexpr (S != Storage::Global) {
+        for (unsigned int i = tid; i < bc.owned; i += blockDim.x) {
+            const unsigned long long sum = take_copies(bc.hist + (i << p.copies_log2), bc.copies, i);
+            const unsigned int f = bc.first + i;
+            const unsigned int c = C == 1 ? 0u : f / bc.slots;
+            unsigned int b = f - c * bc.slots;
+            if (store) {  // every slot is its own counter (the host's condition): zeroes are written too
+                out.store(c, b, sum);
+                continue;
+            }
+            if (sum == 0) continue;
+            if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
+            out.add(c, b, sum, direct ? p.overflow_flag : nullptr);
+        }
+        // Raw 8-bit slots have no out-of-range slot: under the identity fold nothing is out of range.
+        if (store && p.fold && tid < C) out.store(tid, out.bins, 0ull);
+    } else {
+        if (tid < C) {
+            const unsigned int o = bc.oor[tid];
+            bc.oor[tid] = 0u;
+            if (o != 0) out.add(tid, out.bins, o, nullptr);
+        }
+    }
+}
+
 /// B: a batch launch (Params::descs, or equally spaced images). Single images take their own instance: the
 /// batch's image lookup, strides and stored flush would otherwise cost the counting loop registers it has
-/// none to spare of (64 at 1024 threads; measured on H100: 256 MiB 8-bit 100.8 -> 104-107 us, 8K 3-channel
-/// 50.7 -> 54-56 us with one instance for both).
+/// none to spare of (64 at 1024 threads), and it would spill (docs/DESIGN.md section 5).
 template <class T, int C, KMode M, Storage S, bool B>
 __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(const Params p) {
     extern __shared__ unsigned int smem[];
@@ -587,12 +689,11 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
     const unsigned int owned = S == Storage::Split ? min(p.split_slots, flat_slots - min(first, flat_slots)) : flat_slots;
     // Layout: Smem/Split: owned slots * copies words; Global: none. Then 4 out-of-range words (Global).
     const int hist_words = S == Storage::Global ? 0 : static_cast<int>(owned) * copies;
-    unsigned int* hist = smem;
-    unsigned int* oor = smem + hist_words;
+    const BlockCounters bc{smem, smem + hist_words, first, owned, slots, copies};
     const unsigned int tid = threadIdx.x;
 
-    zero_shared(hist, hist_words);
-    if (tid < 4) oor[tid] = 0u;
+    zero_shared(bc.hist, hist_words);
+    if (tid < 4) bc.oor[tid] = 0u;
     __syncthreads();
     const bool zero_first = S != Storage::Global && p.zero_first != 0;  // Global adds while it counts
     if (zero_first && tid >= ((blockDim.x - 1u) & ~31u))
@@ -601,8 +702,8 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
 
     Counter<T, C, M, S> ctr(p);
     ctr.overflow_flag = p.overflow_flag;
-    ctr.oor_base = smem_addr(oor);
-    ctr.lane_base = smem_addr(hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
+    ctr.oor_base = smem_addr(bc.oor);
+    ctr.lane_base = smem_addr(bc.hist) + 4u * (static_cast<unsigned int>(tid & 31u) & (copies - 1));
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
     ctr.split_first = first;
@@ -610,24 +711,8 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
 
     unsigned long long t, t_end;
     tile_range(p.total_tiles, group, groups, t, t_end);
-
-    // First image whose tiles contain t: the last entry with tile_begin <= t (empty images share
-    // tile_begin with their successor and are skipped by taking the last). Equally spaced images all have
-    // one.tiles tiles.
     unsigned int d = 0;
-    if constexpr (B) {
-        if (p.descs == nullptr) {
-            d = static_cast<unsigned int>(t / p.one.tiles);
-        } else {
-            unsigned int lo = 0, hi = p.ndesc;  // invariant: descs[lo].tile_begin <= t
-            while (hi - lo > 1) {
-                const unsigned int mid = (lo + hi) / 2;
-                if (p.descs[mid].tile_begin <= t) lo = mid;
-                else hi = mid;
-            }
-            d = lo;
-        }
-    }
+    if constexpr (B) d = first_image(p, t);
     const bool direct = p.direct != 0;
 
     while (t < t_end) {
@@ -648,8 +733,6 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
             passed = true;
         }
         __syncthreads();
-        // Flush this block's counts for image D and clear them for the next image. Thread i reads the
-        // copies of local slot i rotated by i, so the threads of a warp hit different banks.
         // This block holds every tile of the image: it stores the counts (Params::store_whole). The block's
         // range is derived again here rather than kept through the counting loop.
         bool store = false;
@@ -661,29 +744,7 @@ __global__ void __launch_bounds__(KernelBounds::histogram) histogram_kernel(cons
         const unsigned int bins = static_cast<unsigned int>(p.bins);
         const FlushTarget out = direct ? FlushTarget{D.counts, D.ch_stride, D.oor, bins, p.count_u64 != 0}
                                        : merge_target(p.merge, bins);
-        if constexpr (S != Storage::Global) {
-            for (unsigned int i = tid; i < owned; i += blockDim.x) {
-                const unsigned long long sum = take_copies(hist + (i << p.copies_log2), copies, i);
-                const unsigned int f = first + i;
-                const unsigned int c = C == 1 ? 0u : f / slots;
-                unsigned int b = f - c * slots;
-                if (store) {  // every slot is its own counter (the host's condition): zeroes are written too
-                    out.store(c, b, sum);
-                    continue;
-                }
-                if (sum == 0) continue;
-                if (p.fold) b = arith_slot(static_cast<double>(b), p.rule.low, p.rule.high, p.rule.a, p.rule.b, p.bins);
-                out.add(c, b, sum, direct ? p.overflow_flag : nullptr);
-            }
-            // Raw 8-bit slots have no out-of-range slot: under the identity fold nothing is out of range.
-            if (store && p.fold && tid < C) out.store(tid, bins, 0ull);
-        } else {
-            if (tid < C) {
-                const unsigned int o = oor[tid];
-                oor[tid] = 0u;
-                if (o != 0) out.add(tid, bins, o, nullptr);
-            }
-        }
+        flush_counts<C, S>(p, bc, out, store, direct);
         __syncthreads();
     }
 
@@ -738,12 +799,75 @@ struct VectorGrid {
     }
 };
 
+/// contiguous_kernel's counting loop over the vectors [v, v_end) of the block, stepping by blockDim.x: groups
+/// of four vectors per thread, each group's loads issued before the previous group is counted (the first
+/// group, `q`, loaded by the caller), full groups counted without a test per vector and the last, partial
+/// group after them. Flat: sixteen equal bytes are counted at once (Counter::count_if_flat).
+template <bool Flat, class T, int C, KMode M, bool Merged, bool Rows>
+__device__ __forceinline__ void count_vectors(Counter<T, C, M, Storage::Smem>& ctr, const VectorGrid<Rows>& grid,
+                                              const ContiguousArgs<Merged, Rows>& p, unsigned int v, unsigned int v_end,
+                                              uint4 (&q)[4]) {
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    auto count = [&](const uint4& x, unsigned int at) {
+        if constexpr (Flat) {
+            if (ctr.count_if_flat(x)) return;
+        }
+        ctr.count_vector(x, grid.template phase<C, SPV>(at, p.head));
+    };
+    while (v + 3 * blockDim.x < v_end) {
+        const unsigned int vn = v + 4 * blockDim.x;
+        uint4 n[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) n[j] = vn + j * blockDim.x < v_end ? grid.load(vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) count(q[j], v + j * blockDim.x);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q[j] = n[j];
+        v = vn;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+        if (v + j * blockDim.x < v_end) count(q[j], v + j * blockDim.x);
+}
+
+/// contiguous_kernel in rows: the head and tail samples (fewer than 32 per row) of the rows whose first vector
+/// is in the block's range [v_begin, v_end): 32 threads per row.
+template <class T, int C, KMode M, bool Merged>
+__device__ __forceinline__ void count_row_ends(Counter<T, C, M, Storage::Smem>& ctr, const ContiguousArgs<Merged, true>& p,
+                                               unsigned int v_begin, unsigned int v_end) {
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    const unsigned int per_row = p.head + p.tail;
+    if (per_row == 0) return;
+    const unsigned int rv = p.rows.row_vectors;
+    const unsigned int r0 = (v_begin + rv - 1) / rv, r1 = (v_end + rv - 1) / rv;
+    for (unsigned int k = threadIdx.x; k < (r1 - r0) * 32u; k += blockDim.x) {
+        const unsigned int j = k & 31u;
+        if (j >= per_row) continue;
+        const unsigned int x = j < p.head ? j : j + rv * SPV;  // sample within the row
+        const T* row = reinterpret_cast<const T*>(p.base + static_cast<unsigned long long>(r0 + (k >> 5)) * p.rows.pitch);
+        ctr.count(row[x], C == 1 ? 0 : static_cast<int>(x % C));
+    }
+}
+
+/// contiguous_kernel on one run: block 0 counts the unaligned head, the last block the tail.
+template <class T, int C, KMode M, bool Merged>
+__device__ __forceinline__ void count_run_ends(Counter<T, C, M, Storage::Smem>& ctr, const ContiguousArgs<Merged, false>& p,
+                                               const T* samples) {
+    constexpr int SPV = 16 / static_cast<int>(sizeof(T));
+    const unsigned int tid = threadIdx.x;
+    if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
+    if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
+        const unsigned int o = p.head + SPV * p.vectors + tid;
+        ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
+    }
+}
+
 /// One image of C channels (8-bit samples counted raw, 16-bit or float samples binned as counted), small
 /// enough that each block takes one range of its 16-byte vectors (the plan's small-image grid): contiguous, or
 /// for Rows in rows of the same 16-byte alignment (ContiguousParams); overwritten in one pass or, for Merged
 /// (blocking calls, histograms wider than the one-pass zeroing), through the last-block merge. The general
 /// kernel's work without its generality: no descriptors, tiles, masks or batch, a parameter block of a few
-/// words — at 640x480 its prologue, tiling and flush were most of its instructions. Contiguous: block 0 also
+/// words: at 640x480 the general kernel's prologue, tiling and flush are most of its instructions. Contiguous: block 0 also
 /// counts the unaligned head, the last block the tail. Rows: vector i is vector i mod row_vectors of row
 /// i / row_vectors, and a row's unaligned head and tail samples are counted by the block whose range holds
 /// the row's first vector. Counting (Counter), the zeroing of the output, the merge and the fold of raw
@@ -752,7 +876,7 @@ struct VectorGrid {
 ///
 /// Flat 8-bit gray data (constant images, flat regions) is counted sixteen equal bytes at a time
 /// (Counter::count_if_flat) by warps whose first vectors are mostly such runs; other warps never test for
-/// it, since the test alone, made for every vector, cost uniform and noisy data 5-8% (8K and 256 MiB, H200).
+/// it, since the test alone, made for every vector, slows uniform and noisy data (docs/DESIGN.md section 5).
 template <class T, int C, KMode M, bool Merged, bool Rows>
 __global__ void __launch_bounds__(KernelBounds::contiguous) contiguous_kernel(const ContiguousArgs<Merged, Rows> p) {
     extern __shared__ unsigned int smem[];
@@ -789,60 +913,17 @@ __global__ void __launch_bounds__(KernelBounds::contiguous) contiguous_kernel(co
     ctr.slot_bytes = 4u << p.copies_log2;
     ctr.chan_slots = slots;
 
-    auto count_all = [&](auto flat_tag) {
-        constexpr bool flat = decltype(flat_tag)::value;
-        auto count = [&](const uint4& x, unsigned int at) {
-            if constexpr (flat) {
-                if (ctr.count_if_flat(x)) return;
-            }
-            ctr.count_vector(x, grid.template phase<C, SPV>(at, p.head));
-        };
-        while (v + 3 * blockDim.x < v_end) {
-            const unsigned int vn = v + 4 * blockDim.x;
-            uint4 n[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) n[j] = vn + j * blockDim.x < v_end ? grid.load(vn + j * blockDim.x) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) count(q[j], v + j * blockDim.x);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) q[j] = n[j];
-            v = vn;
-        }
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (v + j * blockDim.x < v_end) count(q[j], v + j * blockDim.x);
-    };
     if constexpr (kFlat) {
         // Warp-uniform: every lane of the warp reaches this point. Flat mode when at least half of the
         // warp's first vectors are flat (with any one, textured parts of photographs paid the test).
         const bool flat_start = v < v_end && sixteen_equal_bytes(q[0]);
-        if (__popc(__ballot_sync(0xFFFFFFFFu, flat_start)) >= 16) count_all(std::true_type{});
-        else count_all(std::false_type{});
+        if (__popc(__ballot_sync(0xFFFFFFFFu, flat_start)) >= 16) count_vectors<true>(ctr, grid, p, v, v_end, q);
+        else count_vectors<false>(ctr, grid, p, v, v_end, q);
     } else {
-        count_all(std::false_type{});
+        count_vectors<false>(ctr, grid, p, v, v_end, q);
     }
-    if constexpr (Rows) {
-        // The head and tail samples (fewer than 32 per row) of the rows whose first vector is in this
-        // block's range: 32 threads per row.
-        const unsigned int per_row = p.head + p.tail;
-        if (per_row != 0) {
-            const unsigned int rv = p.rows.row_vectors;
-            const unsigned int r0 = (v_begin + rv - 1) / rv, r1 = (v_end + rv - 1) / rv;
-            for (unsigned int k = tid; k < (r1 - r0) * 32u; k += blockDim.x) {
-                const unsigned int j = k & 31u;
-                if (j >= per_row) continue;
-                const unsigned int x = j < p.head ? j : j + rv * SPV;  // sample within the row
-                const T* row = reinterpret_cast<const T*>(p.base + static_cast<unsigned long long>(r0 + (k >> 5)) * p.rows.pitch);
-                ctr.count(row[x], C == 1 ? 0 : static_cast<int>(x % C));
-            }
-        }
-    } else {
-        if (blockIdx.x == 0 && tid < p.head) ctr.count(samples[tid], C == 1 ? 0 : static_cast<int>(tid % C));
-        if (blockIdx.x == gridDim.x - 1 && tid < p.tail) {
-            const unsigned int o = p.head + SPV * p.vectors + tid;
-            ctr.count(samples[o], C == 1 ? 0 : static_cast<int>(o % C));
-        }
-    }
+    if constexpr (Rows) count_row_ends(ctr, p, v_begin, v_end);
+    else count_run_ends(ctr, p, samples);
     if (!Merged && tid == 0) wait_output_zeroed(p.out.sync);
     __syncthreads();
 

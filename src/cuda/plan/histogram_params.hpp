@@ -12,7 +12,7 @@ enum class Storage : std::uint8_t { Smem, Split, Global };
 enum class KMode : std::uint8_t { Direct, ShiftFull, Shift, Arith, ScaleF32 };
 
 /// The binning rule's fields as the kernels read them: binning.hpp's BinParams without the bin count and
-/// the mode (fill_bin_fields copies them).
+/// the mode (bin_fields, plan.hpp, copies them).
 struct BinFields {
     double low, high, a, b;  ///< Arith (and the fold of raw 8-bit values)
     int shift;               ///< Shift, ShiftFull
@@ -75,8 +75,7 @@ struct Params {
     int fold;        ///< 1: the kernel counts raw 8-bit values (256 slots per channel) and maps each to
                      ///< its bin (binning.hpp's arith_slot, the rule itself) when it flushes: every 8-bit
                      ///< request runs the Direct loop. No table travels with the launch: the parameters
-                     ///< stay small, and a launch's time grows with their size (0.4 us for 768 bytes at
-                     ///< 640x480 on H100, bench/experiments/small_kernel_phases.cu)
+                     ///< stay small, and a launch's time grows with their size (docs/DESIGN.md section 5)
     // output
     int count_u64;
     int direct;                      ///< 1: add straight into Desc::counts; 0: into `merge`, the last block finishes
@@ -106,9 +105,9 @@ struct OutputRef {
 
 /// The parameters of contiguous_kernel: one image (8-bit, 16-bit or float samples) small enough for one range
 /// of vectors per block, overwritten in one pass (`out`, zeroed by the first block to arrive). A few words
-/// instead of Params, so that the launch carries little: the one-pass kernel of a contiguous image takes
-/// these alone (120 bytes; with the fields of the two other cases below in every launch, 200 bytes, the
-/// one-pass kernel took 0.1-0.3 us longer at 640x480 and 1080p on H200, every sample type).
+/// instead of Params, and the other cases' fields (below) only in their own instances, so that the launch
+/// carries little: the one-pass kernel of a contiguous image takes these alone (120 bytes), and a launch's
+/// time grows with its parameters (docs/DESIGN.md section 5).
 struct ContiguousParams {
     const unsigned char* base;  ///< first sample (of row 0)
     unsigned int head;          ///< samples before the first 16-byte boundary (of each row; < 16 bytes' worth)

@@ -1,6 +1,6 @@
 // Internal: the plan-and-launch layer of the CUDA histogram (CUB's dispatch layer): from a validated request
 // to a kernel, its shared memory, tiling and grid. Policies come from the tuning table
-// (imghist/internal/tuning.hpp); the kernels are in histogram_kernels.cuh; the histogrammer
+// (cuda/tuning/tuning.hpp); the kernels are in histogram_kernels.cuh; the histogrammer
 // (histogrammer.cu) fills the descriptors and calls launch().
 #pragma once
 

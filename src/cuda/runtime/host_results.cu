@@ -269,8 +269,8 @@ void cuda_histogram_to_host(const ImageView& image, const ImageView* mask, const
         staging_capacity_rows(ws, image) >= 1 && !is_pinned(image)) {
         // A pageable image beyond the pinned chunks (a 16K frame): streamed through them, every CPU thread
         // packing, and counted chunk by chunk, so the device holds the 64 MiB ring that the workspace keeps
-        // instead of a copy of the whole image allocated and freed again by every call. As fast as that copy
-        // (16K calc_hist on an H100 host, alternating: 3.47-3.61 ms against 3.50-3.69 ms).
+        // instead of a copy of the whole image allocated and freed again by every call, which is no faster
+        // (docs/DESIGN.md section 5).
         const int packers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         stream_count_to_host(call, image, image.height, spec, packers, 0, [](int) {}, nullptr, counts, oor);
         return;

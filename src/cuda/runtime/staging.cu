@@ -1,4 +1,4 @@
-// Host staging (imghist/internal/staging.hpp): host images to the device and results back, through the
+// Host staging (staging.hpp): host images to the device and results back, through the
 // workspace's pinned chunks.
 #include <cuda_runtime.h>
 
@@ -131,47 +131,53 @@ std::size_t staging_ring_bytes(const Workspace& ws, const ImageView& host, int r
     return std::max<std::size_t>(ring_rows * row, 1);
 }
 
-void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* ring, int packers, int others,
-                         const std::function<void(int)>& other, const std::function<void(const ImageView&)>& chunk_ready,
-                         void* const* packed_events) {
-    const std::size_t row = host.row_bytes();
-    auto* dev = static_cast<std::uint8_t*>(ring);
-    const auto& t = staging_tuning(ws);
-    const int slot_rows = static_cast<int>(t.chunk_bytes / std::max<std::size_t>(row, 1));
-    if (slot_rows < 1 || gpu_rows < 1 || gpu_rows > host.height)
-        throw Error(ErrorCode::InvalidArgument, "stage_stream_beside: no row fits a pinned chunk, or no rows to stream");
-    prepare_slots(ws, static_cast<std::size_t>(std::min(slot_rows, gpu_rows)) * row);
-    auto& slots = ws.stage_slots();
-    const int nslots = static_cast<int>(slots.size());
-    for (auto& s : slots)
-        if (s.in_flight) {  // an earlier upload on this workspace may still read a chunk
-            IMGHIST_CUDA(cudaEventSynchronize(ev(s.done)));
-            s.in_flight = false;
-        }
-    // Chunk c holds rows [c * slot_rows, ...) in pinned chunk and device chunk c % nslots. Pieces of about
-    // copy_piece bytes, none across two chunks: piece k covers rows [first[k], first[k + 1]).
-    const int chunks = (gpu_rows + slot_rows - 1) / slot_rows;
-    const int piece_rows = static_cast<int>(std::max<std::size_t>(1, t.copy_piece / std::max<std::size_t>(row, 1)));
+namespace {
+
+/// One streamed upload of stage_stream_beside as its packing threads share it. Chunk c holds rows
+/// [c * slot_rows, ...) in pinned chunk and device chunk c % nslots; it is cut into pieces of about copy_piece
+/// bytes, none across two chunks, piece k covering rows [first[k], first[k + 1]). The threads take pieces in
+/// order (next).
+struct RingUpload {
+    Workspace& ws;
+    const ImageView& host;
+    std::uint8_t* dev;
+    int gpu_rows;
+    std::size_t row;
+    int slot_rows;
+    std::vector<Workspace::StageSlot>& slots;
+    int nslots;
+    cudaStream_t s;
+    const std::function<void(const ImageView&)>& chunk_ready;
+    int chunks = 0, pieces = 0;
     std::vector<int> first;
-    std::vector<std::atomic<int>> pieces_left(static_cast<std::size_t>(chunks));
-    for (auto& n : pieces_left) n.store(0, std::memory_order_relaxed);
-    for (int r = 0; r < gpu_rows;) {
-        first.push_back(r);
-        pieces_left[static_cast<std::size_t>(r / slot_rows)].fetch_add(1, std::memory_order_relaxed);
-        const int slot_end = (r / slot_rows + 1) * slot_rows;
-        r = std::min({r + piece_rows, slot_end, gpu_rows});
-    }
-    const int pieces = static_cast<int>(first.size());
-    first.push_back(gpu_rows);
-    // handed_on[c]: chunk c's copies are all enqueued, its event recorded and chunk_ready has run for it, so
-    // chunk c + nslots may refill both its chunks once that event has completed.
-    std::vector<std::atomic<bool>> handed_on(static_cast<std::size_t>(chunks));
-    for (auto& h : handed_on) h.store(false, std::memory_order_relaxed);
+    std::vector<std::atomic<int>> pieces_left;  ///< per chunk: pieces not yet enqueued
+    /// handed_on[c]: chunk c's copies are all enqueued, its event recorded and chunk_ready has run for it, so
+    /// chunk c + nslots may refill both its chunks once that event has completed.
+    std::vector<std::atomic<bool>> handed_on;
     std::atomic<bool> failed{false};
     std::mutex ready_mutex;
-    const cudaStream_t s = cu(ws.stream());
     std::atomic<int> next{0};
-    auto pack = [&] {
+
+    /// Cuts rows [0, gpu_rows) into pieces of piece_rows at most.
+    void cut(int piece_rows) {
+        chunks = (gpu_rows + slot_rows - 1) / slot_rows;
+        pieces_left = std::vector<std::atomic<int>>(static_cast<std::size_t>(chunks));
+        for (auto& n : pieces_left) n.store(0, std::memory_order_relaxed);
+        for (int r = 0; r < gpu_rows;) {
+            first.push_back(r);
+            pieces_left[static_cast<std::size_t>(r / slot_rows)].fetch_add(1, std::memory_order_relaxed);
+            const int slot_end = (r / slot_rows + 1) * slot_rows;
+            r = std::min({r + piece_rows, slot_end, gpu_rows});
+        }
+        pieces = static_cast<int>(first.size());
+        first.push_back(gpu_rows);
+        handed_on = std::vector<std::atomic<bool>>(static_cast<std::size_t>(chunks));
+        for (auto& h : handed_on) h.store(false, std::memory_order_relaxed);
+    }
+
+    /// One packing thread: takes pieces until none is left, packs each, enqueues its copy, and hands a chunk
+    /// on when its last copy is enqueued.
+    void pack() {
         // Pool threads enqueue on the workspace's device (their own current device may be another one, whose
         // context would otherwise be created).
         IMGHIST_CUDA(cudaSetDevice(ws.device()));
@@ -200,18 +206,42 @@ void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, voi
             }
             // Enqueued from whichever thread packed the piece: copies of distinct rows, in any order.
             IMGHIST_CUDA(cudaMemcpyAsync(target, pinned, static_cast<std::size_t>(r1 - r0) * row, cudaMemcpyHostToDevice, s));
-            if (pieces_left[static_cast<std::size_t>(c)].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-                // The chunk's last copy is enqueued (the others returned before their counts fell): what reads
-                // the device chunk follows them in the stream, and precedes the chunk's next copies.
-                std::lock_guard<std::mutex> lock(ready_mutex);
-                IMGHIST_CUDA(cudaEventRecord(ev(slot.done), s));
-                const int c0 = c * slot_rows, c1 = std::min(gpu_rows, c0 + slot_rows);
-                chunk_ready(ImageView::device(dev + static_cast<std::size_t>(c % nslots) * slot_rows * row, host.width,
-                                              c1 - c0, host.type, host.channels, row));
-                handed_on[static_cast<std::size_t>(c)].store(true, std::memory_order_release);
-            }
+            if (pieces_left[static_cast<std::size_t>(c)].fetch_sub(1, std::memory_order_acq_rel) == 1) hand_on(c, slot);
         }
-    };
+    }
+
+    /// Chunk c's last copy is enqueued (the others returned before their counts fell): what reads the device
+    /// chunk follows them in the stream, and precedes the chunk's next copies.
+    void hand_on(int c, Workspace::StageSlot& slot) {
+        std::lock_guard<std::mutex> lock(ready_mutex);
+        IMGHIST_CUDA(cudaEventRecord(ev(slot.done), s));
+        const int c0 = c * slot_rows, c1 = std::min(gpu_rows, c0 + slot_rows);
+        chunk_ready(ImageView::device(dev + static_cast<std::size_t>(c % nslots) * slot_rows * row, host.width, c1 - c0,
+                                      host.type, host.channels, row));
+        handed_on[static_cast<std::size_t>(c)].store(true, std::memory_order_release);
+    }
+};
+
+}  // namespace
+
+void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, void* ring, int packers, int others,
+                         const std::function<void(int)>& other, const std::function<void(const ImageView&)>& chunk_ready,
+                         void* const* packed_events) {
+    const std::size_t row = host.row_bytes();
+    const auto& t = staging_tuning(ws);
+    const int slot_rows = static_cast<int>(t.chunk_bytes / std::max<std::size_t>(row, 1));
+    if (slot_rows < 1 || gpu_rows < 1 || gpu_rows > host.height)
+        throw Error(ErrorCode::InvalidArgument, "stage_stream_beside: no row fits a pinned chunk, or no rows to stream");
+    prepare_slots(ws, static_cast<std::size_t>(std::min(slot_rows, gpu_rows)) * row);
+    auto& slots = ws.stage_slots();
+    for (auto& s : slots)
+        if (s.in_flight) {  // an earlier upload on this workspace may still read a chunk
+            IMGHIST_CUDA(cudaEventSynchronize(ev(s.done)));
+            s.in_flight = false;
+        }
+    RingUpload up{ws, host, static_cast<std::uint8_t*>(ring), gpu_rows, row, slot_rows, slots,
+                  static_cast<int>(slots.size()), cu(ws.stream()), chunk_ready};
+    up.cut(static_cast<int>(std::max<std::size_t>(1, t.copy_piece / std::max<std::size_t>(row, 1))));
     packers = std::max(1, packers);
     // One part per packer and per other task; a nested parallel_for inside `other` runs on its own worker.
     try {
@@ -219,12 +249,12 @@ void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, voi
             for (int i = b; i < e; ++i) {
                 if (i < packers) {
                     try {
-                        pack();
+                        up.pack();
                     } catch (...) {
-                        failed.store(true);  // packers waiting for a chunk this one would have handed on
+                        up.failed.store(true);  // packers waiting for a chunk this one would have handed on
                         throw;
                     }
-                    if (packed_events) IMGHIST_CUDA(cudaEventRecord(ev(packed_events[i]), s));
+                    if (packed_events) IMGHIST_CUDA(cudaEventRecord(ev(packed_events[i]), up.s));
                 } else {
                     other(i - packers);
                 }
@@ -232,12 +262,12 @@ void stage_stream_beside(Workspace& ws, const ImageView& host, int gpu_rows, voi
         });
     } catch (...) {
         // Copies already enqueued may still read the chunks: let them finish before anything reuses them.
-        (void)cudaStreamSynchronize(s);
+        (void)cudaStreamSynchronize(up.s);
         (void)cudaGetLastError();
         throw;
     }
     // Each used chunk's event was recorded after its last copies: the chunks are free once those have run.
-    for (int k = 0; k < std::min(nslots, chunks); ++k) slots[static_cast<std::size_t>(k)].in_flight = true;
+    for (int k = 0; k < std::min(up.nslots, up.chunks); ++k) slots[static_cast<std::size_t>(k)].in_flight = true;
 }
 
 namespace {

@@ -18,7 +18,8 @@
 //  - at most WorkspaceTuning::max_per_device (16) workspaces per device: a 17th stream makes the least
 //    recently used idle workspace go, after a device-wide synchronisation (its stream may still read it);
 //  - one 64-byte pinned word per (thread, device) for values the device writes for the host (thresholds).
-// release_workspaces() frees everything (tests, and programs that want the memory back).
+// release_workspaces() frees every workspace no call holds at that moment (tests, and programs that want the
+// memory back).
 #pragma once
 
 #include <cstddef>

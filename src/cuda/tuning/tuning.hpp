@@ -1,7 +1,7 @@
 // Internal: every launch constant of the CUDA side — the histogram kernels' launch policies, the filters'
 // kernels, the host-staging pipeline, the workspace bounds, how blocking calls wait, and the kernels'
 // launch bounds — as data, kept apart from the algorithms (CUB's style). One table per architecture
-// (sm90.hpp; an architecture that was not measured apart takes the nearest measured row: tuning_for says
+// (sm90.cpp; an architecture that was not measured apart takes the nearest measured row: tuning_for says
 // which); the plan (cuda/plan/plan.cu), the filters' launchers and the runtime read their values from here
 // and nothing else writes a block size, a grid target or a chunk size. The measurements behind the values
 // are decision records in docs/DESIGN.md; what each value trades is said where it is defined.

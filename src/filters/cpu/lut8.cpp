@@ -1,7 +1,7 @@
 // imghist filters — 8-bit tables on the CPU (lut8.hpp).
 //
 // Why two implementations: a scalar byte lookup costs a load per byte, which bounds the pass at a few GB/s,
-// and in the CLI's folder jobs that pass was a tenth of the whole run (decode and encode included). With
+// and in the CLI's folder jobs that pass can be a tenth of the whole run (decode and encode included). With
 // AVX-512 VBMI (vbmi.hpp) 64 bytes are looked up per two byte-permutes, so the pass runs at memory speed.
 // Both give the same bytes: they are the same table lookup. The instructions are chosen at run time, so the
 // library is built for the baseline x86-64 and still uses them where the CPU has them.

@@ -1,6 +1,6 @@
 // imghist filters — CUDA backend: launch shapes and the device-resident pipelines (histogram -> table ->
 // apply, all enqueued on one stream). Temporary storage is the core's workspace of (device, stream), host
-// images come through the core's staging path (imghist/internal/).
+// images come through the core's staging path (cuda/runtime/staging.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -69,9 +69,10 @@ struct ResidentBlocks {
 };
 
 /// Segments each thread keeps in registers across the barrier (FusedArgs::kept): one where that still makes
-/// at most one block per SM, else two. On an H100 (132 SMs, ncu's kernel time): 640x480 makes 75 blocks of
-/// one segment per thread, 6.1-6.5 us, against 38 blocks of two, 7.0-7.4; at 1280x720 two (114 blocks)
-/// took 6.9-7.4 us against 7.1-7.6 for one (228 blocks), and at 1080p 8.2-8.7 against 9.7-10.0 (511 blocks).
+/// at most one block per SM (the image then spreads over more SMs, each with less to count before the
+/// barrier), else two: every block pays for zeroing its counters, adding them into the global histogram and
+/// arriving at the barrier, so a second block per SM costs more than a second kept segment per thread. The
+/// timings behind the rule are a decision record in docs/DESIGN.md section 5.
 int kept_per_thread(unsigned int segments, int sm_count) {
     const long long blocks_of_one =
         (static_cast<long long>(segments) + kernels::kFusedThreads - 1) / kernels::kFusedThreads;

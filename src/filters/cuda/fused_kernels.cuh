@@ -127,9 +127,9 @@ __device__ __forceinline__ uint4 load_segment(const SegmentRef& r) {
 
 /// One increment per byte of the segment into this lane's copy of the channel's 256 counters. A whole
 /// 16-byte segment (all but the heads and tails of rows) takes a path without a test per byte: with one,
-/// every increment was a branch of its own that rebuilt the shared address (about 19 instructions per
-/// counted byte, ncu on an H200), and at frame sizes, where a block has few warps to hide latency with,
-/// the instructions rather than the memory set the one-launch filter's time.
+/// every increment is a branch of its own that rebuilds the shared address, and at frame sizes, where a
+/// block has few warps to hide latency with, the instructions rather than the memory set the one-launch
+/// filter's time (docs/DESIGN.md section 5).
 template <int C>
 __device__ __forceinline__ void count_segment(const uint4& q, const SegmentRef& r, std::uint32_t* mine, int copies_log2) {
     unsigned c = C == 1 ? 0u : static_cast<unsigned>(r.offset % C);
@@ -171,7 +171,8 @@ __device__ __forceinline__ void store_segment(const SegmentRef& r, const uint4& 
 /// the block's 256 threads hold, entry tid of channel c in e[c]: each word is gathered by shuffles from the
 /// four lanes that hold its entries, and each of those lanes stores 8 of its 32 copies, rotated by the word's
 /// index so that a warp's 32 stores fall in 32 different banks. (kernels.cuh's spread_tables, which reads
-/// the entries back from memory byte by byte, took 112 instructions per thread and channel in this kernel.)
+/// the entries back from memory byte by byte, takes more instructions per thread and channel: docs/DESIGN.md
+/// section 5.)
 /// Images of 3 and 4 channels; a gray image's table is read as it is (ByteLutOp).
 template <int C>
 __device__ __forceinline__ void spread_entries(const unsigned (&e)[C], std::uint32_t* tab) {
@@ -213,6 +214,117 @@ __host__ __device__ constexpr std::size_t fused_smem_bytes(int channels, int cop
     return counters > tables ? counters : tables;
 }
 
+/// A thread's segments of the image: g + j * nthreads for j = 0, 1, ... The first n (FusedArgs::kept) are loaded
+/// before any is counted and stay in registers, with their places, from the count to the pass (a segment
+/// beyond the image is one of no bytes).
+struct KeptSegments {
+    uint4 q[kFusedKeptMax];
+    SegmentRef at[kFusedKeptMax];
+    unsigned n, g, nthreads;
+};
+
+/// Matching's target, loaded at the kernel's start: it does not depend on the image, so its latency hides
+/// behind the count. Points given in the parameters (FusedArgsHostTarget) go to shared memory at once: each
+/// lane reads a different parameter word, which the constant cache serves one word at a time, so these reads
+/// must not wait until after the barrier. Cached points (FusedArgsCachedTarget) are loaded into registers and
+/// stored to shared memory after the count (store_points); a device target's counts stay in registers.
+template <int C, FusedKind K, class Args>
+struct FusedTarget {
+    static constexpr bool kHostTarget = is_host_target<Args>::value;
+    static constexpr bool kCachedTarget = std::is_same_v<Args, FusedArgsCachedTarget>;
+    static constexpr bool kPoints = K == FusedKind::Match && (kHostTarget || kCachedTarget);
+    unsigned long long count[K == FusedKind::Match && !kPoints ? C : 1];
+    double cached_x[kCachedTarget ? C : 1];
+    int cached_level[kCachedTarget ? C : 1];
+
+    template <class PointX, class PointLevel>
+    __device__ __forceinline__ void load(const Args& a, PointX& point_x, PointLevel& point_level) {
+        const unsigned tid = threadIdx.x;
+        if constexpr (K == FusedKind::Match) {
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                if constexpr (kHostTarget) {
+                    const double x = a.xp[c][tid];
+                    const std::uint8_t f = a.fp[c][tid];
+                    point_x[c][tid] = x;
+                    point_level[c][tid] = f;
+                    if (blockIdx.x == 0 && a.save) {
+                        a.save->xp[c][tid] = x;
+                        a.save->fp[c][tid] = f;
+                    }
+                } else if constexpr (kCachedTarget) {
+                    cached_x[c] = __ldg(&a.saved->xp[c][tid]);
+                    cached_level[c] = __ldg(&a.saved->fp[c][tid]);
+                } else {
+                    count[c] = a.target[c * a.target_stride + tid];
+                }
+            }
+        }
+    }
+
+    template <class PointX, class PointLevel>
+    __device__ __forceinline__ void store_points(PointX& point_x, PointLevel& point_level) const {
+        const unsigned tid = threadIdx.x;
+        if constexpr (kCachedTarget) {
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                point_x[c][tid] = cached_x[c];
+                point_level[c][tid] = cached_level[c];
+            }
+        }
+    }
+};
+
+/// Step 1 of the one launch: reads the thread's segments (keeping the first k.n) and counts them into the lane's
+/// copy of the counters (`mine`).
+template <int C>
+__device__ __forceinline__ void count_segments(const FusedArgs& a, KeptSegments& k, std::uint32_t* mine) {
+#pragma unroll
+    for (int j = 0; j < kFusedKeptMax; ++j) {
+        const unsigned idx = k.g + static_cast<unsigned>(j) * k.nthreads;
+        const bool in = j < static_cast<int>(k.n) && idx < a.segments;
+        k.at[j] = in ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
+        k.q[j] = k.at[j].n != 0 ? load_segment(k.at[j]) : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int j = 0; j < kFusedKeptMax; ++j)
+        if (j < static_cast<int>(k.n)) count_segment<C>(k.q[j], k.at[j], mine, a.copies_log2);
+    for (unsigned idx = k.g + k.n * k.nthreads; idx < a.segments; idx += k.nthreads) {
+        const SegmentRef r = segment_at(a.s, idx);
+        count_segment<C>(load_segment(r), r, mine, a.copies_log2);
+    }
+}
+
+/// Step 3 of the one launch, after the grid barrier: the finished histogram into `counts` (shared), then the
+/// global counters cleared for the next launch by the last block to read them. `last`: a shared flag.
+template <int C>
+__device__ __forceinline__ void take_grid_histogram(const FusedArgs& a, unsigned int* counts, bool* last) {
+    const unsigned tid = threadIdx.x;
+    for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = __ldcg(a.counts + i);
+    __syncthreads();
+    if (tid == 0) *last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (*last) {
+        for (unsigned i = tid; i < C * 256u; i += blockDim.x) a.counts[i] = 0u;
+        if (tid == 0) *a.ticket = 0u;
+    }
+}
+
+/// Step 4's pass: `op` over the kept segments, then over the thread's others (read again, last read first, so
+/// that large images hit what is still in L2).
+template <class Op>
+__device__ __forceinline__ void apply_segments(const FusedArgs& a, const KeptSegments& k, const Op& op) {
+#pragma unroll
+    for (int j = 0; j < kFusedKeptMax; ++j)
+        if (j < static_cast<int>(k.n)) store_segment(k.at[j], k.q[j], op);
+    if (k.g + k.n * k.nthreads < a.segments) {
+        for (unsigned j = (a.segments - 1 - k.g) / k.nthreads; j >= k.n; --j) {
+            const SegmentRef r = segment_at(a.s, k.g + j * k.nthreads);
+            store_segment(r, load_segment(r), op);
+        }
+    }
+}
+
 template <int C, FusedKind K, class Args>
 __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __grid_constant__ Args a) {
     extern __shared__ std::uint32_t work[];  // the counters, then (3 or 4 channels) the tables as LutOp reads them
@@ -225,69 +337,21 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     for (unsigned i = tid; i < words; i += blockDim.x) work[i] = 0u;
     __syncthreads();
 
-    // Matching's target does not depend on the image: loaded now, its latency hides behind the pass. Points
-    // given in the parameters go to shared memory here: each lane reads a different parameter word, which
-    // the constant cache serves one word at a time, so these reads must not wait until after the barrier.
-    // Cached points are loaded into registers now and stored to shared memory after the pass.
-    constexpr bool kHostTarget = is_host_target<Args>::value;
-    constexpr bool kCachedTarget = std::is_same_v<Args, FusedArgsCachedTarget>;
-    constexpr bool kPoints = K == FusedKind::Match && (kHostTarget || kCachedTarget);
-    unsigned long long target_count[K == FusedKind::Match && !kPoints ? C : 1];
+    using Target = FusedTarget<C, K, Args>;
+    constexpr bool kPoints = Target::kPoints;
+    Target target;
     __shared__ double point_x[kPoints ? C : 1][kPoints ? 256 : 1];
     __shared__ int point_level[kPoints ? C : 1][kPoints ? 256 : 1];
-    double cached_x[kCachedTarget ? C : 1];
-    int cached_level[kCachedTarget ? C : 1];
-    if constexpr (K == FusedKind::Match) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-            if constexpr (kHostTarget) {
-                const double x = a.xp[c][tid];
-                const std::uint8_t f = a.fp[c][tid];
-                point_x[c][tid] = x;
-                point_level[c][tid] = f;
-                if (blockIdx.x == 0 && a.save) {
-                    a.save->xp[c][tid] = x;
-                    a.save->fp[c][tid] = f;
-                }
-            } else if constexpr (kCachedTarget) {
-                cached_x[c] = __ldg(&a.saved->xp[c][tid]);
-                cached_level[c] = __ldg(&a.saved->fp[c][tid]);
-            } else {
-                target_count[c] = a.target[c * a.target_stride + tid];
-            }
-        }
-    }
+    target.load(a, point_x, point_level);
 
     // 1. Read and count. Lane l increments copy l mod copies of each counter.
-    const unsigned nthreads = gridDim.x * blockDim.x;
-    const unsigned g = blockIdx.x * blockDim.x + tid;
+    KeptSegments kept;
+    kept.nthreads = gridDim.x * blockDim.x;
+    kept.g = blockIdx.x * blockDim.x + tid;
     std::uint32_t* mine = work + (tid & 31u & (copies - 1u));
-    // The kept segments are all loaded before any is counted, and their places stay in registers for the
-    // pass (a segment beyond the image is one of no bytes).
-    const unsigned nkept = static_cast<unsigned>(a.kept);
-    uint4 kept[kFusedKeptMax];
-    SegmentRef kept_at[kFusedKeptMax];
-#pragma unroll
-    for (int j = 0; j < kFusedKeptMax; ++j) {
-        const unsigned idx = g + static_cast<unsigned>(j) * nthreads;
-        const bool in = j < static_cast<int>(nkept) && idx < a.segments;
-        kept_at[j] = in ? segment_at(a.s, idx) : SegmentRef{nullptr, nullptr, 0, 0u};
-        kept[j] = kept_at[j].n != 0 ? load_segment(kept_at[j]) : make_uint4(0u, 0u, 0u, 0u);
-    }
-#pragma unroll
-    for (int j = 0; j < kFusedKeptMax; ++j)
-        if (j < static_cast<int>(nkept)) count_segment<C>(kept[j], kept_at[j], mine, a.copies_log2);
-    for (unsigned idx = g + nkept * nthreads; idx < a.segments; idx += nthreads) {
-        const SegmentRef r = segment_at(a.s, idx);
-        count_segment<C>(load_segment(r), r, mine, a.copies_log2);
-    }
-    if constexpr (kCachedTarget) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-            point_x[c][tid] = cached_x[c];
-            point_level[c][tid] = cached_level[c];
-        }
-    }
+    kept.n = static_cast<unsigned>(a.kept);
+    count_segments<C>(a, kept, mine);
+    target.store_points(point_x, point_level);
     __syncthreads();
     // Thread i sums the copies of counter i, rotated by i so that the threads of a warp hit different banks.
     for (unsigned i = tid; i < C * 256u; i += blockDim.x) {
@@ -301,27 +365,10 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
     cooperative_groups::this_grid().sync();
 
     // 3. The histogram, then the counters cleared for the next launch by the last block to read them.
-    for (unsigned i = tid; i < C * 256u; i += blockDim.x) counts[i] = __ldcg(a.counts + i);
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (last) {
-        for (unsigned i = tid; i < C * 256u; i += blockDim.x) a.counts[i] = 0u;
-        if (tid == 0) *a.ticket = 0u;
-    }
+    take_grid_histogram<C>(a, counts, &last);
 
     // 4. The tables (or the threshold), then the pass over the kept segments and any others.
-    auto apply = [&](const auto& op) {
-#pragma unroll
-        for (int j = 0; j < kFusedKeptMax; ++j)
-            if (j < static_cast<int>(nkept)) store_segment(kept_at[j], kept[j], op);
-        if (g + nkept * nthreads < a.segments) {
-            for (unsigned j = (a.segments - 1 - g) / nthreads; j >= nkept; --j) {
-                const SegmentRef r = segment_at(a.s, g + j * nthreads);
-                store_segment(r, load_segment(r), op);
-            }
-        }
-    };
+    auto apply = [&](const auto& op) { apply_segments(a, kept, op); };
     if constexpr (K == FusedKind::Otsu || K == FusedKind::Triangle) {
         const int t = K == FusedKind::Otsu ? otsu256_block(counts) : triangle_block(counts);
         if (blockIdx.x == 0 && tid == 0) {
@@ -337,7 +384,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_filter_kernel(const __gri
             if constexpr (K == FusedKind::Equalize) e[c] = equalize_entry_block<unsigned>(counts + c * 256);  // < 2^32 samples
             else if constexpr (K == FusedKind::Stretch) e[c] = stretch_entry_block(counts + c * 256, a.q_lo, a.q_hi);
             else if constexpr (kPoints) e[c] = match_entry_points(counts + c * 256, point_x[c], point_level[c], a.points[c]);
-            else e[c] = match_entry_block(counts + c * 256, target_count[c]);
+            else e[c] = match_entry_block(counts + c * 256, target.count[c]);
         }
         if constexpr (C == 1) {
             gray_lut[tid] = static_cast<std::uint8_t>(e[0]);

@@ -417,6 +417,86 @@ __device__ __forceinline__ double div_rn_with_rcp(double a, double b, double r) 
     return __fma_rn(e1, r, y1);
 }
 
+/// Otsu's q1 recurrence over 256 bins, q1s[i] = p[0] + ... + p[i] in order, by the calling thread alone.
+/// Operands are read from shared memory in chunks of kChunk ahead of the arithmetic, so a shared-memory round
+/// trip never sits on the dependency chain (stores of results would otherwise order every later load after
+/// them).
+__device__ __forceinline__ void otsu_q1_chain(const double* p, double* q1s) {
+    constexpr int kChunk = 16;
+    double q1 = 0.0;
+    for (int i0 = 0; i0 < 256; i0 += kChunk) {
+        double pc[kChunk];
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) pc[k] = p[i0 + k];
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+            q1 += pc[k];
+            pc[k] = q1;
+        }
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) q1s[i0 + k] = pc[k];
+    }
+}
+
+/// Otsu's mu1 recurrence over 256 bins (fmath::otsu_step's, with the skip tests `valid` and the reciprocals
+/// `rq` of q1 computed beforehand), by the calling thread alone, read in chunks as otsu_q1_chain.
+__device__ __forceinline__ void otsu_mu1_chain(const double* q1s, const double* ip, const double* rq,
+                                               const unsigned char* valid, double* mu1s) {
+    constexpr int kChunk = 16;
+    double mu1 = 0.0, q1_prev = 0.0;
+    for (int i0 = 0; i0 < 256; i0 += kChunk) {
+        double qc[kChunk], ipc[kChunk], rc[kChunk];
+        bool vc[kChunk];
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+            qc[k] = q1s[i0 + k];
+            ipc[k] = ip[i0 + k];
+            rc[k] = rq[i0 + k];
+            vc[k] = valid[i0 + k] != 0;
+        }
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+            mu1 = __dmul_rn(mu1, q1_prev);
+            if (vc[k]) mu1 = div_rn_with_rcp(__dadd_rn(mu1, ipc[k]), qc[k], rc[k]);
+            ipc[k] = mu1;
+            q1_prev = qc[k];
+        }
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) mu1s[i0 + k] = ipc[k];
+    }
+}
+
+/// The index of the largest `sigma` over a block of 256 threads, the smallest index among equal values (the
+/// sequential loop keeps the first maximum), or 0 when no sigma is positive: written by thread 0 to `result`.
+/// best_sigma, best_idx: 8 words of shared memory each.
+__device__ __forceinline__ void block_first_max(double sigma, int idx, double* best_sigma, int* best_idx, int* result) {
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const double s2 = __shfl_down_sync(0xFFFFFFFFu, sigma, o);
+        const int i2 = __shfl_down_sync(0xFFFFFFFFu, idx, o);
+        if (s2 > sigma || (s2 == sigma && i2 < idx)) {
+            sigma = s2;
+            idx = i2;
+        }
+    }
+    if ((t & 31) == 0) {
+        best_sigma[t >> 5] = sigma;
+        best_idx[t >> 5] = idx;
+    }
+    __syncthreads();
+    if (t == 0) {
+        double bs = best_sigma[0];
+        int bi = best_idx[0];
+        for (int w = 1; w < 8; ++w)
+            if (best_sigma[w] > bs || (best_sigma[w] == bs && best_idx[w] < bi)) {
+                bs = best_sigma[w];
+                bi = best_idx[w];
+            }
+        *result = bs > 0.0 ? bi : 0;
+    }
+}
+
 /// cv::threshold's Otsu level of a 256-bin histogram, returned to every thread of a block of 256 threads
 /// (all of them call it; it synchronises). The q1 and mu1 recurrences are inherently sequential (their
 /// rounding must be reproduced step by step), so one thread runs them; everything else is spread over the
@@ -442,25 +522,7 @@ __device__ __forceinline__ int otsu256_block(const Count* __restrict__ counts) {
     p[t] = static_cast<double>(h) * scale;
     ip[t] = static_cast<double>(t) * p[t];
     __syncthreads();
-    // The two recurrences run on one thread. Their operands are read from shared memory in chunks of
-    // kChunk ahead of the arithmetic, so a shared-memory round trip never sits on the dependency chain
-    // (stores of results would otherwise order every later load after them).
-    constexpr int kChunk = 16;
-    if (t == 0) {
-        double q1 = 0.0;
-        for (int i0 = 0; i0 < 256; i0 += kChunk) {
-            double pc[kChunk];
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) pc[k] = p[i0 + k];
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) {
-                q1 += pc[k];
-                pc[k] = q1;
-            }
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) q1s[i0 + k] = pc[k];
-        }
-    }
+    if (t == 0) otsu_q1_chain(p, q1s);
     __syncthreads();
     {
         const double q1 = q1s[t];
@@ -472,58 +534,11 @@ __device__ __forceinline__ int otsu256_block(const Count* __restrict__ counts) {
         rq[t] = valid[t] ? __drcp_rn(q1) : 0.0;
     }
     __syncthreads();
-    if (t == 0) {
-        double mu1 = 0.0, q1_prev = 0.0;
-        for (int i0 = 0; i0 < 256; i0 += kChunk) {
-            double qc[kChunk], ipc[kChunk], rc[kChunk];
-            bool vc[kChunk];
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) {
-                qc[k] = q1s[i0 + k];
-                ipc[k] = ip[i0 + k];
-                rc[k] = rq[i0 + k];
-                vc[k] = valid[i0 + k] != 0;
-            }
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) {
-                mu1 = __dmul_rn(mu1, q1_prev);
-                if (vc[k]) mu1 = div_rn_with_rcp(__dadd_rn(mu1, ipc[k]), qc[k], rc[k]);
-                ipc[k] = mu1;
-                q1_prev = qc[k];
-            }
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) mu1s[i0 + k] = ipc[k];
-        }
-    }
+    if (t == 0) otsu_mu1_chain(q1s, ip, rq, valid, mu1s);
     __syncthreads();
     double sigma = valid[t] ? fmath::otsu_sigma(q1s[t], mu1s[t], mu) : 0.0;
     if (!(sigma > 0.0)) sigma = 0.0;  // never selected: the sequential loop needs sigma > max_sigma >= 0
-    int idx = t;
-    // Largest sigma; among equal values the smallest index (the sequential loop keeps the first maximum).
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const double s2 = __shfl_down_sync(0xFFFFFFFFu, sigma, o);
-        const int i2 = __shfl_down_sync(0xFFFFFFFFu, idx, o);
-        if (s2 > sigma || (s2 == sigma && i2 < idx)) {
-            sigma = s2;
-            idx = i2;
-        }
-    }
-    if ((t & 31) == 0) {
-        best_sigma[t >> 5] = sigma;
-        best_idx[t >> 5] = idx;
-    }
-    __syncthreads();
-    if (t == 0) {
-        double bs = best_sigma[0];
-        int bi = best_idx[0];
-        for (int w = 1; w < 8; ++w)
-            if (best_sigma[w] > bs || (best_sigma[w] == bs && best_idx[w] < bi)) {
-                bs = best_sigma[w];
-                bi = best_idx[w];
-            }
-        result = bs > 0.0 ? bi : 0;
-    }
+    block_first_max(sigma, t, best_sigma, best_idx, &result);
     __syncthreads();
     const int r = result;
     __syncthreads();  // the shared words above are reused by the next call

@@ -205,6 +205,244 @@ __host__ __device__ constexpr std::size_t multiotsu_smem_bytes() {
 
 __device__ __forceinline__ int tri_offset(int i, int L) { return i * L - (i * (i - 1)) / 2; }
 
+/// The search's shared state, the same for every thread of the block: the dynamic shared memory
+/// (multiotsu_smem_bytes(), laid out as below; the frontier's two buffers of packed prefixes follow `prob`),
+/// the frontier's counters, and the trimmed histogram's size — L levels, m = classes - 1 thresholds, set once
+/// they are known. The phases of multiotsu_block read and write through it.
+struct MultiOtsuSearch {
+    float* H;       ///< Ha(i, j), upper triangle: row i from tri_offset(i, L)
+    float* best;    ///< best[r * 257 + s]
+    float* P;       ///< cumulative probability
+    float* S;       ///< cumulative first moment
+    float* prob;    ///< the trimmed histogram's probabilities
+    int* front_n;   ///< [2]: the frontier buffers' fill counts (shared)
+    int* overflow;  ///< set once a push finds its buffer full (shared)
+    int L = 0, m = 0;
+
+    __device__ __forceinline__ MultiOtsuSearch(unsigned char* smem, int* front_n_, int* overflow_)
+        : H(reinterpret_cast<float*>(smem)),
+          best(H + 256 * 257 / 2),
+          P(best + 4 * 257),
+          S(P + 256),
+          prob(S + 256),
+          front_n(front_n_),
+          overflow(overflow_) {}
+    /// The frontier's first buffer; the second follows it.
+    __device__ __forceinline__ std::uint32_t* frontier() const { return reinterpret_cast<std::uint32_t*>(prob + 256); }
+
+    /// Ha(i, j), from the table.
+    __device__ __forceinline__ float Hat(int i, int j) const { return H[tri_offset(i, L) + (j - i)]; }
+    /// scikit-image's H(i, j), exactly.
+    __device__ __forceinline__ float Hx(int i, int j) const {
+        const float p = P[j] - (i == 0 ? 0.f : P[i - 1]);
+        const float sv = S[j] - (i == 0 ? 0.f : S[i - 1]);
+        return (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) / p;
+    }
+    /// A complete combination's float32 sum, in scikit-image's order.
+    __device__ __forceinline__ float F(const int* c) const {
+        float sigma = Hx(0, c[0]) + Hx(c[m - 1] + 1, L - 1);
+        for (int i = 0; i + 1 < m; ++i) sigma += Hx(c[i] + 1, c[i + 1]);
+        return sigma;
+    }
+    /// UB of every completion of the prefix c[0..k-1], k < m thresholds placed.
+    __device__ __forceinline__ double bound(const int* c, int k) const {
+        double sum = Hat(0, c[0]);
+        for (int i = 0; i + 1 < k; ++i) sum += Hat(c[i] + 1, c[i + 1]);
+        return (sum + static_cast<double>(best[(m - k) * 257 + c[k - 1] + 1])) * (1.0 + kMultiOtsuMargin);
+    }
+    /// Appends the prefix c[0..k-1] to frontier buffer front[buf], or marks the overflow.
+    __device__ __forceinline__ void push(std::uint32_t* const (&front)[2], int buf, const int* c, int k) const {
+        std::uint32_t key = 0;
+        for (int i = 0; i < k; ++i) key |= static_cast<std::uint32_t>(c[i]) << (8 * i);
+        const int at = atomicAdd(&front_n[buf], 1);
+        if (at < kMultiOtsuFrontier) front[buf][at] = key;
+        else *overflow = 1;
+    }
+};
+
+/// Step 1: the probabilities of the trimmed histogram (levels from `lo`), the cumulative moments (sequential, as
+/// scikit-image) and the variance triangle.
+template <class Count>
+__device__ __forceinline__ void multiotsu_moments(const MultiOtsuSearch& q, const Count* __restrict__ counts, int lo,
+                                                  unsigned long long total) {
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, nwarps = blockDim.x >> 5;
+    const int L = q.L;
+    if (t < L) q.prob[t] = static_cast<float>(static_cast<double>(counts[lo + t]) / static_cast<double>(total));
+    __syncthreads();
+    if (t < 2) {
+        // Two independent sequential sums, as scikit-image forms them: lane 0 the cumulative probability P,
+        // lane 1 the cumulative first moment S (whose first term is p[0], sic, not 0 * p[0]). The two lanes
+        // run the same instructions side by side. Operands are read in chunks ahead of the arithmetic so that
+        // no shared-memory round trip sits on the dependency chain.
+        constexpr int kChunk = 16;
+        float* const out_sum = t == 0 ? q.P : q.S;
+        int i0 = 0;
+        float acc = 0.f;
+        for (; i0 < L; i0 += kChunk) {
+            float c[kChunk];
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                const int i = i0 + k;
+                const float p = i < L ? q.prob[i] : 0.f;
+                c[k] = t == 0 || i == 0 ? p : static_cast<float>(i) * p;
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k) {
+                acc = i0 + k == 0 ? c[k] : acc + c[k];
+                c[k] = acc;
+            }
+#pragma unroll
+            for (int k = 0; k < kChunk; ++k)
+                if (i0 + k < L) out_sum[i0 + k] = c[k];
+        }
+    }
+    __syncthreads();
+    for (int i = warp; i < L; i += nwarps) {
+        const float p0 = i == 0 ? 0.f : q.P[i - 1];
+        const float s0 = i == 0 ? 0.f : q.S[i - 1];
+        float* row = q.H + tri_offset(i, L) - i;  // row[j] = Ha(i, j)
+        for (int j = i + lane; j < L; j += 32) {
+            const float p = q.P[j] - p0;
+            const float sv = q.S[j] - s0;
+            float r;
+            asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(p));
+            row[j] = (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) * r;
+        }
+    }
+    __syncthreads();
+}
+
+/// Step 2: the bound of every completion, best[r][s] with r thresholds still to place (float32, as Search does).
+__device__ __forceinline__ void multiotsu_completions(const MultiOtsuSearch& q) {
+    const int t = threadIdx.x, L = q.L;
+    for (int s = t; s < L; s += blockDim.x) q.best[s] = q.Hat(s, L - 1);
+    __syncthreads();
+    // Four threads per row s (1024 threads, 256 rows), each taking every fourth u: no long per-row
+    // reductions, and the rows of a warp run side by side.
+    static_assert(kMultiOtsuThreads == 4 * 256, "the dynamic program gives each row four threads");
+    for (int r = 1; r < q.m; ++r) {
+        const float* next = q.best + (r - 1) * 257;
+        const int s = t >> 2, last = L - 1 - r;
+        float b = -1.f;
+        if (s <= last) {
+            const float* row = q.H + tri_offset(s, L) - s;  // row[u] = Ha(s, u)
+            for (int u = s + (t & 3); u <= last; u += 4) b = fmaxf(b, row[u] + next[u + 1]);
+        }
+        b = fmaxf(b, __shfl_xor_sync(0xFFFFFFFFu, b, 1));
+        b = fmaxf(b, __shfl_xor_sync(0xFFFFFFFFu, b, 2));
+        if ((t & 3) == 0 && s <= last) q.best[r * 257 + s] = b;
+        __syncthreads();
+    }
+}
+
+/// The combination along the maxima of best, into c (one warp): each threshold maximises Ha(s, t) + best[r - 1][t + 1]
+/// from s = the previous one + 1, the first such t among equal sums.
+__device__ __forceinline__ void multiotsu_maxima(const MultiOtsuSearch& q, int (&c)[4]) {
+    const int lane = threadIdx.x & 31, m = q.m, L = q.L;
+    int s = 0;
+    for (int k = 0; k < m; ++k) {
+        const int r = m - k;  // thresholds still to place, this one included
+        const float* row = q.H + tri_offset(s, L) - s;
+        const float* next = q.best + (r - 1) * 257;
+        float b = -1.f;
+        int bt = s;
+        for (int u = s + lane; u <= L - 1 - r; u += 32) {
+            const float v = row[u] + next[u + 1];
+            if (v > b) { b = v; bt = u; }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ob = __shfl_down_sync(0xFFFFFFFFu, b, o);
+            const int ot = __shfl_down_sync(0xFFFFFFFFu, bt, o);
+            if (ob > b || (ob == b && ot < bt)) { b = ob; bt = ot; }
+        }
+        c[k] = __shfl_sync(0xFFFFFFFFu, bt, 0);
+        s = c[k] + 1;
+    }
+}
+
+/// Step 3: level-by-level expansion of the prefixes whose bound reaches LB through the frontier's two buffers
+/// `front`; complete ones are evaluated. Returns the warp's best complete combination in lane 0: the largest F
+/// (best_f), then the smallest key (best_key: the thresholds packed first-highest, so that a smaller key is the
+/// lexicographically smaller combination).
+__device__ __forceinline__ void multiotsu_expand(const MultiOtsuSearch& q, std::uint32_t* const (&front)[2], double lb,
+                                                 float& best_f, std::uint32_t& best_key) {
+    const int t = threadIdx.x, L = q.L, m = q.m;
+    float my_f = -1.f;
+    std::uint32_t my_key = 0xFFFFFFFFu;
+    auto consider = [&](const int* c) {
+        const float f = q.F(c);
+        std::uint32_t key = 0;
+        for (int i = 0; i < m; ++i) key |= static_cast<std::uint32_t>(c[i]) << (24 - 8 * i);
+        if (f > 0.f && (f > my_f || (f == my_f && key < my_key))) {
+            my_f = f;
+            my_key = key;
+        }
+    };
+    // Level 1: t0 in [0, L-1-m].
+    for (int u = t; u <= L - 1 - m; u += blockDim.x) {
+        const int c[4] = {u, 0, 0, 0};
+        if (m == 1) consider(c);
+        else if (q.bound(c, 1) >= lb) q.push(front, 0, c, 1);
+    }
+    __syncthreads();
+    int cur = 0;
+    for (int k = 2; k <= m; ++k) {
+        const int n = min(q.front_n[cur], kMultiOtsuFrontier);
+        if (*q.overflow) break;
+        if (t == 0) q.front_n[cur ^ 1] = 0;
+        __syncthreads();
+        // Thresholds placed so far: k - 1; the next one (index k - 1) has m - k + 1 still to place, itself
+        // included, so it lies in [prev + 1, L - 1 - (m - k + 1)].
+        for (int w = t; w < n * 256; w += blockDim.x) {
+            const std::uint32_t key = front[cur][w >> 8];
+            int c[4];
+            for (int i = 0; i < k - 1; ++i) c[i] = static_cast<int>((key >> (8 * i)) & 0xFFu);
+            const int u = c[k - 2] + 1 + (w & 255);
+            if (u > L - 1 - (m - k + 1)) continue;
+            c[k - 1] = u;
+            if (k == m) consider(c);
+            else if (q.bound(c, k) >= lb) q.push(front, cur ^ 1, c, k);
+        }
+        __syncthreads();
+        cur ^= 1;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float of = __shfl_down_sync(0xFFFFFFFFu, my_f, o);
+        const std::uint32_t ok = __shfl_down_sync(0xFFFFFFFFu, my_key, o);
+        if (of > my_f || (of == my_f && ok < my_key)) { my_f = of; my_key = ok; }
+    }
+    best_f = my_f;
+    best_key = my_key;
+}
+
+/// The block-wide winner of the threads' bests (the largest F, then the smallest key), as levels from `lo`, or
+/// kMultiOtsuOverflow, written by thread 0 to `out` and `host_out`. wf, wk: 32 words of shared memory each;
+/// `overflow`: the search's flag (shared).
+__device__ __forceinline__ void multiotsu_winner(float my_f, std::uint32_t my_key, float* wf, std::uint32_t* wk,
+                                                 const int* overflow, int lo, int m, MultiOtsuResult* __restrict__ out,
+                                                 MultiOtsuResult* __restrict__ host_out) {
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, nwarps = blockDim.x >> 5;
+    if (lane == 0) { wf[warp] = my_f; wk[warp] = my_key; }
+    __syncthreads();
+    if (t == 0) {
+        float bf = -1.f;
+        std::uint32_t bk = 0xFFFFFFFFu;
+        for (int w = 0; w < nwarps; ++w)
+            if (wf[w] > bf || (wf[w] == bf && wk[w] < bk)) { bf = wf[w]; bk = wk[w]; }
+        MultiOtsuResult r{};
+        if (*overflow || bf <= 0.f) {
+            r.status = kMultiOtsuOverflow;
+        } else {
+            r.status = kMultiOtsuDone;
+            for (int i = 0; i < m; ++i) r.thresholds[i] = lo + static_cast<int>((bk >> (24 - 8 * i)) & 0xFFu);
+        }
+        *out = r;
+        *host_out = r;
+    }
+}
+
 /// The search of one image by a block of kMultiOtsuThreads threads with multiotsu_smem_bytes() of dynamic shared
 /// memory. `out` (device memory) is read by the label pass; `host_out` and `host_counts` are page-locked host
 /// memory the device writes directly, for the caller after its wait (the counts for the host search when the
@@ -214,19 +452,14 @@ __device__ __forceinline__ void multiotsu_block(const Count* __restrict__ counts
                                                 MultiOtsuResult* __restrict__ out, MultiOtsuResult* __restrict__ host_out,
                                                 unsigned int* __restrict__ host_counts) {
     extern __shared__ unsigned char smem[];
-    float* H = reinterpret_cast<float*>(smem);
-    float* best = H + 256 * 257 / 2;  // best[r * 257 + s]
-    float* P = best + 4 * 257;
-    float* S = P + 256;
-    float* prob = S + 256;
-    std::uint32_t* front[2] = {reinterpret_cast<std::uint32_t*>(prob + 256),
-                               reinterpret_cast<std::uint32_t*>(prob + 256) + kMultiOtsuFrontier};
     __shared__ int lo_s, hi_s, front_n[2], overflow;
+    MultiOtsuSearch q(smem, front_n, &overflow);
+    std::uint32_t* const front[2] = {q.frontier(), q.frontier() + kMultiOtsuFrontier};
     __shared__ unsigned long long sum_scratch[33];
     __shared__ float lb_s;
     __shared__ float wf[32];
     __shared__ std::uint32_t wk[32];
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5, nwarps = blockDim.x >> 5;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const int m = classes - 1;
 
     const unsigned long long h = t < 256 ? static_cast<unsigned long long>(counts[t]) : 0ull;
@@ -262,184 +495,21 @@ __device__ __forceinline__ void multiotsu_block(const Count* __restrict__ counts
         return;
     }
 
-    // 1. Probabilities, cumulative moments (sequential, as scikit-image), the variance triangle.
-    if (t < L) prob[t] = static_cast<float>(static_cast<double>(counts[lo + t]) / static_cast<double>(total));
-    __syncthreads();
-    if (t < 2) {
-        // Two independent sequential sums, as scikit-image forms them: lane 0 the cumulative probability P,
-        // lane 1 the cumulative first moment S (whose first term is p[0], sic, not 0 * p[0]). The two lanes
-        // run the same instructions side by side. Operands are read in chunks ahead of the arithmetic so that
-        // no shared-memory round trip sits on the dependency chain.
-        constexpr int kChunk = 16;
-        float* const out_sum = t == 0 ? P : S;
-        float acc = 0.f;
-        for (int i0 = 0; i0 < L; i0 += kChunk) {
-            float c[kChunk];
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) {
-                const int i = i0 + k;
-                const float p = i < L ? prob[i] : 0.f;
-                c[k] = t == 0 || i == 0 ? p : static_cast<float>(i) * p;
-            }
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k) {
-                acc = i0 + k == 0 ? c[k] : acc + c[k];
-                c[k] = acc;
-            }
-#pragma unroll
-            for (int k = 0; k < kChunk; ++k)
-                if (i0 + k < L) out_sum[i0 + k] = c[k];
-        }
-    }
-    __syncthreads();
-    for (int i = warp; i < L; i += nwarps) {
-        const float p0 = i == 0 ? 0.f : P[i - 1];
-        const float s0 = i == 0 ? 0.f : S[i - 1];
-        float* row = H + tri_offset(i, L) - i;  // row[j] = Ha(i, j)
-        for (int j = i + lane; j < L; j += 32) {
-            const float p = P[j] - p0;
-            const float sv = S[j] - s0;
-            float r;
-            asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(p));
-            row[j] = (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) * r;
-        }
-    }
-    __syncthreads();
-    auto Hat = [&](int i, int j) { return H[tri_offset(i, L) + (j - i)]; };  // Ha(i, j)
-    auto Hx = [&](int i, int j) {  // scikit-image's H(i, j), exactly
-        const float p = P[j] - (i == 0 ? 0.f : P[i - 1]);
-        const float sv = S[j] - (i == 0 ? 0.f : S[i - 1]);
-        return (i == 0 && j == 0) || !(p > 0.f) ? 0.f : (sv * sv) / p;
-    };
-
-    // 2. The bound of every completion: best[r][s], r thresholds still to place (float32, as Search does).
-    for (int s = t; s < L; s += blockDim.x) best[s] = Hat(s, L - 1);
-    __syncthreads();
-    // Four threads per row s (1024 threads, 256 rows), each taking every fourth u: no long per-row
-    // reductions, and the rows of a warp run side by side.
-    static_assert(kMultiOtsuThreads == 4 * 256, "the dynamic program gives each row four threads");
-    for (int r = 1; r < m; ++r) {
-        const float* next = best + (r - 1) * 257;
-        const int s = t >> 2, last = L - 1 - r;
-        float b = -1.f;
-        if (s <= last) {
-            const float* row = H + tri_offset(s, L) - s;  // row[u] = Ha(s, u)
-            for (int u = s + (t & 3); u <= last; u += 4) b = fmaxf(b, row[u] + next[u + 1]);
-        }
-        b = fmaxf(b, __shfl_xor_sync(0xFFFFFFFFu, b, 1));
-        b = fmaxf(b, __shfl_xor_sync(0xFFFFFFFFu, b, 2));
-        if ((t & 3) == 0 && s <= last) best[r * 257 + s] = b;
-        __syncthreads();
-    }
-    // LB: the float32 sum, in scikit-image's order, of the combination along the maxima (one warp).
-    auto F = [&](const int* c) {
-        float sigma = Hx(0, c[0]) + Hx(c[m - 1] + 1, L - 1);
-        for (int i = 0; i + 1 < m; ++i) sigma += Hx(c[i] + 1, c[i + 1]);
-        return sigma;
-    };
+    q.L = L;
+    q.m = m;
+    multiotsu_moments(q, counts, lo, total);
+    multiotsu_completions(q);
     if (warp == 0) {
+        // LB: the float32 sum, in scikit-image's order, of the combination along the maxima.
         int c[4] = {0, 0, 0, 0};
-        int s = 0;
-        for (int k = 0; k < m; ++k) {
-            const int r = m - k;  // thresholds still to place, this one included
-            const float* row = H + tri_offset(s, L) - s;
-            const float* next = best + (r - 1) * 257;
-            float b = -1.f;
-            int bt = s;
-            for (int u = s + lane; u <= L - 1 - r; u += 32) {
-                const float v = row[u] + next[u + 1];
-                if (v > b) { b = v; bt = u; }
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                const float ob = __shfl_down_sync(0xFFFFFFFFu, b, o);
-                const int ot = __shfl_down_sync(0xFFFFFFFFu, bt, o);
-                if (ob > b || (ob == b && ot < bt)) { b = ob; bt = ot; }
-            }
-            c[k] = __shfl_sync(0xFFFFFFFFu, bt, 0);
-            s = c[k] + 1;
-        }
-        if (lane == 0) lb_s = F(c);
+        multiotsu_maxima(q, c);
+        if (lane == 0) lb_s = q.F(c);
     }
     __syncthreads();
-    const double lb = lb_s;
-
-    // 3. Level-by-level expansion of the prefixes whose bound reaches LB; complete ones are evaluated.
-    float my_f = -1.f;
-    std::uint32_t my_key = 0xFFFFFFFFu;
-    auto consider = [&](const int* c) {
-        const float f = F(c);
-        std::uint32_t key = 0;
-        for (int i = 0; i < m; ++i) key |= static_cast<std::uint32_t>(c[i]) << (24 - 8 * i);
-        if (f > 0.f && (f > my_f || (f == my_f && key < my_key))) {
-            my_f = f;
-            my_key = key;
-        }
-    };
-    auto bound = [&](const int* c, int k) {  // prefix c[0..k-1], k < m thresholds placed
-        double sum = Hat(0, c[0]);
-        for (int i = 0; i + 1 < k; ++i) sum += Hat(c[i] + 1, c[i + 1]);
-        return (sum + static_cast<double>(best[(m - k) * 257 + c[k - 1] + 1])) * (1.0 + kMultiOtsuMargin);
-    };
-    auto push = [&](int buf, const int* c, int k) {
-        std::uint32_t key = 0;
-        for (int i = 0; i < k; ++i) key |= static_cast<std::uint32_t>(c[i]) << (8 * i);
-        const int at = atomicAdd(&front_n[buf], 1);
-        if (at < kMultiOtsuFrontier) front[buf][at] = key;
-        else overflow = 1;
-    };
-    // Level 1: t0 in [0, L-1-m].
-    for (int u = t; u <= L - 1 - m; u += blockDim.x) {
-        const int c[4] = {u, 0, 0, 0};
-        if (m == 1) consider(c);
-        else if (bound(c, 1) >= lb) push(0, c, 1);
-    }
-    __syncthreads();
-    int cur = 0;
-    for (int k = 2; k <= m; ++k) {
-        const int n = min(front_n[cur], kMultiOtsuFrontier);
-        if (overflow) break;
-        if (t == 0) front_n[cur ^ 1] = 0;
-        __syncthreads();
-        // Thresholds placed so far: k - 1; the next one (index k - 1) has m - k + 1 still to place, itself
-        // included, so it lies in [prev + 1, L - 1 - (m - k + 1)].
-        for (int w = t; w < n * 256; w += blockDim.x) {
-            const std::uint32_t key = front[cur][w >> 8];
-            int c[4];
-            for (int i = 0; i < k - 1; ++i) c[i] = static_cast<int>((key >> (8 * i)) & 0xFFu);
-            const int u = c[k - 2] + 1 + (w & 255);
-            if (u > L - 1 - (m - k + 1)) continue;
-            c[k - 1] = u;
-            if (k == m) consider(c);
-            else if (bound(c, k) >= lb) push(cur ^ 1, c, k);
-        }
-        __syncthreads();
-        cur ^= 1;
-    }
-    // Block-wide winner: the largest F, then the smallest key.
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float of = __shfl_down_sync(0xFFFFFFFFu, my_f, o);
-        const std::uint32_t ok = __shfl_down_sync(0xFFFFFFFFu, my_key, o);
-        if (of > my_f || (of == my_f && ok < my_key)) { my_f = of; my_key = ok; }
-    }
-    if (lane == 0) { wf[warp] = my_f; wk[warp] = my_key; }
-    __syncthreads();
-    if (t == 0) {
-        float bf = -1.f;
-        std::uint32_t bk = 0xFFFFFFFFu;
-        for (int w = 0; w < nwarps; ++w)
-            if (wf[w] > bf || (wf[w] == bf && wk[w] < bk)) { bf = wf[w]; bk = wk[w]; }
-        MultiOtsuResult r{};
-        if (overflow || bf <= 0.f) {
-            r.status = kMultiOtsuOverflow;
-        } else {
-            r.status = kMultiOtsuDone;
-            for (int i = 0; i < m; ++i) r.thresholds[i] = lo + static_cast<int>((bk >> (24 - 8 * i)) & 0xFFu);
-        }
-        *out = r;
-        *host_out = r;
-    }
+    float my_f;
+    std::uint32_t my_key;
+    multiotsu_expand(q, front, lb_s, my_f, my_key);
+    multiotsu_winner(my_f, my_key, wf, wk, &overflow, lo, m, out, host_out);
 }
 
 template <class Count>
