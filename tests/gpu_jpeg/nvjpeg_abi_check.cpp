@@ -107,8 +107,11 @@ static_assert(nv::kCuNotReady == CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY");
 static_assert(nv::kStreamNonBlocking == CU_STREAM_NON_BLOCKING, "CU_STREAM_NON_BLOCKING");
 static_assert(nv::kEventDefault == CU_EVENT_DEFAULT, "CU_EVENT_DEFAULT");
 static_assert(nv::kEventDisableTiming == CU_EVENT_DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING");
+static_assert(nv::kCtxSchedAuto == CU_CTX_SCHED_AUTO, "CU_CTX_SCHED_AUTO");
+static_assert(nv::kCtxSchedBlockingSync == CU_CTX_SCHED_BLOCKING_SYNC, "CU_CTX_SCHED_BLOCKING_SYNC");
 static_assert(sizeof(CUevent) == sizeof(nv::Event) && sizeof(CUstream) == sizeof(nv::Stream), "driver handles");
 #define DRIVER_ARITY(field, fn) static_assert(arity(decltype(nv::DriverApi::field){}) == arity(&fn), #fn " arity")
+DRIVER_ARITY(DevicePrimaryCtxSetFlags, cuDevicePrimaryCtxSetFlags);
 DRIVER_ARITY(StreamSynchronize, cuStreamSynchronize);
 DRIVER_ARITY(StreamWaitEvent, cuStreamWaitEvent);
 DRIVER_ARITY(EventCreate, cuEventCreate);

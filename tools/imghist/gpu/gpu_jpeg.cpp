@@ -232,7 +232,14 @@ void GpuDevice::open(int dev) {
     nj_ = nv::nvjpeg(&why);
     cu_ = nj_ ? nv::driver(&why) : nullptr;
     if (!nj_ || !cu_) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
-    if (cu_->DeviceGet(&cu_device_, dev) != 0 || cu_->DevicePrimaryCtxRetain(&ctx_, cu_device_) != 0)
+    if (cu_->DeviceGet(&cu_device_, dev) != 0)
+        throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
+    // Several threads per GPU wait for it at once (decoder states, encoders, counts): sleeping instead of
+    // spinning leaves their cores to the CPU workers. A driver that refuses (the runtime made the context
+    // already, on an old driver) keeps its own choice.
+    cu_->DevicePrimaryCtxSetFlags(cu_device_, pipeline_tuning().blocking_wait ? nv::kCtxSchedBlockingSync
+                                                                              : nv::kCtxSchedAuto);
+    if (cu_->DevicePrimaryCtxRetain(&ctx_, cu_device_) != 0)
         throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
     trace_line("cuda:" + std::to_string(dev) + ": context " + std::to_string(ms_since(t0)) + " ms");
 }
@@ -367,6 +374,8 @@ nv::EncoderParams GpuDevice::encoder_params(nv::ChromaSubsampling css, int quali
     nv_check(nj_->EncoderParamsSetSamplingFactors(p, css, stream), "nvjpegEncoderParamsSetSamplingFactors");
     // libjpeg's defaults (the CPU path) use the standard Huffman tables too.
     nv_check(nj_->EncoderParamsSetOptimizedHuffman(p, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman");
+    // Whatever the calls above enqueued is complete before any encoder's stream uses the parameters.
+    if (cu_->StreamSynchronize(stream) != 0) throw Error(ErrorCode::Cuda, "nvjpegEncoderParams set-up failed");
     params_[key] = p;
     return p;
 }

@@ -109,7 +109,7 @@ public:
     nv::Handle default_handle();
     nv::Handle hybrid_handle();
     /// Encoder parameters for a sampling and quality (libjpeg's standard Huffman tables, as the CPU encoder);
-    /// made once on `stream`, then shared read-only.
+    /// made once on `stream` (and waited for: any stream may use them), then shared read-only.
     nv::EncoderParams encoder_params(nv::ChromaSubsampling css, int quality, nv::Stream stream);
 
 private:
@@ -160,7 +160,7 @@ public:
                                 nv::OutputFormat format, DecodedBatch& out, nv::Stream stream);
     /// The slot shape of a header the GPU decoders take (false: they do not take it: declined).
     static bool shape_of(const JpegHeader& h, nv::OutputFormat format, DecodedBatch::Shape& shape);
-    /// Device milliseconds of the last decode call's batched part (0 when it did not run on the device).
+    /// What the last decode call did, for --trace: each batched call's backend, images and host time.
     std::string last_trace() const { return trace_; }
 
 private:

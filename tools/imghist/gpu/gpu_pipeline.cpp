@@ -589,6 +589,8 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
             ended();
         } else {
             it.jpeg = Bytes();
+            it.worker = name_;
+            it.stage_ms.emplace_back("decode+operation+encode (batch)", ms_between(task.batch->claimed_at, Clock::now()));
             timer.to(StageClock::WaitOut);  // the writers are behind
             write_q_.push(&it);
             timer.to(StageClock::Busy);
@@ -635,6 +637,8 @@ void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
     }
     for (Item* it : items) {
         it->jpeg = Bytes();
+        it->worker = name_;
+        it->stage_ms.emplace_back("decode+count (batch)", ms_between(b.claimed_at, Clock::now()));
         finish_.add_count(1);
         run.finish(*it);
         ended();

@@ -105,6 +105,7 @@ const DriverApi* driver(std::string* why) {
         state.ok = bind(lib, "cuInit", api.Init, w) && bind(lib, "cuDeviceGet", api.DeviceGet, w) &&
                    bind(lib, "cuDevicePrimaryCtxRetain", api.DevicePrimaryCtxRetain, w) &&
                    bind(lib, "cuDevicePrimaryCtxRelease_v2", api.DevicePrimaryCtxRelease, w) &&
+                   bind(lib, "cuDevicePrimaryCtxSetFlags_v2", api.DevicePrimaryCtxSetFlags, w) &&
                    bind(lib, "cuCtxSetCurrent", api.CtxSetCurrent, w) &&
                    bind(lib, "cuStreamCreate", api.StreamCreate, w) &&
                    bind(lib, "cuStreamDestroy_v2", api.StreamDestroy, w) &&

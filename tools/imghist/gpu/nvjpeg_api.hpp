@@ -131,12 +131,15 @@ using Event = CuEventOpaque*;  // CUevent = cudaEvent_t
 constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
 constexpr unsigned kEventDefault = 0;       // CU_EVENT_DEFAULT: timing on
 constexpr unsigned kEventDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
+constexpr unsigned kCtxSchedAuto = 0;         // CU_CTX_SCHED_AUTO
+constexpr unsigned kCtxSchedBlockingSync = 4; // CU_CTX_SCHED_BLOCKING_SYNC
 
 struct DriverApi {
     CuResult (*Init)(unsigned flags);
     CuResult (*DeviceGet)(int* device, int ordinal);
     CuResult (*DevicePrimaryCtxRetain)(CuContext* ctx, int device);
     CuResult (*DevicePrimaryCtxRelease)(int device);
+    CuResult (*DevicePrimaryCtxSetFlags)(int device, unsigned flags);
     CuResult (*CtxSetCurrent)(CuContext ctx);
     CuResult (*StreamCreate)(Stream* stream, unsigned flags);
     CuResult (*StreamDestroy)(Stream stream);

@@ -299,7 +299,7 @@ private:
     void cpu_file(Item& it, bool handed, const Device& d, const std::string& name);
     void log_done(const Item& it);
     template <class Fn>
-    void guarded(Item& it, Fn&& fn);
+    void guarded(Item& it, const char* step, Fn&& fn);
     Device cpu_device(int rank) const;
     void warm_up_gpus();
     void launch_batch_workers();
@@ -399,10 +399,8 @@ void PipelineRun::log_done(const Item& it) {
     if (opt_.verbose) {
         progress_.clear();
         std::string t;
-        const char* names[] = {"read+decode", "process", "encode+write"};
-        for (std::size_t k = 0; k < it.stage_ms.size() && k < 3; ++k)
-            t += std::string(k ? ", " : "") + names[k] + " " + std::to_string(static_cast<int>(it.stage_ms[k] + 0.5)) + " ms";
-        if (t.empty()) t = "in a batch";
+        for (const auto& [step, ms] : it.stage_ms)
+            t += std::string(t.empty() ? "" : ", ") + step + " " + std::to_string(static_cast<int>(ms + 0.5)) + " ms";
         std::fprintf(stderr, "imghist: %s: %s (%s)\n", it.input.path.c_str(), t.c_str(),
                      it.worker.empty() ? opt_.verbose_device.c_str() : it.worker.c_str());
     }
@@ -418,13 +416,14 @@ void PipelineRun::log_done(const Item& it) {
     }
 }
 
-// Every message names the file: library errors that do not are prefixed with the input's name.
+// Every message names the file: library errors that do not are prefixed with the input's name. A null `step`
+// records no time: the item may be another thread's once `fn` returns.
 template <class Fn>
-void PipelineRun::guarded(Item& it, Fn&& fn) {
+void PipelineRun::guarded(Item& it, const char* step, Fn&& fn) {
     try {
         const auto start = Clock::now();
         fn();
-        it.stage_ms.push_back(ms_between(start, Clock::now()));
+        if (step) it.stage_ms.emplace_back(step, ms_between(start, Clock::now()));
     } catch (const std::exception& e) {
         std::string msg = e.what();
         std::string name = display_name(it.input.path);
@@ -440,17 +439,28 @@ void PipelineRun::store(Item& it) {
         finish(it);
         return;
     }
-    guarded(it, [&] {
-        const Bytes b = stages_.encode(it);
+    Bytes b;
+    guarded(it, "encode", [&] {
+        b = stages_.encode(it);
         it.image = Image();
         it.planes = JpegPlanes();
         it.encoded = Bytes();
+    });
+    if (!it.error.empty()) {
+        finish(it);
+        return;
+    }
+    // Once write() has queued the file, its round may end the item on the sync thread before write() returns:
+    // nothing here touches the item after that.
+    bool queued = false;
+    guarded(it, nullptr, [&] {
         writer_.write(it.output, b.data(), b.size(), [this, &it](const std::string& error) {
             if (!error.empty()) it.error = error;
             finish(it);
         });
+        queued = true;
     });
-    if (!it.error.empty()) finish(it);  // encoding or writing the temporary failed: nothing is pending
+    if (!queued) finish(it);  // writing the temporary failed: nothing is pending
 }
 
 Device PipelineRun::cpu_device(int rank) const {
@@ -465,18 +475,18 @@ void PipelineRun::cpu_file(Item& it, bool handed, const Device& d, const std::st
     if (it.worker.empty()) it.worker = name;
     if (!handed) {
         StageTimer t(cpu_load_, StageClock::Busy);
-        guarded(it, [&] { stages_.load(it); });
+        guarded(it, "read+decode", [&] { stages_.load(it); });
     } else if (!it.jpeg.empty() && launch_->plan && launch_->plan->decode_kept) {
         StageTimer t(cpu_load_, StageClock::Busy);
-        guarded(it, [&] { launch_->plan->decode_kept(it); });
+        guarded(it, "decode", [&] { launch_->plan->decode_kept(it); });
     }
     if (it.error.empty()) {
         StageTimer t(cpu_process_, StageClock::Busy);
         if (d.cuda()) {
             std::lock_guard<std::mutex> l(gpu_locks_.at(d.ordinal));
-            guarded(it, [&] { stages_.process(it, d); });
+            guarded(it, "process", [&] { stages_.process(it, d); });
         } else {
-            guarded(it, [&] { stages_.process(it, d); });
+            guarded(it, "process", [&] { stages_.process(it, d); });
         }
     }
     if (!it.error.empty()) {
@@ -509,7 +519,7 @@ std::vector<Item*> PipelineRun::claim(int id, std::size_t most, const BatchStats
 }
 
 bool PipelineRun::load_for_batch(Item& it) {
-    guarded(it, [&] { launch_->plan->load(it); });
+    guarded(it, "read", [&] { launch_->plan->load(it); });
     if (it.error.empty()) return true;
     finish(it);
     return false;

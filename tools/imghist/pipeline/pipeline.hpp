@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/codecs/codec.hpp"
@@ -70,7 +71,7 @@ struct Item {
     std::string note;    ///< per-file line for the log (e.g. "threshold: 117")
     std::string error;
     std::string worker;  ///< who did it, for -v ("cpu", "cuda:0"); empty: the run's devices
-    std::vector<double> stage_ms;  ///< time spent in each stage that ran (for --verbose)
+    std::vector<std::pair<const char*, double>> stage_ms;  ///< each step that ran and its milliseconds (--verbose)
 };
 
 struct Stages {

@@ -37,13 +37,17 @@ void set(PipelineTuning& t, const std::string& key, const std::string& value) {
         if (value == "syncfs") t.sync = PipelineTuning::Sync::Syncfs;
         else if (value == "fdatasync") t.sync = PipelineTuning::Sync::Fdatasync;
         else fail_usage("IMGHIST_PIPELINE: sync=" + value + ": expected syncfs or fdatasync");
+    } else if (key == "wait") {
+        if (value == "block") t.blocking_wait = true;
+        else if (value == "auto") t.blocking_wait = false;
+        else fail_usage("IMGHIST_PIPELINE: wait=" + value + ": expected block or auto");
     } else if (key == "exit") {
         if (value == "fast") t.fast_exit = true;
         else if (value == "normal") t.fast_exit = false;
         else fail_usage("IMGHIST_PIPELINE: exit=" + value + ": expected fast or normal");
     } else {
         fail_usage("IMGHIST_PIPELINE: unknown key '" + key +
-                   "' (keys: batch, depth, readers, decoders, encoders, states, writers, sync, sync_threads, pending, exit)");
+                   "' (keys: batch, depth, readers, decoders, encoders, states, writers, sync, sync_threads, pending, wait, exit)");
     }
 }
 
@@ -82,7 +86,7 @@ std::string describe(const PipelineTuning& t) {
            std::to_string(t.encoders) + ",states=" + std::to_string(t.states) + ",writers=" + std::to_string(t.writers) +
            ",sync=" + (t.sync == PipelineTuning::Sync::Syncfs ? "syncfs" : "fdatasync") +
            ",sync_threads=" + std::to_string(t.sync_threads) + ",pending=" + std::to_string(t.pending) +
-           ",exit=" + (t.fast_exit ? "fast" : "normal");
+           ",wait=" + (t.blocking_wait ? "block" : "auto") + ",exit=" + (t.fast_exit ? "fast" : "normal");
 }
 
 }  // namespace cli

@@ -18,6 +18,8 @@
 //                          system and round) or fdatasync (one call per file, on sync_threads threads)
 //   sync_threads  4        threads of sync=fdatasync (1-64)
 //   pending       1024     most written outputs waiting to be made durable; writers wait beyond it (16-4096)
+//   wait          block    how a thread waits for the GPU: block (sleeps; the cores go to the CPU workers) or
+//                          auto (the driver's choice, which spins while there are fewer contexts than cores)
 //   exit          fast     fast: the process ends as soon as every output is durable (the CUDA driver's
 //                          teardown is not waited for); normal: it returns from main
 //
@@ -40,6 +42,7 @@ struct PipelineTuning {
     enum class Sync { Syncfs, Fdatasync } sync = Sync::Syncfs;
     int sync_threads = 4;
     std::size_t pending = 1024;
+    bool blocking_wait = true;
     bool fast_exit = true;
 };
 
