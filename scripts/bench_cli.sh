@@ -24,7 +24,7 @@
 #
 # Usage: scripts/bench_cli.sh [-b imghist] [-s "sections"] [-n files] [-r rounds] [-t budget-seconds]
 #                             [-m tmpfs-folder] [-w disk-folder] [-p python] [-c]
-#   -b  the imghist program (default: bin/imghist beside this script in a GPU bundle, a build*/ of the
+#   -b  the imghist program (default: bin/imghist beside this script in a GPU bundle, build/ then build*/ of the
 #       repository, then PATH); a bundle's env.sh beside this script is sourced
 #   -n  N, default 10000          -r  rounds, default 3          -t  budget, default 420 s: a section starts
 #       only within it, and a section's rounds stop after the one that passes it (each row says its runs)
@@ -66,7 +66,7 @@ START=$SECONDS
 [[ -f $sd/env.sh ]] && source "$sd/env.sh"
 first() { local f; for f; do [[ -e $f ]] && { echo "$f"; return; }; done; }
 if [[ -z $IMGHIST ]]; then
-  IMGHIST=$(first "$sd/bin/imghist" "$sd"/../build*/tools/imghist/imghist)
+  IMGHIST=$(first "$sd/bin/imghist" "$sd/../build/tools/imghist/imghist" "$sd"/../build*/tools/imghist/imghist)
   [[ -z $IMGHIST ]] && IMGHIST=$(command -v imghist || true)
 fi
 [[ -n $IMGHIST && -x $IMGHIST ]] || { echo "bench_cli: imghist program not found (pass -b)" >&2; exit 1; }
@@ -91,6 +91,19 @@ GEN_PY=$PYTHON
 if ! "$GEN_PY" -c "import numpy, PIL" 2>/dev/null && ! "$GEN_PY" -c "import torchvision" 2>/dev/null; then
   for p in python3 /usr/bin/python3; do "$p" -c "import numpy, PIL" 2>/dev/null && { GEN_PY=$p; break; }; done
 fi
+# imghist opens nvJPEG at run time (the loader's path, then $CUDA_HOME/lib64). A host with no CUDA toolkit may
+# still have it in PyTorch's nvidia-* wheels: then that copy is named to imghist.
+if ((GPUS)) && [[ -z ${IMGHIST_NVJPEG:-} ]] && ! ldconfig -p 2>/dev/null | grep -qE 'libnvjpeg\.so\.1[123]' &&
+   ! ls "${CUDA_HOME:-/usr/local/cuda}"/lib64/libnvjpeg.so.1[123] >/dev/null 2>&1; then
+  nvj=$("$PYTHON" - 2>/dev/null <<'PYEOF' || true
+import glob, os, site
+dirs = site.getsitepackages() + [site.getusersitepackages()]
+hits = [p for d in dirs for p in glob.glob(os.path.join(d, "nvidia", "**", "libnvjpeg.so.1[123]"), recursive=True)]
+print(sorted(hits, reverse=True)[0] if hits else "")
+PYEOF
+)
+  [[ -n $nvj ]] && export IMGHIST_NVJPEG=$nvj
+fi
 fstype() { stat -f -c %T "$1" 2>/dev/null || echo "?"; }
 mkdir -p "$MEM" "$DISK"
 LOGS=$DISK/logs
@@ -107,7 +120,7 @@ echo "# imghist GPU-host benchmark (issue 32 targets)"
 echo
 echo "- machine: $(nproc) hardware threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem/ {print $2}') GiB"
 if ((GPUS)); then echo "- GPUs: $GPUS x $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"; else echo "- GPUs: none found (nvidia-smi): CUDA rows are skipped"; fi
-echo "- imghist: $IMGHIST ($("$IMGHIST" --version 2>&1 | head -1))${IMGHIST_PIPELINE:+, IMGHIST_PIPELINE=$IMGHIST_PIPELINE}"
+echo "- imghist: $IMGHIST ($("$IMGHIST" --version 2>&1 | head -1))${IMGHIST_PIPELINE:+, IMGHIST_PIPELINE=$IMGHIST_PIPELINE}${IMGHIST_NVJPEG:+, IMGHIST_NVJPEG=$IMGHIST_NVJPEG}"
 if ((HAVE_TORCH)); then
   echo "- torchvision peer: $("$PYTHON" -c 'import sys, torch, torchvision; print(f"python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}")' 2>/dev/null)"
 else
@@ -129,6 +142,10 @@ make_inputs "$MEM/in1" 1
 make_inputs "$MEM/in$N" "$N"
 section auto && { make_inputs "$MEM/in120" 120; make_inputs "$MEM/in1000" 1000; }
 section all && ((GPUS >= 2)) && make_inputs "$MEM/in$((2 * N))" $((2 * N))
+if ((GPUS)); then  # which path a GPU run takes, and why (nvJPEG missing shows here, not as slow rows)
+  "$IMGHIST" equalize "$MEM/in1" "$MEM/out/pre" --device cuda -v 2>&1 | grep -vE '\.jpg: ' | sed 's/^/- preflight: /' || true
+  rm -rf "$MEM/out/pre"
+fi
 echo
 
 # ---- timing ----------------------------------------------------------------------------------------------------
