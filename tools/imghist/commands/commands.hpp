@@ -23,6 +23,7 @@ struct Common {
     int threads = 0;
     bool quiet = false;
     bool verbose = false;
+    bool trace = false;
     DecodeOptions decode() const {
         DecodeOptions o;
         o.max_pixels = max_pixels;
@@ -79,7 +80,7 @@ enum class GpuImageWork { EqualizeLuma, EqualizePerChannel, DecodeOnly };
 
 /// An image-to-image command as parsed: its job and its work on one file. `process` changes item.image (or
 /// item.planes when `planar_ok` says the item may take the JPEG planar path) and may set item.note; it runs on
-/// a device worker. When a run takes the GPU JPEG pipeline (gpu_jobs.hpp: gpu_jpeg_devices), JPEG files go
+/// a device worker. When a run takes the GPU JPEG pipeline (gpu_jobs.hpp: gpu_batch_plan), JPEG files go
 /// through it as `gpu_work` says.
 struct ImageTask {
     ImageJob job;
