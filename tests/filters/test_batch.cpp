@@ -6,11 +6,14 @@
 // device batches. Expected images come from OpenCV or the plain loops, never from another batch path.
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <functional>
 #include <numeric>
+#include <random>
 
 #include "filters_support.hpp"
 #include "level_refs.hpp"
+#include "filters/batch_blocks.hpp"  // white-box: how the passes share their blocks among the images
 #include "imghist/batch_filters.hpp"
 
 using namespace filters_test;
@@ -758,6 +761,54 @@ IMGHIST_BACKEND_CASE("gpuhist batch functions: vectors of cv::Mat and GpuMat in 
     gpuhist::equalizeHistBatch(gsrc, gdst);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     require_outputs(out_store.download_all(), map_images(src, cv_equalize), "equalizeHistBatch (GpuMat)");
+}
+
+TEST_CASE("batch passes: every image gets one block per unit of its work, and every block finds its image",
+          "[filters][batch][blocks]") {
+    // The layout the device passes of a batch run on (batch_blocks.hpp), against a plain count of each image's
+    // blocks: empty images, exact multiples of the unit, one past them, frames, and a random mix.
+    struct Image {
+        unsigned int block_begin;
+    };
+    const std::size_t unit = 64 * 1024;
+    std::vector<std::size_t> works{0, 1, unit - 1, unit, unit + 1, 640 * 480, 1920 * 1080, 3840 * 2160, 7, 2 * unit};
+    std::mt19937_64 rng(33);
+    for (int i = 0; i < 300; ++i) works.push_back(rng() % (5 * unit));
+    std::vector<Image> images(works.size());
+    const std::size_t total = imghist::detail::lay_out_pass(
+        works.size(), unit, [&](std::size_t i) { return works[i]; },
+        [&](std::size_t i, std::size_t begin) { images[i].block_begin = static_cast<unsigned int>(begin); });
+    std::size_t block = 0;
+    for (std::size_t i = 0; i < works.size(); ++i) {
+        std::size_t blocks = 1;  // one per started unit, at least one
+        while (blocks * unit < works[i]) ++blocks;
+        INFO("image " << i << " of " << works[i] << " bytes");
+        REQUIRE(imghist::detail::pass_blocks(works[i], unit) == blocks);
+        REQUIRE(images[i].block_begin == block);
+        for (std::size_t j = 0; j < blocks; ++j, ++block)
+            REQUIRE(imghist::detail::image_of_block(images.data(), static_cast<unsigned int>(images.size()),
+                                                    static_cast<unsigned int>(block)) == i);
+    }
+    REQUIRE(total == block);
+    // A uniform batch finds its images by a division: the same answer.
+    std::vector<Image> same(9);
+    const std::size_t per = imghist::detail::pass_blocks(3 * unit + 5, unit);
+    const std::size_t same_total = imghist::detail::lay_out_pass(
+        same.size(), unit, [&](std::size_t) { return 3 * unit + 5; },
+        [&](std::size_t i, std::size_t begin) { same[i].block_begin = static_cast<unsigned int>(begin); });
+    REQUIRE(same_total == per * same.size());
+    for (unsigned int b = 0; b < same_total; ++b) REQUIRE(imghist::detail::image_of_block(same.data(), 9u, b) == b / per);
+    // Beyond a grid's 2^31 - 1 blocks: refused, also where 32-bit arithmetic would wrap.
+    const auto nothing = [](std::size_t, std::size_t) {};
+    CHECK(imghist::detail::lay_out_pass(1, 1, [](std::size_t) { return std::size_t(INT_MAX); }, nothing) == INT_MAX);
+    for (const std::size_t w : {std::size_t(1) << 30, std::size_t(1) << 32, std::size_t(-1)}) {
+        try {
+            imghist::detail::lay_out_pass(3, 1, [w](std::size_t) { return w; }, nothing);
+            FAIL("a pass of 3 x " << w << " blocks was laid out");
+        } catch (const imghist::Error& e) {
+            CHECK(e.code() == imghist::ErrorCode::Unsupported);
+        }
+    }
 }
 
 TEST_CASE("batch arguments: counts, types, locations and overlapping destinations are refused, naming the image",

@@ -21,9 +21,9 @@ void check_batch_size(std::size_t images, const char* op) {
 
 kernels::BatchRef batch_ref(Workspace& ws, const DeviceBatch& b, std::size_t first, std::size_t count,
                             std::size_t unit, PassUnit per, const fmath::ClaheGeometry* clahe) {
-    auto blocks_of = [&](const ImageView& v) {
-        const std::size_t work = per == PassUnit::Bytes ? v.row_bytes() * static_cast<std::size_t>(v.height) : v.pixels();
-        return std::max<std::size_t>(1, (work + unit - 1) / unit);
+    auto work_of = [&](std::size_t k) {
+        const ImageView& v = b.src[first + k];
+        return per == PassUnit::Bytes ? v.row_bytes() * static_cast<std::size_t>(v.height) : v.pixels();
     };
     auto describe = [&](std::size_t i, std::size_t block_begin) {
         kernels::BatchImage d{};
@@ -43,19 +43,16 @@ kernels::BatchRef batch_ref(Workspace& ws, const DeviceBatch& b, std::size_t fir
             uniform = clahe[k].ext_w == clahe[0].ext_w && clahe[k].ext_h == clahe[0].ext_h;
     kernels::BatchRef r{};
     r.count = static_cast<unsigned int>(count);
-    auto check_blocks = [](std::size_t total) {
-        if (total > static_cast<std::size_t>(INT_MAX))
-            throw Error(ErrorCode::Unsupported, "batch filters: the batch needs more than 2^31 - 1 blocks in one launch");
-    };
     if (uniform) {
+        // Image i of a uniform batch is image `first` moved by i strides, and its blocks follow by a product: nothing
+        // per image goes to the device, so the call neither waits nor copies (a stream capture takes it).
         r.first = describe(first, 0);
         r.src_stride = b.src_stride;
         r.dst_stride = b.dst_stride;
-        const std::size_t per_image = blocks_of(b.src[first]);
-        check_blocks(per_image * count);
-        r.blocks_per_image = static_cast<unsigned int>(per_image);
-        r.total_blocks = static_cast<unsigned int>(per_image * count);
-        // Image i of a uniform batch is image `first` moved by i strides.
+        const std::size_t work = work_of(0);
+        r.total_blocks = static_cast<unsigned int>(lay_out_pass(count, unit, [&](std::size_t) { return work; },
+                                                                [](std::size_t, std::size_t) {}));
+        r.blocks_per_image = static_cast<unsigned int>(pass_blocks(work, unit));
         return r;
     }
     const Stream stream = ws.stream();
@@ -71,12 +68,8 @@ kernels::BatchRef batch_ref(Workspace& ws, const DeviceBatch& b, std::size_t fir
     const std::size_t bytes = sizeof(kernels::BatchImage) * count;
     auto* host = static_cast<kernels::BatchImage*>(ws.pinned_buffer(PinnedSlot::BatchFilterDescs, bytes));
     auto* dev = ws.device_as<kernels::BatchImage>(DeviceSlot::BatchFilterDescs, bytes);
-    std::size_t total = 0;
-    for (std::size_t k = 0; k < count; ++k) {
-        host[k] = describe(first + k, total);
-        total += blocks_of(b.src[first + k]);
-        check_blocks(total);
-    }
+    const std::size_t total =
+        lay_out_pass(count, unit, work_of, [&](std::size_t k, std::size_t begin) { host[k] = describe(first + k, begin); });
     BATCH_CUDA(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cu(stream)));
     BATCH_CUDA(cudaEventRecord(copied, cu(stream)));
     r.descs = dev;
