@@ -13,6 +13,7 @@
 
 #include "filters_support.hpp"
 #include "level_refs.hpp"
+#include "stream_capture.hpp"
 #include "filters/batch_blocks.hpp"  // white-box: how the passes share their blocks among the images
 #include "imghist/batch_filters.hpp"
 
@@ -136,13 +137,14 @@ struct UniformLayout {
     }
 };
 
-/// A host parent copied to the device with the same pitch.
+/// A host parent copied to the device with the same pitch (complete there when constructed: device_ready).
 struct DeviceParent {
     imghist::DeviceBuffer buf;
     cv::Mat shape;
     explicit DeviceParent(const cv::Mat& host) : buf(host.step * static_cast<std::size_t>(host.rows)), shape(host) {
         REQUIRE(host.isContinuous());
         buf.upload(host.data, host.step * static_cast<std::size_t>(host.rows));
+        imghist_test::device_ready();
     }
     cv::Mat download_all() const {
         cv::Mat out(shape.rows, shape.cols, shape.type());
@@ -448,10 +450,9 @@ TEST_CASE("threshold_batch on a uniform device batch is captured into a CUDA gra
     };
     call();  // sizes the workspace
     REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
-    cudaGraph_t graph = nullptr;
-    REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    imghist_test::StreamCapture capture(stream, cudaStreamCaptureModeGlobal);
     call();
-    REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+    const cudaGraph_t graph = capture.end();
     std::size_t nodes = 0;
     REQUIRE(cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess);
     std::vector<cudaGraphNode_t> list(nodes);
@@ -462,12 +463,12 @@ TEST_CASE("threshold_batch on a uniform device batch is captured into a CUDA gra
         REQUIRE(cudaGraphNodeGetType(node, &t) == cudaSuccess);
         kernels += t == cudaGraphNodeTypeKernel;
     }
+    // At most: the histograms' zeroing (images cut into several tiles each), the histograms, the levels, the pass.
     INFO("graph nodes " << nodes << ", kernels " << kernels);
     CHECK(kernels >= 1);
-    CHECK(kernels <= 3);
+    CHECK(kernels <= 4);
     CHECK(nodes <= 4);
-    cudaGraphExec_t exec = nullptr;
-    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    const cudaGraphExec_t exec = capture.instantiate();
     for (int round = 0; round < 3; ++round) {
         const std::vector<cv::Mat> images = same_size_images(n, w, h, CV_8UC1, 700 + 50 * round);
         const cv::Mat host = layout.parent_of(images);
@@ -485,10 +486,152 @@ TEST_CASE("threshold_batch on a uniform device batch is captured into a CUDA gra
             FILTERS_REQUIRE_IDENTICAL(layout.image(back, i), expected[static_cast<std::size_t>(i)]);
         }
     }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
     cudaFree(d_levels);
     cudaStreamDestroy(stream);
+}
+
+namespace {
+
+/// The stream of a capture test, destroyed on every path out of it.
+struct TestStream {
+    cudaStream_t s = nullptr;
+    TestStream() { REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess); }
+    TestStream(const TestStream&) = delete;
+    TestStream& operator=(const TestStream&) = delete;
+    ~TestStream() { cudaStreamDestroy(s); }
+};
+
+/// A batch call on a stream being captured that must be refused: Error(Unsupported) before it enqueues anything,
+/// so the capture ends valid (a wait or a failed call inside it would have invalidated it) and holds no node.
+void require_refused_in_capture(cudaStream_t stream, const char* what, const std::function<void()>& call) {
+    INFO(what);
+    imghist_test::StreamCapture capture(stream, cudaStreamCaptureModeGlobal);
+    bool refused = false;
+    try {
+        call();
+    } catch (const imghist::Error& e) {
+        INFO(e.what());
+        CHECK(e.code() == imghist::ErrorCode::Unsupported);
+        refused = true;
+    }
+    CHECK(refused);
+    const cudaGraph_t graph = capture.end();
+    std::size_t nodes = 1;
+    REQUIRE(cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess);
+    CHECK(nodes == 0);
+}
+
+}  // namespace
+
+TEST_CASE("batch filters on a capturing stream: uniform calls replay exactly, the others are refused before they "
+          "enqueue anything",
+          "[filters][batch][capture][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    const TestStream stream;
+    imghist::FilterOptions o;
+    o.backend = Backend::Cuda;
+    o.stream = stream.s;
+    const imghist::Clahe clahe(2.0, 8, 8);
+    // Captured: one call on a uniform device batch (a batch of one image too), replayed on new inputs; expected
+    // images from OpenCV and the single calls on the CPU.
+    struct Captured {
+        const char* what;
+        int n;
+        std::function<void(const ImageBatch&, const ImageBatch&)> call;
+        std::function<cv::Mat(const cv::Mat&)> expected;
+    };
+    const Captured captured[] = {
+        {"equalize_hist_batch", 5, [&](const ImageBatch& s, const ImageBatch& d) { imghist::equalize_hist_batch(s, d, o); },
+         cv_equalize},
+        {"equalize_hist_batch of one image", 1,
+         [&](const ImageBatch& s, const ImageBatch& d) { imghist::equalize_hist_batch(s, d, o); }, cv_equalize},
+        {"clahe_batch", 5, [&](const ImageBatch& s, const ImageBatch& d) { imghist::clahe_batch(clahe, s, d, o); },
+         [&](const cv::Mat& m) {
+             cv::Mat e(m.size(), m.type());
+             clahe.apply(imghist::view_of(m), imghist::view_of(e), options_for(Backend::Cpu));
+             return e;
+         }},
+        {"threshold_batch, a fixed level", 5,
+         [&](const ImageBatch& s, const ImageBatch& d) {
+             imghist::threshold_batch(s, d, 99.5, 200, imghist::ThresholdType::Trunc, imghist::AutoThreshold::None, o);
+         },
+         [](const cv::Mat& m) {
+             cv::Mat e;
+             cv::threshold(m, e, 99.5, 200, cv::THRESH_TRUNC);
+             return e;
+         }},
+    };
+    for (const Captured& c : captured) {
+        INFO(c.what);
+        const int w = 211, h = 97;
+        const UniformLayout in{c.n, w, h, CV_8UC1, 3, 2}, out{c.n, w, h, CV_8UC1, 5, 1};
+        const cv::Mat host_in = in.parent_of(same_size_images(c.n, w, h, CV_8UC1, 1300));
+        const cv::Mat host_out = out.parent_of(std::vector<cv::Mat>(static_cast<std::size_t>(c.n), cv::Mat(h, w, CV_8UC1, cv::Scalar(7))));
+        DeviceParent dev_in(host_in), dev_out(host_out);
+        const ImageBatch src = in.batch(dev_in.buf.data(), host_in.step, imghist::Location::Device);
+        const ImageBatch dst = out.batch(dev_out.buf.data(), host_out.step, imghist::Location::Device);
+        c.call(src, dst);  // sizes the stream's workspace: no allocation inside the capture
+        REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+        imghist_test::StreamCapture capture(stream.s, cudaStreamCaptureModeGlobal);
+        c.call(src, dst);
+        capture.end();
+        const cudaGraphExec_t exec = capture.instantiate();
+        for (int round = 0; round < 2; ++round) {
+            const std::vector<cv::Mat> images = same_size_images(c.n, w, h, CV_8UC1, 1400 + 50 * round);
+            const cv::Mat next = in.parent_of(images);
+            REQUIRE(cudaMemcpyAsync(dev_in.buf.data(), next.data, next.step * static_cast<std::size_t>(next.rows),
+                                    cudaMemcpyHostToDevice, stream.s) == cudaSuccess);
+            REQUIRE(cudaGraphLaunch(exec, stream.s) == cudaSuccess);
+            REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+            const cv::Mat back = dev_out.download_all();
+            for (int i = 0; i < c.n; ++i) {
+                INFO("replay " << round << " image " << i);
+                FILTERS_REQUIRE_IDENTICAL(out.image(back, i), c.expected(images[static_cast<std::size_t>(i)]));
+            }
+        }
+    }
+    // Refused: calls that copy descriptors per call, wait for the values they return or for host-made tables, or
+    // take host images.
+    const std::vector<cv::Mat> mixed = mixed_images(CV_8UC1, 1500, false);
+    const DeviceList list_in(mixed);
+    const DeviceList list_out = DeviceList::outputs(mixed);
+    const int n = 4, w = 64, h = 32;
+    const UniformLayout u8{n, w, h, CV_8UC1, -1, 0}, u16{n, w, h, CV_16UC1, -1, 0};
+    std::vector<cv::Mat> images8, images16;  // no constant image: multi-level Otsu must work outside the capture
+    for (int i = 0; i < n; ++i) {
+        images8.push_back(make_image(w, h, CV_8UC1, Dist::Uniform, 1600 + i));
+        images16.push_back(make_image(w, h, CV_16UC1, Dist::Uniform, 1700 + i));
+    }
+    const cv::Mat host8 = u8.parent_of(images8), host16 = u16.parent_of(images16);
+    const DeviceParent in8(host8), out8(host8), in16(host16), out16(host16);
+    const ImageBatch s8 = u8.batch(in8.buf.data(), host8.step, imghist::Location::Device);
+    const ImageBatch d8 = u8.batch(out8.buf.data(), host8.step, imghist::Location::Device);
+    const ImageBatch s16 = u16.batch(in16.buf.data(), host16.step, imghist::Location::Device);
+    const ImageBatch d16 = u16.batch(out16.buf.data(), host16.step, imghist::Location::Device);
+    cv::Mat host_dst = host8.clone();
+    const ImageBatch h_src = u8.batch(host8.data, host8.step, imghist::Location::Host);
+    const ImageBatch h_dst = u8.batch(host_dst.data, host_dst.step, imghist::Location::Host);
+    const imghist::Histogram target = imghist::calc_hist(imghist::view_of(host8), imghist::BinSpec::u8());
+    // Each once outside a capture first, as a caller would have: the workspace is sized, and the call works there.
+    const std::pair<const char*, std::function<void()>> refused[] = {
+        {"equalize_hist_batch on a list", [&] { imghist::equalize_hist_batch(list_in.batch, list_out.batch, o); }},
+        {"clahe_batch on a list", [&] { imghist::clahe_batch(clahe, list_in.batch, list_out.batch, o); }},
+        {"threshold_batch, Otsu levels returned",
+         [&] { imghist::threshold_batch(s8, d8, 0, 255, imghist::ThresholdType::Binary, imghist::AutoThreshold::Otsu, o); }},
+        {"threshold_multiotsu_batch", [&] { imghist::threshold_multiotsu_batch(s8, d8, 3, o); }},
+        {"stretch_contrast_batch, 16-bit", [&] { imghist::stretch_contrast_batch(s16, d16, 1, 1, imghist::StretchMode::PerChannel, o); }},
+        {"match_to_histogram_batch, a host target", [&] { imghist::match_to_histogram_batch(s8, d8, target, o); }},
+        {"equalize_hist_batch on host images through the device", [&] { imghist::equalize_hist_batch(h_src, h_dst, o); }},
+    };
+    for (const auto& [what, call] : refused) {
+        INFO(what);
+        call();
+        REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+        require_refused_in_capture(stream.s, what, call);
+        // The stream works on after the refusal.
+        call();
+        REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+    }
 }
 
 // ---- multi-level Otsu ---------------------------------------------------------------------------------------------

@@ -95,6 +95,7 @@ void cuda_clahe_batch(const DeviceBatch& b, const fmath::ClaheGeometry* g, int d
     for (std::size_t i = 0; i < b.count; ++i)
         if (static_cast<long long>(g[i].tile_w) * g[i].tile_h >= (1LL << 31))
             throw Error(ErrorCode::Unsupported, "clahe_batch: batch image " + std::to_string(i) + ": tiles of 2^31 pixels or more");
+    refuse_capture(stream, "clahe_batch", layout_obstacle(b, g));
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;
