@@ -15,6 +15,7 @@
 #include "level_refs.hpp"
 #include "stream_capture.hpp"
 #include "filters/batch_blocks.hpp"  // white-box: how the passes share their blocks among the images
+#include "filters/clahe_bands.hpp"   // white-box: the 8-bit tile counting of clahe_batch on the device
 #include "imghist/batch_filters.hpp"
 
 using namespace filters_test;
@@ -715,6 +716,57 @@ IMGHIST_BACKEND_CASE("threshold_multiotsu_batch names the image with too few lev
 }
 
 // ---- CLAHE --------------------------------------------------------------------------------------------------------
+
+TEST_CASE("CLAHE bands: the units of a tile's bands count each of its samples once, padded as cv::CLAHE pads",
+          "[filters][batch][clahe][bands]") {
+    // The device's 8-bit tile counting (clahe_bands.hpp) run on the host, against a plain loop over the tile with
+    // cv::borderInterpolate: every band of every tile, images from 1x1 to 1080p at ROI offsets that put the rows at
+    // every alignment, with and without pixels beyond the image to pad from, tiles past the image's edge.
+    struct Case {
+        int w, h, tiles_x, tiles_y, xo, extra_right, extra_bottom;
+    };
+    const Case cases[] = {{1, 1, 8, 8, 0, 0, 0},      {5, 3, 8, 8, 3, 0, 0},       {5, 3, 8, 8, 1, 2, 9},
+                          {97, 61, 8, 8, 13, 0, 0},   {97, 61, 8, 8, 7, 4, 3},     {240, 135, 1, 1, 0, 0, 0},
+                          {333, 127, 3, 5, 1, 20, 10}, {641, 480, 8, 8, 5, 0, 0},  {300, 2, 16, 2, 15, 0, 0},
+                          {16, 200, 2, 16, 2, 0, 0},   {1920, 1080, 8, 8, 0, 0, 0}, {1921, 1081, 8, 8, 9, 3, 1}};
+    std::uint64_t seed = 1900;
+    for (const Case& c : cases) {
+        cv::Mat parent(c.h + c.extra_bottom, c.xo + c.w + c.extra_right + 3, CV_8UC1);
+        fill(parent, seed % 2 ? Dist::Photo : Dist::Uniform, seed);
+        ++seed;
+        const cv::Mat img = parent(cv::Rect(c.xo, 0, c.w, c.h));
+        const imghist::fmath::ClaheGeometry g =
+            imghist::fmath::clahe_geometry(c.w, c.h, c.tiles_x, c.tiles_y, 256, 2.0, c.extra_right, c.extra_bottom);
+        for (int tile = 0; tile < c.tiles_x * c.tiles_y; ++tile) {
+            const int tx = tile % c.tiles_x, ty = tile / c.tiles_x;
+            std::vector<std::uint64_t> want(256, 0);
+            for (int r = 0; r < g.tile_h; ++r)
+                for (int x = 0; x < g.tile_w; ++x) {
+                    const int sy = cv::borderInterpolate(ty * g.tile_h + r, g.ext_h, cv::BORDER_REFLECT_101);
+                    const int sx = cv::borderInterpolate(tx * g.tile_w + x, g.ext_w, cv::BORDER_REFLECT_101);
+                    ++want[img.data[static_cast<std::size_t>(sy) * img.step + static_cast<std::size_t>(sx)]];
+                }
+            for (const int splits : {1, 2, 3, 7}) {
+                INFO(c.w << "x" << c.h << " at offset " << c.xo << ", tiles " << c.tiles_x << "x" << c.tiles_y
+                          << ", tile " << tile << ", " << splits << " bands");
+                std::vector<std::uint64_t> got(256, 0);
+                int next_row = 0;
+                for (int split = 0; split < splits; ++split) {
+                    const imghist::detail::ClaheBand band = imghist::detail::clahe_band_of(g, tile, split, splits);
+                    REQUIRE(band.r0 == next_row);  // the bands partition the tile's rows
+                    next_row = band.r1;
+                    for (long long k = 0; k < band.units; ++k)
+                        imghist::detail::clahe_count_unit(g, band, img.data, img.step, k, [&](unsigned int v) {
+                            REQUIRE(v < 256u);
+                            ++got[v];
+                        });
+                }
+                REQUIRE(next_row == g.tile_h);
+                REQUIRE(got == want);
+            }
+        }
+    }
+}
 
 IMGHIST_BACKEND_CASE("clahe_batch: every image within one level of cv::CLAHE and equal to the single apply",
                      "[filters][batch][clahe]") {
