@@ -64,7 +64,7 @@ struct SignalText {
     }
 };
 
-void write_interruption(int sig) {
+SignalText interruption_text(int sig) {
     const std::size_t total = g_counts.total.load();
     SignalText t;
     if (g_counts.progress_bar.load()) t.add("\r\033[K");
@@ -84,17 +84,22 @@ void write_interruption(int sig) {
         t.add(")");
     }
     t.add("; unfinished outputs removed\n");
-    ssize_t ignored = ::write(2, t.buf, t.n);
-    (void)ignored;
+    return t;
 }
 
 extern "C" void cleanup_handler(int sig) {
     const int saved = errno;
+    // The other threads run on until the signal is raised again: they learn of the interruption before any
+    // temporary disappears under them (a write that then fails is unfinished, not failed), and the counts
+    // are read before they could count such a failure.
+    g_counts.interrupted.store(true);
+    const SignalText t = interruption_text(sig);
     for (int i = 0; i < kSlots; ++i) {
         char* p = g_tmp_slots[i].load();
         if (p) unlink(p);
     }
-    write_interruption(sig);
+    ssize_t ignored = ::write(2, t.buf, t.n);
+    (void)ignored;
     errno = saved;
     signal(sig, SIG_DFL);
     raise(sig);

@@ -53,6 +53,9 @@ void install_signal_cleanup();
 struct RunCounts {
     std::atomic<std::size_t> total{0}, done{0}, failed{0}, skipped{0};
     std::atomic<bool> progress_bar{false};  ///< a bar is drawn on stderr: the message clears its line first
+    /// Set by the handler before it removes the temporaries: a write failing after it is an unfinished file
+    /// of the interrupted run, not a failure to report.
+    std::atomic<bool> interrupted{false};
 };
 RunCounts& run_counts();
 

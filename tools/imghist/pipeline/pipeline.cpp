@@ -382,6 +382,7 @@ void PipelineRun::finish(Item& it) {
     it.jpeg = Bytes();
     it.encoded = Bytes();
     std::lock_guard<std::mutex> l(log_mutex_);
+    if (!it.error.empty() && run_counts().interrupted) return;  // its temporary was removed: unfinished
     if (!it.error.empty()) {
         ++failed_;
         ++run_counts().failed;
