@@ -7,6 +7,7 @@
 
 #include "core/policy/backend_choice.hpp"
 #include "core/dispatch.hpp"
+#include "core/no_cuda.hpp"
 #include "cuda/launch_shape.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
@@ -14,12 +15,13 @@
 #include "cuda/runtime/workspace.hpp"
 
 namespace imghist {
-namespace {
+namespace detail {
 [[noreturn]] void no_cuda(const char* what) {
     throw Error(ErrorCode::NoDevice,
                 std::string(what) + ": this build of imghist has no CUDA backend (configured with IMGHIST_WITH_CUDA=OFF)");
 }
-}  // namespace
+}  // namespace detail
+using detail::no_cuda;
 
 bool built_with_cuda() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
