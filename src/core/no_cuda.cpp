@@ -3,7 +3,6 @@
 // the dispatch layer never picks this backend and every explicit CUDA request fails with Error(NoDevice);
 // the owning device and pinned buffers can be declared, moved and emptied, but not allocated.
 #include <string>
-#include <utility>
 
 #include "core/policy/backend_choice.hpp"
 #include "core/dispatch.hpp"
@@ -34,16 +33,7 @@ void split_histogram_to_host(const ImageView&, const BinSpec&, std::uint64_t*, s
 }
 }  // namespace detail
 
-// ---- owning buffers: never hold memory here ------------------------------------------------------------------
-DeviceBuffer::DeviceBuffer(std::size_t bytes) { reserve(bytes); }
-DeviceBuffer::~DeviceBuffer() = default;
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-    return *this;
-}
+// ---- owning buffers: never hold memory here (core/buffer.cpp builds and moves them) ---------------------------
 void DeviceBuffer::reserve(std::size_t bytes) {
     if (bytes != 0) no_cuda("DeviceBuffer");
 }
@@ -56,35 +46,12 @@ void DeviceBuffer::download(void*, std::size_t bytes, Stream) const {
 }
 void DeviceBuffer::fill_zero(Stream) {}
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes) { reserve(bytes); }
-PinnedBuffer::~PinnedBuffer() = default;
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-    return *this;
-}
 void PinnedBuffer::reserve(std::size_t bytes) {
     if (bytes != 0) no_cuda("PinnedBuffer");
 }
 void PinnedBuffer::reset() noexcept {}
 
 // An empty DeviceImage (0 x N) holds no memory, as in the CUDA build; any other size needs a device.
-DeviceImage::DeviceImage(int width, int height, SampleType type, int channels) { create(width, height, type, channels); }
-DeviceImage::~DeviceImage() = default;
-DeviceImage::DeviceImage(DeviceImage&& o) noexcept
-    : width_(std::exchange(o.width_, 0)),
-      height_(std::exchange(o.height_, 0)),
-      channels_(std::exchange(o.channels_, 1)),
-      type_(o.type_) {}
-DeviceImage& DeviceImage::operator=(DeviceImage&& o) noexcept {
-    width_ = std::exchange(o.width_, 0);
-    height_ = std::exchange(o.height_, 0);
-    channels_ = std::exchange(o.channels_, 1);
-    type_ = o.type_;
-    return *this;
-}
 void DeviceImage::create(int width, int height, SampleType type, int channels) {
     detail::validate_device_image_shape(width, height, channels);
     if (width != 0 && height != 0) no_cuda("DeviceImage");
