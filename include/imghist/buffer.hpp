@@ -38,6 +38,15 @@ protected:
         ptr_ = std::exchange(o.ptr_, nullptr);
         bytes_ = std::exchange(o.bytes_, 0);
     }
+    /// The move assignment of either buffer: frees its own allocation (Buffer::reset) and takes o's.
+    template <class Buffer>
+    static Buffer& move_assign(Buffer& self, Buffer& o) noexcept {
+        if (&self != &o) {
+            self.reset();
+            self.take(o);
+        }
+        return self;
+    }
 
     void* ptr_ = nullptr;
     std::size_t bytes_ = 0;

@@ -11,24 +11,12 @@ namespace imghist {
 DeviceBuffer::DeviceBuffer(std::size_t bytes) { reserve(bytes); }
 DeviceBuffer::~DeviceBuffer() { reset(); }
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept { take(o); }
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-        reset();
-        take(o);
-    }
-    return *this;
-}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept { return move_assign(*this, o); }
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes) { reserve(bytes); }
 PinnedBuffer::~PinnedBuffer() { reset(); }
 PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept { take(o); }
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-    if (this != &o) {
-        reset();
-        take(o);
-    }
-    return *this;
-}
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept { return move_assign(*this, o); }
 
 DeviceImage::DeviceImage(int width, int height, SampleType type, int channels) { create(width, height, type, channels); }
 DeviceImage::~DeviceImage() { release(); }
