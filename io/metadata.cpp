@@ -35,8 +35,10 @@ bool tiff_header(const Blob& b, bool& little) {
     return true;
 }
 
-/// Offset of the Orientation entry's value in IFD0, or 0 when there is none.
-std::size_t orientation_value_pos(const Blob& b) {
+/// Offset of the first IFD0 entry for which `match(reader, offset)` holds; 0 when there is none, or when the
+/// directory runs past the end of the blob before one is found.
+template <class Match>
+std::size_t find_ifd0_entry(const Blob& b, Match match) {
     bool little = true;
     if (!tiff_header(b, little)) return 0;
     TiffReader r{b.data(), b.size(), little};
@@ -46,9 +48,18 @@ std::size_t orientation_value_pos(const Blob& b) {
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t e = ifd + 2 + 12 * i;
         if (!r.ok(e, 12)) return 0;
-        if (r.u16(e) == 0x0112 && r.u16(e + 2) == 3 && r.u32(e + 4) >= 1) return e + 8;
+        if (match(r, e)) return e;
     }
     return 0;
+}
+
+/// Offset of the Orientation entry's value in IFD0 (the first such entry that holds a SHORT), or 0 when there
+/// is none.
+std::size_t orientation_value_pos(const Blob& b) {
+    const std::size_t e = find_ifd0_entry(b, [](const TiffReader& r, std::size_t at) {
+        return r.u16(at) == 0x0112 && r.u16(at + 2) == 3 && r.u32(at + 4) >= 1;
+    });
+    return e == 0 ? 0 : e + 8;
 }
 
 // ---- copying IFDs between TIFF structures of the same byte order -------------------------------------------
@@ -139,15 +150,7 @@ bool exif_ifd0_tag(std::uint16_t tag) {
 
 /// Offset of IFD0's entry for `tag`, 0 when absent.
 std::size_t ifd0_entry(const Blob& b, std::uint16_t tag) {
-    bool little = true;
-    if (!tiff_header(b, little)) return 0;
-    TiffReader r{b.data(), b.size(), little};
-    const std::size_t ifd = r.u32(4);
-    if (!r.ok(ifd, 2)) return 0;
-    const std::size_t n = r.u16(ifd);
-    for (std::size_t i = 0; i < n && r.ok(ifd + 2 + 12 * i, 12); ++i)
-        if (r.u16(ifd + 2 + 12 * i) == tag) return ifd + 2 + 12 * i;
-    return 0;
+    return find_ifd0_entry(b, [tag](const TiffReader& r, std::size_t at) { return r.u16(at) == tag; });
 }
 
 // ---- PNG chunks ---------------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@
 #include <cuda_runtime.h>
 
 #include <opencv2/core.hpp>
-#include "io/opencv_image.hpp"  // imghist_io's decoders, for the shipped photograph
 
 #include <algorithm>
 #include <chrono>
@@ -33,66 +32,18 @@
 #include "imghist/batch_filters.hpp"
 #include "imghist/buffer.hpp"
 
+#include "bench_support.hpp"
+
 namespace {
+
+using bench_support::check;
+using bench_support::time_device;
 
 struct Args {
     int runs = 30;
     std::string json;
     bool quick = false;
 };
-
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
-        std::exit(2);
-    }
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// Median milliseconds of `fn` enqueued on `stream`, timed with CUDA events.
-double time_device(int runs, cudaStream_t stream, const std::function<void()>& fn) {
-    cudaEvent_t a, b;
-    check(cudaEventCreate(&a), "event");
-    check(cudaEventCreate(&b), "event");
-    for (int i = 0; i < 3; ++i) fn();
-    check(cudaStreamSynchronize(stream), "warm-up");
-    std::vector<double> ms;
-    for (int i = 0; i < runs; ++i) {
-        check(cudaEventRecord(a, stream), "record");
-        fn();
-        check(cudaEventRecord(b, stream), "record");
-        check(cudaEventSynchronize(b), "sync");
-        float t = 0;
-        check(cudaEventElapsedTime(&t, a, b), "elapsed");
-        ms.push_back(t);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return median(ms);
-}
-
-/// camera.png ($IMGHIST_SAMPLES_DIR, or samples/images above the working directory), 8-bit gray.
-cv::Mat load_photo_tile() {
-    std::vector<std::string> paths;
-    if (const char* dir = std::getenv("IMGHIST_SAMPLES_DIR")) paths.push_back(std::string(dir) + "/camera.png");
-    for (const char* p : {"samples/images/camera.png", "../samples/images/camera.png", "../../samples/images/camera.png"})
-        paths.push_back(p);
-    for (const std::string& p : paths) {
-        try {
-            cv::Mat m = cli::read_cv_mat(p);
-            if (m.type() == CV_8UC1) return m;
-        } catch (const std::exception&) {
-            // not there (or not readable): the next place
-        }
-    }
-    std::fprintf(stderr, "batch_filters_bench: samples/images/camera.png not found (set IMGHIST_SAMPLES_DIR)\n");
-    std::exit(2);
-}
 
 /// `n` bytes of a data set: rows of `width` for the photograph's tiling.
 void fill(std::vector<std::uint8_t>& v, std::size_t width, const std::string& dist) {
@@ -101,7 +52,7 @@ void fill(std::vector<std::uint8_t>& v, std::size_t width, const std::string& di
         return;
     }
     if (dist == "photo") {
-        static const cv::Mat tile = load_photo_tile();
+        static const cv::Mat tile = bench_support::load_photo_tile("batch_filters_bench");
         for (std::size_t i = 0; i < v.size(); ++i) {
             const std::size_t y = i / width, x = i % width;
             v[i] = tile.at<std::uint8_t>(static_cast<int>(y % tile.rows), static_cast<int>(x % tile.cols));
@@ -145,17 +96,16 @@ struct Row {
 
 int main(int argc, char** argv) {
     Args args;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (a == "--runs") args.runs = std::max(21, std::atoi(next().c_str()));
-        else if (a == "--json") args.json = next();
-        else if (a == "--quick") args.quick = true;
-        else {
-            std::printf("usage: %s [--runs N] [--json FILE] [--quick]\n", argv[0]);
-            return a == "--help" || a == "-h" ? 0 : 64;
-        }
-    }
+    const int usage_exit = bench_support::parse_options(
+        argc, argv, "[--runs N] [--json FILE] [--quick]",
+        [&](const std::string& a, const std::function<std::string()>& next) {
+            if (a == "--runs") args.runs = std::max(21, std::atoi(next().c_str()));
+            else if (a == "--json") args.json = next();
+            else if (a == "--quick") args.quick = true;
+            else return false;
+            return true;
+        });
+    if (usage_exit >= 0) return usage_exit;
     if (args.quick) args.runs = 21;
     if (!imghist::cuda_available()) {
         std::fprintf(stderr, "batch_filters_bench: no CUDA device\n");
@@ -280,22 +230,15 @@ int main(int argc, char** argv) {
         std::printf("%-22s %-9s %10.3f %10.3f %8.2f  %s\n", r.workload.c_str(), r.data.c_str(), r.ms, r.ref_ms, r.ratio,
                     r.vs.c_str());
     if (!args.json.empty()) {
-        FILE* f = std::fopen(args.json.c_str(), "w");
-        if (!f) {
-            std::fprintf(stderr, "cannot write %s\n", args.json.c_str());
-            return 1;
-        }
+        FILE* f = bench_support::open_json(args.json);
+        if (!f) return 1;
         std::fprintf(f, "{\n  \"device\": \"%s\",\n  \"runs\": %d,\n  \"results\": [\n", device.c_str(), args.runs);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const Row& r = rows[i];
-            std::fprintf(f,
+        bench_support::write_json_results(f, rows, [](FILE* out, const Row& r) {
+            std::fprintf(out,
                          "    {\"workload\": \"%s\", \"data\": \"%s\", \"ms\": %.6f, \"peer_ms\": %.6f, \"ratio\": %.4f, "
-                         "\"peer\": \"%s\"}%s\n",
-                         r.workload.c_str(), r.data.c_str(), r.ms, r.ref_ms, r.ratio, r.vs.c_str(),
-                         i + 1 < rows.size() ? "," : "");
-        }
-        std::fprintf(f, "  ]\n}\n");
-        std::fclose(f);
+                         "\"peer\": \"%s\"}",
+                         r.workload.c_str(), r.data.c_str(), r.ms, r.ref_ms, r.ratio, r.vs.c_str());
+        });
     }
     cudaFree(d_levels);
     cudaStreamDestroy(stream);

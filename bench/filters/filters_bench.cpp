@@ -27,7 +27,6 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
-#include "io/opencv_image.hpp"  // imghist_io's decoders, for the shipped photograph
 
 #include <algorithm>
 #include <chrono>
@@ -44,7 +43,14 @@
 #include "gpuhist/gpuhist.hpp"
 #include "imghist/filters.hpp"
 
+#include "bench_support.hpp"
+
 namespace {
+
+using bench_support::check;
+using bench_support::median;
+using bench_support::time_device;
+using bench_support::time_host;
 
 struct Args {
     double mib = 256;
@@ -54,75 +60,8 @@ struct Args {
     bool quick = false;
 };
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) {
-        std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
-        std::exit(2);
-    }
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// Median milliseconds of `fn` enqueued on `stream`, timed with CUDA events.
-double time_device(int runs, cudaStream_t stream, const std::function<void()>& fn) {
-    cudaEvent_t a, b;
-    check(cudaEventCreate(&a), "event");
-    check(cudaEventCreate(&b), "event");
-    for (int i = 0; i < 3; ++i) fn();
-    check(cudaStreamSynchronize(stream), "warm-up");
-    std::vector<double> ms;
-    for (int i = 0; i < runs; ++i) {
-        check(cudaEventRecord(a, stream), "record");
-        fn();
-        check(cudaEventRecord(b, stream), "record");
-        check(cudaEventSynchronize(b), "sync");
-        float t = 0;
-        check(cudaEventElapsedTime(&t, a, b), "elapsed");
-        ms.push_back(t);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return median(ms);
-}
-
-/// Median milliseconds of a blocking host call.
-double time_host(int runs, const std::function<void()>& fn, int warm = 1) {
-    for (int i = 0; i < warm; ++i) fn();
-    std::vector<double> ms;
-    for (int i = 0; i < runs; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        fn();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return median(ms);
-}
-
-/// camera.png ($IMGHIST_SAMPLES_DIR, as a bundle's env.sh sets it, or samples/images above the working
-/// directory; 8-bit gray), read once with imghist_io's decoders. Missing, it is an error: the photo data
-/// set must be the photograph.
-cv::Mat load_photo_tile() {
-    std::vector<std::string> paths;
-    if (const char* dir = std::getenv("IMGHIST_SAMPLES_DIR")) paths.push_back(std::string(dir) + "/camera.png");
-    for (const char* p : {"samples/images/camera.png", "../samples/images/camera.png", "../../samples/images/camera.png"})
-        paths.push_back(p);
-    for (const std::string& p : paths) {
-        try {
-            cv::Mat m = cli::read_cv_mat(p);
-            if (m.type() == CV_8UC1) return m;
-        } catch (const std::exception&) {
-            // not there (or not readable): the next place
-        }
-    }
-    std::fprintf(stderr, "filters_bench: samples/images/camera.png not found (set IMGHIST_SAMPLES_DIR)\n");
-    std::exit(2);
-}
-
 const cv::Mat& photo_tile() {
-    static const cv::Mat tile = load_photo_tile();
+    static const cv::Mat tile = bench_support::load_photo_tile("filters_bench");
     return tile;
 }
 
@@ -170,19 +109,18 @@ Row make_row(const std::string& workload, const std::string& data, const std::st
 
 int main(int argc, char** argv) {
     Args args;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (a == "--mib") args.mib = std::atof(next().c_str());
-        else if (a == "--runs") args.runs = std::max(21, std::atoi(next().c_str()));
-        else if (a == "--cpu-runs") args.cpu_runs = std::max(1, std::atoi(next().c_str()));
-        else if (a == "--json") args.json = next();
-        else if (a == "--quick") args.quick = true;
-        else {
-            std::printf("usage: %s [--mib N] [--runs N] [--cpu-runs N] [--json FILE] [--quick]\n", argv[0]);
-            return a == "--help" || a == "-h" ? 0 : 64;
-        }
-    }
+    const int usage_exit = bench_support::parse_options(
+        argc, argv, "[--mib N] [--runs N] [--cpu-runs N] [--json FILE] [--quick]",
+        [&](const std::string& a, const std::function<std::string()>& next) {
+            if (a == "--mib") args.mib = std::atof(next().c_str());
+            else if (a == "--runs") args.runs = std::max(21, std::atoi(next().c_str()));
+            else if (a == "--cpu-runs") args.cpu_runs = std::max(1, std::atoi(next().c_str()));
+            else if (a == "--json") args.json = next();
+            else if (a == "--quick") args.quick = true;
+            else return false;
+            return true;
+        });
+    if (usage_exit >= 0) return usage_exit;
     if (args.quick) {
         args.mib = std::min(args.mib, 64.0);
         args.runs = std::min(args.runs, 21);
@@ -379,23 +317,16 @@ int main(int argc, char** argv) {
         std::printf("%-18s %-9s %10.3f %10.1f %10.1f %9.2f  %s\n", r.workload.c_str(), r.data.c_str(), r.ms, r.gpix,
                     r.gbs, r.vs, r.note.c_str());
     if (!args.json.empty()) {
-        FILE* f = std::fopen(args.json.c_str(), "w");
-        if (!f) {
-            std::fprintf(stderr, "cannot write %s\n", args.json.c_str());
-            return 1;
-        }
+        FILE* f = bench_support::open_json(args.json);
+        if (!f) return 1;
         std::fprintf(f, "{\n  \"device\": \"%s\",\n  \"width\": %d, \"height\": %d, \"runs\": %d, \"host_runs\": %d,\n  \"results\": [\n",
                      device.c_str(), width, height, args.runs, args.cpu_runs);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const Row& r = rows[i];
-            std::fprintf(f,
+        bench_support::write_json_results(f, rows, [](FILE* out, const Row& r) {
+            std::fprintf(out,
                          "    {\"workload\": \"%s\", \"data\": \"%s\", \"ms\": %.6f, \"gpixel_s\": %.3f, \"gb_s\": %.3f, "
-                         "\"ratio\": %.4f, \"note\": \"%s\"}%s\n",
-                         r.workload.c_str(), r.data.c_str(), r.ms, r.gpix, r.gbs, r.vs, r.note.c_str(),
-                         i + 1 < rows.size() ? "," : "");
-        }
-        std::fprintf(f, "  ]\n}\n");
-        std::fclose(f);
+                         "\"ratio\": %.4f, \"note\": \"%s\"}",
+                         r.workload.c_str(), r.data.c_str(), r.ms, r.gpix, r.gbs, r.vs, r.note.c_str());
+        });
     }
     cudaFree(d_thresh);
     cudaStreamDestroy(stream);

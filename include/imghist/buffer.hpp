@@ -10,27 +10,58 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "imghist/histogram.hpp"
 #include "imghist/image.hpp"
 
 namespace imghist {
 
+namespace detail {
+/// What DeviceBuffer and PinnedBuffer share: an owned (pointer, size) that moves and never copies, and its
+/// accessors. The two differ only in how they allocate and free, which stays in their own out-of-line members
+/// (the exported ABI); this base adds no members beyond the two they always had, so their layout is unchanged.
+class OwnedBytes {
+public:
+    void* data() noexcept { return ptr_; }
+    const void* data() const noexcept { return ptr_; }
+    template <class T> T* as() noexcept { return static_cast<T*>(ptr_); }
+    std::size_t size() const noexcept { return bytes_; }
+
+protected:
+    OwnedBytes() noexcept = default;
+    ~OwnedBytes() = default;
+    OwnedBytes(const OwnedBytes&) = delete;
+    OwnedBytes& operator=(const OwnedBytes&) = delete;
+    /// Takes o's allocation and leaves o empty; the caller has freed its own first.
+    void take(OwnedBytes& o) noexcept {
+        ptr_ = std::exchange(o.ptr_, nullptr);
+        bytes_ = std::exchange(o.bytes_, 0);
+    }
+    /// The move assignment of either buffer: frees its own allocation (Buffer::reset) and takes o's.
+    template <class Buffer>
+    static Buffer& move_assign(Buffer& self, Buffer& o) noexcept {
+        if (&self != &o) {
+            self.reset();
+            self.take(o);
+        }
+        return self;
+    }
+
+    void* ptr_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+}  // namespace detail
+
 /// Untyped device allocation (cudaMalloc / cudaFree), move-only. Throws Error(OutOfMemory | NoDevice).
-class IMGHIST_API DeviceBuffer {
+class IMGHIST_API DeviceBuffer : public detail::OwnedBytes {
 public:
     DeviceBuffer() noexcept = default;
     explicit DeviceBuffer(std::size_t bytes);
     ~DeviceBuffer();
     DeviceBuffer(DeviceBuffer&& o) noexcept;
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-    void* data() noexcept { return ptr_; }
-    const void* data() const noexcept { return ptr_; }
-    template <class T> T* as() noexcept { return static_cast<T*>(ptr_); }
-    std::size_t size() const noexcept { return bytes_; }
     /// Grows (never shrinks) to at least `bytes`; contents are not kept.
     void reserve(std::size_t bytes);
     void reset() noexcept;
@@ -39,33 +70,20 @@ public:
     void upload(const void* host, std::size_t bytes, Stream stream = nullptr);
     void download(void* host, std::size_t bytes, Stream stream = nullptr) const;
     void fill_zero(Stream stream = nullptr);
-
-private:
-    void* ptr_ = nullptr;
-    std::size_t bytes_ = 0;
 };
 
 /// Page-locked host memory (cudaMallocHost), for copies that overlap work. Move-only.
-class IMGHIST_API PinnedBuffer {
+class IMGHIST_API PinnedBuffer : public detail::OwnedBytes {
 public:
     PinnedBuffer() noexcept = default;
     explicit PinnedBuffer(std::size_t bytes);
     ~PinnedBuffer();
     PinnedBuffer(PinnedBuffer&& o) noexcept;
     PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-    PinnedBuffer(const PinnedBuffer&) = delete;
-    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 
-    void* data() noexcept { return ptr_; }
-    const void* data() const noexcept { return ptr_; }
-    template <class T> T* as() noexcept { return static_cast<T*>(ptr_); }
-    std::size_t size() const noexcept { return bytes_; }
+    /// Grows (never shrinks) to at least `bytes`; contents are not kept.
     void reserve(std::size_t bytes);
     void reset() noexcept;
-
-private:
-    void* ptr_ = nullptr;
-    std::size_t bytes_ = 0;
 };
 
 /// An owning pitched image in device memory. Move-only.

@@ -153,6 +153,14 @@ bool luma_mode(const std::string& mode) {
     return mode == "luma";
 }
 
+imghist::ColorEqualize color_equalize_mode(const std::string& mode) {
+    return luma_mode(mode) ? imghist::ColorEqualize::Luma : imghist::ColorEqualize::PerChannel;
+}
+
+imghist::StretchMode stretch_mode(const std::string& mode) {
+    return luma_mode(mode) ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel;
+}
+
 std::string python_message(std::string msg, const std::string& function) {
     static const std::pair<const char*, const char*> phrases[] = {
         {"(use equalize_hist_color for 3 or 4 channels)", "(use imghist.equalizeHistColor for 3- or 4-channel images)"},

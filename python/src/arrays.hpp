@@ -256,6 +256,9 @@ struct ThresholdKind {
 ThresholdKind threshold_kind(int type);
 /// "luma" or "per-channel" (equalizeHistColor's and stretchContrast's mode).
 bool luma_mode(const std::string& mode);
+/// That mode as the library's enum of each function, single-image and batch alike.
+imghist::ColorEqualize color_equalize_mode(const std::string& mode);
+imghist::StretchMode stretch_mode(const std::string& mode);
 
 // ---- messages in Python's terms -----------------------------------------------------------------------------
 

@@ -98,12 +98,11 @@ void equalize_batch(py::handle src, py::handle dst, const std::string& backend, 
 void equalize_color_batch(py::handle src, py::handle dst, const std::string& mode, const std::string& backend,
                           int device, std::uintptr_t stream) {
     const char* f = "batch.equalizeHistColor";
-    const bool luma = luma_mode(mode);
+    const imghist::ColorEqualize m = color_equalize_mode(mode);
     Batch s = batch_arg(src, f, "images"), d = batch_arg(dst, f, "dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
-    imghist::equalize_hist_color_batch(s.batch, d.batch,
-                                       luma ? imghist::ColorEqualize::Luma : imghist::ColorEqualize::PerChannel, o);
+    imghist::equalize_hist_color_batch(s.batch, d.batch, m, o);
 }
 
 /// `computed`: 0, or device memory for one int32 level per image (automatic thresholds of device batches: the
@@ -133,12 +132,11 @@ void clahe_batch(py::handle src, py::handle dst, double clip, int tiles_x, int t
 void stretch_batch(py::handle src, py::handle dst, double low, double high, const std::string& mode,
                    const std::string& backend, int device, std::uintptr_t stream) {
     const char* f = "batch.stretchContrast";
-    const bool luma = luma_mode(mode);
+    const imghist::StretchMode m = stretch_mode(mode);
     Batch s = batch_arg(src, f, "images"), d = batch_arg(dst, f, "dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
-    imghist::stretch_contrast_batch(s.batch, d.batch, low, high,
-                                    luma ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel, o);
+    imghist::stretch_contrast_batch(s.batch, d.batch, low, high, m, o);
 }
 
 void match_batch(py::handle src, py::handle reference, py::handle dst, const std::string& backend, int device,

@@ -128,13 +128,12 @@ void equalize(py::handle src, py::handle dst, const std::string& backend, int de
 
 void equalize_color(py::handle src, py::handle dst, const std::string& mode, const std::string& backend, int device,
                     std::uintptr_t stream) {
-    const bool luma = luma_mode(mode);
+    const imghist::ColorEqualize m = color_equalize_mode(mode);
     Image s = image_arg(src, "equalizeHistColor: src");
     Image d = image_arg(dst, "equalizeHistColor: dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
-    imghist::equalize_hist_color(s.view, d.view, luma ? imghist::ColorEqualize::Luma : imghist::ColorEqualize::PerChannel,
-                                 o);
+    imghist::equalize_hist_color(s.view, d.view, m, o);
 }
 
 /// Applies tables[c] (uint16, one row of 256 or 65536 entries per channel, or one row for every channel) to
@@ -179,13 +178,12 @@ void clahe(py::handle src, py::handle dst, double clip, int tiles_x, int tiles_y
 
 void stretch(py::handle src, py::handle dst, double low, double high, const std::string& mode,
              const std::string& backend, int device, std::uintptr_t stream) {
-    const bool luma = luma_mode(mode);
+    const imghist::StretchMode m = stretch_mode(mode);
     Image s = image_arg(src, "stretchContrast: src");
     Image d = image_arg(dst, "stretchContrast: dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
-    imghist::stretch_contrast(s.view, d.view, low, high,
-                              luma ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel, o);
+    imghist::stretch_contrast(s.view, d.view, low, high, m, o);
 }
 
 void match(py::handle src, py::handle reference, py::handle dst, const std::string& backend, int device,

@@ -66,6 +66,49 @@ def cv2_calcHist(*args, **kwargs):
     return cv2.calcHist(*args, **kwargs).reshape(-1, 1)
 
 
+def cv2_equalize_color(img, mode):
+    """The cv2 compositions equalizeHistColor documents (single images and batches alike)."""
+    import cv2
+    if mode == "per-channel":
+        return cv2.merge([cv2.equalizeHist(c) for c in cv2.split(img)])
+    ycrcb = cv2.cvtColor(img[:, :, :3], cv2.COLOR_BGR2YCrCb)
+    ycrcb[:, :, 0] = cv2.equalizeHist(np.ascontiguousarray(ycrcb[:, :, 0]))
+    bgr = cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2BGR)
+    return bgr if img.shape[2] == 3 else np.dstack([bgr, img[:, :, 3]])
+
+
+def luma(bgr):
+    """The documented luma: the integers of cv2.COLOR_BGR2YCrCb's Y."""
+    b, g, r = (bgr[..., c].astype(np.int64) for c in range(3))
+    return (b * 1868 + g * 9617 + r * 4899 + 8192) >> 14
+
+
+def sk_stretch(img, low, high, mode="per-channel"):
+    """scikit-image's percentile stretch: rescale_intensity(x, in_range=tuple(np.percentile(..))), per channel,
+    or (mode='luma', 3+ channels) the colour channels together between the luma's percentiles."""
+    exposure = pytest.importorskip("skimage.exposure", reason="scikit-image (the reference) is not installed")
+    if img.ndim == 3 and img.shape[2] >= 3 and mode == "luma":
+        lo, hi = np.percentile(luma(img), (low, 100 - high))
+        out = img.copy()
+        out[..., :3] = exposure.rescale_intensity(img[..., :3], in_range=(lo, hi))
+        return out
+    if img.ndim == 2:
+        return exposure.rescale_intensity(img, in_range=tuple(np.percentile(img, (low, 100 - high))))
+    out = img.copy()
+    for c in range(img.shape[2]):
+        ch = img[..., c]
+        out[..., c] = exposure.rescale_intensity(ch, in_range=tuple(np.percentile(ch, (low, 100 - high))))
+    return out
+
+
+def scaled_labels(img, thresholds):
+    """thresholdMultiOtsu's label image: np.digitize's class indices spread over the dtype's range (rounded)."""
+    top = 255 if img.dtype == np.uint8 else 65535
+    k1 = len(thresholds)
+    labels = np.digitize(img, thresholds).astype(np.int64)
+    return ((labels * top + k1 // 2) // k1).astype(img.dtype)
+
+
 def device_framework(name):
     """CuPy or PyTorch, imported, with a CUDA device both it and imghist can use; skips the test otherwise."""
     try:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import imghist
-from conftest import BACKENDS, device_framework, photographs, random_image
+from conftest import (BACKENDS, cv2_equalize_color, device_framework, photographs, random_image, scaled_labels,
+                      sk_stretch)
 
 THRESH_TYPES = [imghist.THRESH_BINARY, imghist.THRESH_BINARY_INV, imghist.THRESH_TRUNC, imghist.THRESH_TOZERO,
                 imghist.THRESH_TOZERO_INV]
@@ -90,15 +91,6 @@ def test_empty_images_and_empty_batches(backend):
     assert t[1] == 0.0 and t[0] == cv2.threshold(imgs[0], 0, 255, cv2.THRESH_OTSU)[0] and out[1].shape == (0, 4)
 
 
-def cv2_equalize_color(img, mode):
-    if mode == "per-channel":
-        return cv2.merge([cv2.equalizeHist(c) for c in cv2.split(img)])
-    ycrcb = cv2.cvtColor(img[:, :, :3], cv2.COLOR_BGR2YCrCb)
-    ycrcb[:, :, 0] = cv2.equalizeHist(np.ascontiguousarray(ycrcb[:, :, 0]))
-    bgr = cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2BGR)
-    return bgr if img.shape[2] == 3 else np.dstack([bgr, img[:, :, 3]])
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("mode", ["luma", "per-channel"])
 @pytest.mark.parametrize("channels", [3, 4])
@@ -156,18 +148,6 @@ def skimage_module(name):
     return pytest.importorskip(f"skimage.{name}", reason="scikit-image (the reference) is not installed")
 
 
-def sk_stretch(img, low, high):
-    """rescale_intensity between np.percentile's low and 100 - high, per channel (mode='per-channel')."""
-    exposure = skimage_module("exposure")
-    if img.ndim == 2:
-        return exposure.rescale_intensity(img, in_range=tuple(np.percentile(img, (low, 100 - high))))
-    out = img.copy()
-    for c in range(img.shape[2]):
-        ch = img[..., c]
-        out[..., c] = exposure.rescale_intensity(ch, in_range=tuple(np.percentile(ch, (low, 100 - high))))
-    return out
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_stretch_contrast_each_image_with_its_own_percentiles(backend):
     for dtype, channels in [("uint8", None), ("uint16", None), ("uint8", 3), ("uint16", 4)]:
@@ -186,13 +166,6 @@ def test_match_histograms_to_one_reference(backend):
             got = imghist.batch.matchHistograms(images, ref, backend=backend)
             assert_each(got, images, lambda img: np.round(exposure.match_histograms(img, ref)).astype(dtype),
                         f"{dtype} {name}")
-
-
-def scaled_labels(img, thresholds):
-    top = 255 if img.dtype == np.uint8 else 65535
-    k1 = len(thresholds)
-    labels = np.digitize(img, thresholds).astype(np.int64)
-    return ((labels * top + k1 // 2) // k1).astype(img.dtype)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

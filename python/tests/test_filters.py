@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import imghist
-from conftest import BACKENDS, SIZES, photographs, random_image, roi_views
+from conftest import BACKENDS, SIZES, cv2_equalize_color, photographs, random_image, roi_views
 
 THRESH_TYPES = [imghist.THRESH_BINARY, imghist.THRESH_BINARY_INV, imghist.THRESH_TRUNC, imghist.THRESH_TOZERO,
                 imghist.THRESH_TOZERO_INV]
@@ -54,16 +54,6 @@ def test_equalize_hist_matches_cv2(backend):
     assert not big[:2].any() and not big[:, :3].any()
     # An empty image gives an empty result (cv2 returns at once too).
     assert imghist.equalizeHist(np.zeros((0, 3), np.uint8), backend=backend).shape == (0, 3)
-
-
-def cv2_equalize_color(img, mode):
-    """The cv2 compositions equalizeHistColor documents."""
-    if mode == "per-channel":
-        return cv2.merge([cv2.equalizeHist(c) for c in cv2.split(img)])
-    ycrcb = cv2.cvtColor(img[:, :, :3], cv2.COLOR_BGR2YCrCb)
-    ycrcb[:, :, 0] = cv2.equalizeHist(np.ascontiguousarray(ycrcb[:, :, 0]))
-    bgr = cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2BGR)
-    return bgr if img.shape[2] == 3 else np.dstack([bgr, img[:, :, 3]])
 
 
 def colour_cases():

@@ -6,32 +6,11 @@ import numpy as np
 import pytest
 
 import imghist
-from conftest import BACKENDS, SIZES, device_framework, photographs, random_image, roi_views
+from conftest import (BACKENDS, SIZES, device_framework, photographs, random_image, roi_views, scaled_labels,
+                      sk_stretch)
 
 skimage = pytest.importorskip("skimage")
 from skimage import exposure, filters  # noqa: E402
-
-
-def luma(bgr):
-    """The documented luma: the integers of cv2.COLOR_BGR2YCrCb's Y."""
-    b, g, r = (bgr[..., c].astype(np.int64) for c in range(3))
-    return (b * 1868 + g * 9617 + r * 4899 + 8192) >> 14
-
-
-def sk_stretch(img, low, high, mode):
-    """scikit-image's percentile stretch: rescale_intensity(x, in_range=tuple(np.percentile(..)))."""
-    if img.ndim == 3 and img.shape[2] >= 3 and mode == "luma":
-        lo, hi = np.percentile(luma(img), (low, 100 - high))
-        out = img.copy()
-        out[..., :3] = exposure.rescale_intensity(img[..., :3], in_range=(lo, hi))
-        return out
-    if img.ndim == 2:
-        return exposure.rescale_intensity(img, in_range=tuple(np.percentile(img, (low, 100 - high))))
-    out = img.copy()
-    for c in range(img.shape[2]):
-        ch = img[..., c]
-        out[..., c] = exposure.rescale_intensity(ch, in_range=tuple(np.percentile(ch, (low, 100 - high))))
-    return out
 
 
 def stretch_cases():
@@ -98,13 +77,6 @@ def test_match_histograms_uint16_and_odd_shapes(backend):
             got = imghist.matchHistograms(view, ref, backend=backend)
             sk = exposure.match_histograms(view, ref)
             assert np.array_equal(got, np.round(sk).astype(np.uint16)), f"{h}x{w} {view_name}"
-
-
-def scaled_labels(img, thresholds):
-    top = 255 if img.dtype == np.uint8 else 65535
-    k1 = len(thresholds)
-    labels = np.digitize(img, thresholds).astype(np.int64)
-    return ((labels * top + k1 // 2) // k1).astype(img.dtype)
 
 
 def multiotsu_cases():

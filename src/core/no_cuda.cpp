@@ -3,10 +3,10 @@
 // the dispatch layer never picks this backend and every explicit CUDA request fails with Error(NoDevice);
 // the owning device and pinned buffers can be declared, moved and emptied, but not allocated.
 #include <string>
-#include <utility>
 
 #include "core/policy/backend_choice.hpp"
 #include "core/dispatch.hpp"
+#include "core/no_cuda.hpp"
 #include "cuda/launch_shape.hpp"
 #include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
@@ -14,12 +14,13 @@
 #include "cuda/runtime/workspace.hpp"
 
 namespace imghist {
-namespace {
+namespace detail {
 [[noreturn]] void no_cuda(const char* what) {
     throw Error(ErrorCode::NoDevice,
                 std::string(what) + ": this build of imghist has no CUDA backend (configured with IMGHIST_WITH_CUDA=OFF)");
 }
-}  // namespace
+}  // namespace detail
+using detail::no_cuda;
 
 bool built_with_cuda() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
@@ -32,16 +33,7 @@ void split_histogram_to_host(const ImageView&, const BinSpec&, std::uint64_t*, s
 }
 }  // namespace detail
 
-// ---- owning buffers: never hold memory here ------------------------------------------------------------------
-DeviceBuffer::DeviceBuffer(std::size_t bytes) { reserve(bytes); }
-DeviceBuffer::~DeviceBuffer() = default;
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-    return *this;
-}
+// ---- owning buffers: never hold memory here (core/buffer.cpp builds and moves them) ---------------------------
 void DeviceBuffer::reserve(std::size_t bytes) {
     if (bytes != 0) no_cuda("DeviceBuffer");
 }
@@ -54,35 +46,12 @@ void DeviceBuffer::download(void*, std::size_t bytes, Stream) const {
 }
 void DeviceBuffer::fill_zero(Stream) {}
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes) { reserve(bytes); }
-PinnedBuffer::~PinnedBuffer() = default;
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-    return *this;
-}
 void PinnedBuffer::reserve(std::size_t bytes) {
     if (bytes != 0) no_cuda("PinnedBuffer");
 }
 void PinnedBuffer::reset() noexcept {}
 
 // An empty DeviceImage (0 x N) holds no memory, as in the CUDA build; any other size needs a device.
-DeviceImage::DeviceImage(int width, int height, SampleType type, int channels) { create(width, height, type, channels); }
-DeviceImage::~DeviceImage() = default;
-DeviceImage::DeviceImage(DeviceImage&& o) noexcept
-    : width_(std::exchange(o.width_, 0)),
-      height_(std::exchange(o.height_, 0)),
-      channels_(std::exchange(o.channels_, 1)),
-      type_(o.type_) {}
-DeviceImage& DeviceImage::operator=(DeviceImage&& o) noexcept {
-    width_ = std::exchange(o.width_, 0);
-    height_ = std::exchange(o.height_, 0);
-    channels_ = std::exchange(o.channels_, 1);
-    type_ = o.type_;
-    return *this;
-}
 void DeviceImage::create(int width, int height, SampleType type, int channels) {
     detail::validate_device_image_shape(width, height, channels);
     if (width != 0 && height != 0) no_cuda("DeviceImage");

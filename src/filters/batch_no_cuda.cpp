@@ -2,17 +2,10 @@
 // with Error(NoDevice), but refuse_capture, which refuses nothing (no stream can be capturing). batch.cpp reaches
 // them only for device batches or Backend::Cuda, which the backend choice already refuses without a device, so
 // these answer a direct call only.
-#include <string>
-
+#include "core/no_cuda.hpp"
 #include "filters/batch.hpp"
 
 namespace imghist::detail {
-namespace {
-[[noreturn]] void no_cuda(const char* what) {
-    throw Error(ErrorCode::NoDevice,
-                std::string(what) + ": this build of imghist has no CUDA backend (configured with IMGHIST_WITH_CUDA=OFF)");
-}
-}  // namespace
 
 void refuse_capture(Stream, const char*, const char*) {}
 void cuda_equalize_batch(const DeviceBatch&, int, Stream) { no_cuda("equalize_hist_batch"); }

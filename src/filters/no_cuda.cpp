@@ -2,18 +2,11 @@
 // of internal.hpp, each failing with Error(NoDevice). The dispatch layer reaches them only after the core
 // has resolved a request to CUDA, which it never does here (there are no devices), so these are the
 // answer to a direct call only.
-#include <string>
-
+#include "core/no_cuda.hpp"
 #include "filters/internal.hpp"
 #include "filters/level_table.hpp"
 
 namespace imghist::detail {
-namespace {
-[[noreturn]] void no_cuda(const char* what) {
-    throw Error(ErrorCode::NoDevice,
-                std::string(what) + ": this build of imghist has no CUDA backend (configured with IMGHIST_WITH_CUDA=OFF)");
-}
-}  // namespace
 
 void cuda_equalize(const ImageView&, const ImageView&, int, Stream) { no_cuda("equalize_hist"); }
 void cuda_equalize_color(const ImageView&, const ImageView&, ColorEqualize, int, Stream) {

@@ -19,6 +19,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "jpeg_support.hpp"
 #include "support.hpp"
 
 namespace clitest {
@@ -167,30 +168,13 @@ inline std::string png_header_only(std::uint32_t width, std::uint32_t height) {
 
 /// A JPEG written with libjpeg in a given colour space (used for a CMYK file, which OpenCV cannot write).
 inline std::string jpeg_with(int w, int h, int components, J_COLOR_SPACE space) {
-    jpeg_compress_struct c{};
-    jpeg_error_mgr err{};
-    c.err = jpeg_std_error(&err);
-    jpeg_create_compress(&c);
-    unsigned char* buf = nullptr;
-    unsigned long size = 0;
-    jpeg_mem_dest(&c, &buf, &size);
-    c.image_width = static_cast<JDIMENSION>(w);
-    c.image_height = static_cast<JDIMENSION>(h);
-    c.input_components = components;
-    c.in_color_space = space;
-    jpeg_set_defaults(&c);
-    jpeg_start_compress(&c, TRUE);
-    std::vector<unsigned char> row(static_cast<std::size_t>(w * components));
-    for (int y = 0; y < h; ++y) {
-        for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<unsigned char>((i * 7 + y * 3) & 0xff);
-        JSAMPROW r = row.data();
-        jpeg_write_scanlines(&c, &r, 1);
-    }
-    jpeg_finish_compress(&c);
-    std::string out(reinterpret_cast<char*>(buf), size);
-    jpeg_destroy_compress(&c);
-    std::free(buf);
-    return out;
+    const std::vector<unsigned char> jpeg = test_jpeg::compress(
+        w, h, components, space, [](jpeg_compress_struct&) {},
+        [&](int y, unsigned char* row) {
+            for (std::size_t i = 0; i < static_cast<std::size_t>(w * components); ++i)
+                row[i] = static_cast<unsigned char>((i * 7 + y * 3) & 0xff);
+        });
+    return std::string(jpeg.begin(), jpeg.end());
 }
 
 inline std::string encoded(const cv::Mat& m, const std::string& ext) {

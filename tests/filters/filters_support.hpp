@@ -273,4 +273,47 @@ inline void check_op(Backend backend, const cv::Mat& src, const cv::Mat& expecte
     }
 }
 
+/// OpenCV's equalization of the luma of a BGR or BGRA image (YCrCb, alpha kept): the reference for the
+/// filters' luma mode, single and batch.
+inline cv::Mat opencv_equalize_luma(const cv::Mat& src) {
+    cv::Mat bgr, ycc, out;
+    if (src.channels() == 4) cv::cvtColor(src, bgr, cv::COLOR_BGRA2BGR);
+    else bgr = src;
+    cv::cvtColor(bgr, ycc, cv::COLOR_BGR2YCrCb);
+    std::vector<cv::Mat> planes;
+    cv::split(ycc, planes);
+    cv::equalizeHist(planes[0], planes[0]);
+    cv::merge(planes, ycc);
+    cv::cvtColor(ycc, out, cv::COLOR_YCrCb2BGR);
+    if (src.channels() == 4) {
+        std::vector<cv::Mat> s4, o3;
+        cv::split(src, s4);
+        cv::split(out, o3);
+        o3.push_back(s4[3]);
+        cv::merge(o3, out);
+    }
+    return out;
+}
+
+/// OpenCV's equalization of every channel on its own.
+inline cv::Mat opencv_equalize_per_channel(const cv::Mat& src) {
+    std::vector<cv::Mat> planes;
+    cv::split(src, planes);
+    for (auto& p : planes) cv::equalizeHist(p, p);
+    cv::Mat out;
+    cv::merge(planes, out);
+    return out;
+}
+
+/// A 1 x N 8-bit image whose histogram is `h` (levels in ascending order).
+inline cv::Mat image_with(const std::vector<std::uint64_t>& h) {
+    std::uint64_t n = 0;
+    for (auto c : h) n += c;
+    cv::Mat m(1, static_cast<int>(n), CV_8UC1);
+    int x = 0;
+    for (int v = 0; v < 256; ++v)
+        for (std::uint64_t k = 0; k < h[static_cast<std::size_t>(v)]; ++k) m.at<std::uint8_t>(0, x++) = static_cast<std::uint8_t>(v);
+    return m;
+}
+
 }  // namespace filters_test

@@ -236,35 +236,6 @@ cv::Mat cv_equalize(const cv::Mat& m) {
     return e;
 }
 
-cv::Mat cv_equalize_luma(const cv::Mat& src) {
-    cv::Mat bgr, ycc, out;
-    if (src.channels() == 4) cv::cvtColor(src, bgr, cv::COLOR_BGRA2BGR);
-    else bgr = src;
-    cv::cvtColor(bgr, ycc, cv::COLOR_BGR2YCrCb);
-    std::vector<cv::Mat> planes;
-    cv::split(ycc, planes);
-    cv::equalizeHist(planes[0], planes[0]);
-    cv::merge(planes, ycc);
-    cv::cvtColor(ycc, out, cv::COLOR_YCrCb2BGR);
-    if (src.channels() == 4) {
-        std::vector<cv::Mat> s4, o3;
-        cv::split(src, s4);
-        cv::split(out, o3);
-        o3.push_back(s4[3]);
-        cv::merge(o3, out);
-    }
-    return out;
-}
-
-cv::Mat cv_equalize_per_channel(const cv::Mat& src) {
-    std::vector<cv::Mat> planes;
-    cv::split(src, planes);
-    for (auto& p : planes) cv::equalizeHist(p, p);
-    cv::Mat out;
-    cv::merge(planes, out);
-    return out;
-}
-
 }  // namespace
 
 // ---- equalize -----------------------------------------------------------------------------------------------------
@@ -309,7 +280,7 @@ IMGHIST_BACKEND_CASE("equalize_hist_color_batch: luma and per-channel equal Open
         const std::vector<cv::Mat> mixed = mixed_images(CV_8UC(cn), 200 + cn, backend == Backend::Cuda);
         for (const auto mode : {imghist::ColorEqualize::Luma, imghist::ColorEqualize::PerChannel}) {
             INFO(cn << " channels, " << (mode == imghist::ColorEqualize::Luma ? "luma" : "per channel"));
-            const auto reference = mode == imghist::ColorEqualize::Luma ? cv_equalize_luma : cv_equalize_per_channel;
+            const auto reference = mode == imghist::ColorEqualize::Luma ? opencv_equalize_luma : opencv_equalize_per_channel;
             const auto op = [mode](const ImageBatch& s, const ImageBatch& d, const imghist::FilterOptions& o) {
                 imghist::equalize_hist_color_batch(s, d, mode, o);
                 return std::vector<double>{};
@@ -638,17 +609,6 @@ TEST_CASE("batch filters on a capturing stream: uniform calls replay exactly, th
 // ---- multi-level Otsu ---------------------------------------------------------------------------------------------
 
 namespace {
-
-/// A 1 x N image whose histogram is `h`.
-cv::Mat image_with(const std::vector<std::uint64_t>& h) {
-    std::uint64_t n = 0;
-    for (auto c : h) n += c;
-    cv::Mat m(1, static_cast<int>(n), CV_8UC1);
-    int x = 0;
-    for (int v = 0; v < 256; ++v)
-        for (std::uint64_t k = 0; k < h[static_cast<std::size_t>(v)]; ++k) m.at<std::uint8_t>(0, x++) = static_cast<std::uint8_t>(v);
-    return m;
-}
 
 BatchOp multiotsu_op(int classes) {
     return [classes](const ImageBatch& s, const ImageBatch& d, const imghist::FilterOptions& o) {

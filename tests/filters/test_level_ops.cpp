@@ -444,19 +444,6 @@ IMGHIST_BACKEND_CASE("level-table operations in place", "[filters][stretch][matc
     FILTERS_REQUIRE_IDENTICAL(c, ref_labels(src, t));
 }
 
-namespace {
-/// A 1 x N image whose histogram is `h` (levels in ascending order).
-cv::Mat image_with(const std::vector<std::uint64_t>& h) {
-    std::uint64_t n = 0;
-    for (auto c : h) n += c;
-    cv::Mat m(1, static_cast<int>(n), CV_8UC1);
-    int x = 0;
-    for (int v = 0; v < 256; ++v)
-        for (std::uint64_t k = 0; k < h[static_cast<std::size_t>(v)]; ++k) m.at<std::uint8_t>(0, x++) = static_cast<std::uint8_t>(v);
-    return m;
-}
-}  // namespace
-
 // The device search (u8 device images) replaces scikit-image's exhaustive walk by a bound and a frontier of
 // candidates that may overflow (the host search then takes over); the host search uses the same bound.
 // Histograms that stress both: exact ties from empty runs between sparse levels (every threshold position

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -30,6 +31,7 @@
 #include "imghist/filters.hpp"
 #include "imghist/histogram.hpp"
 #include "pipeline/pipeline.hpp"
+#include "jpeg_support.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -117,34 +119,21 @@ Rgb shipped(const std::string& name) {
 }
 
 cli::Bytes encode(const Rgb& img, int h_samp, int v_samp, int quality, bool arithmetic = false) {
-    jpeg_compress_struct c{};
-    jpeg_error_mgr err{};
-    c.err = jpeg_std_error(&err);
-    jpeg_create_compress(&c);
-    unsigned char* buf = nullptr;
-    unsigned long size = 0;
-    jpeg_mem_dest(&c, &buf, &size);
-    c.image_width = static_cast<JDIMENSION>(img.w);
-    c.image_height = static_cast<JDIMENSION>(img.h);
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, quality, TRUE);
-    c.comp_info[0].h_samp_factor = h_samp;
-    c.comp_info[0].v_samp_factor = v_samp;
-    c.comp_info[1].h_samp_factor = c.comp_info[1].v_samp_factor = 1;
-    c.comp_info[2].h_samp_factor = c.comp_info[2].v_samp_factor = 1;
-    if (arithmetic) c.arith_code = TRUE;
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = const_cast<JSAMPROW>(img.px.data() + static_cast<std::size_t>(c.next_scanline) * img.w * 3);
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
-    cli::Bytes out(buf, buf + size);
-    std::free(buf);
-    return out;
+    const std::vector<unsigned char> jpeg = test_jpeg::compress(
+        img.w, img.h, 3, JCS_RGB,
+        [&](jpeg_compress_struct& c) {
+            jpeg_set_quality(&c, quality, TRUE);
+            c.comp_info[0].h_samp_factor = h_samp;
+            c.comp_info[0].v_samp_factor = v_samp;
+            c.comp_info[1].h_samp_factor = c.comp_info[1].v_samp_factor = 1;
+            c.comp_info[2].h_samp_factor = c.comp_info[2].v_samp_factor = 1;
+            if (arithmetic) c.arith_code = TRUE;
+        },
+        [&](int y, unsigned char* row) {
+            const std::size_t bytes = static_cast<std::size_t>(img.w) * 3;
+            std::copy_n(img.px.data() + static_cast<std::size_t>(y) * bytes, bytes, row);
+        });
+    return cli::Bytes(jpeg.begin(), jpeg.end());
 }
 
 struct Case {

@@ -1,8 +1,6 @@
 // Owning device / pinned memory and device queries.
 #include <cuda_runtime.h>
 
-#include <utility>
-
 #include "cuda/runtime/cuda_error.hpp"
 #include "core/policy/backend_choice.hpp"
 #include "core/dispatch.hpp"
@@ -45,25 +43,20 @@ namespace {
 void require_device() {
     if (cuda_device_count() == 0) throw Error(ErrorCode::NoDevice, "no CUDA device is available");
 }
+
+/// Whether a grow-only buffer of `size` bytes at `ptr` must allocate to hold `bytes` (there is then a device).
+/// DeviceBuffer and PinnedBuffer share this; they differ in the allocator only.
+bool must_grow(const void* ptr, std::size_t size, std::size_t bytes) {
+    if (bytes <= size && ptr != nullptr) return false;
+    if (bytes == 0) return false;
+    require_device();
+    return true;
+}
 }  // namespace
 
 // ---- DeviceBuffer ----------------------------------------------------------------------------------------
-DeviceBuffer::DeviceBuffer(std::size_t bytes) { reserve(bytes); }
-DeviceBuffer::~DeviceBuffer() { reset(); }
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-        reset();
-        ptr_ = std::exchange(o.ptr_, nullptr);
-        bytes_ = std::exchange(o.bytes_, 0);
-    }
-    return *this;
-}
 void DeviceBuffer::reserve(std::size_t bytes) {
-    if (bytes <= bytes_ && ptr_ != nullptr) return;
-    if (bytes == 0) return;
-    require_device();
+    if (!must_grow(ptr_, bytes_, bytes)) return;
     reset();
     IMGHIST_CUDA(cudaMalloc(&ptr_, bytes));
     bytes_ = bytes;
@@ -92,22 +85,8 @@ void DeviceBuffer::fill_zero(Stream stream) {
 }
 
 // ---- PinnedBuffer ----------------------------------------------------------------------------------------
-PinnedBuffer::PinnedBuffer(std::size_t bytes) { reserve(bytes); }
-PinnedBuffer::~PinnedBuffer() { reset(); }
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-    if (this != &o) {
-        reset();
-        ptr_ = std::exchange(o.ptr_, nullptr);
-        bytes_ = std::exchange(o.bytes_, 0);
-    }
-    return *this;
-}
 void PinnedBuffer::reserve(std::size_t bytes) {
-    if (bytes <= bytes_ && ptr_ != nullptr) return;
-    if (bytes == 0) return;
-    require_device();
+    if (!must_grow(ptr_, bytes_, bytes)) return;
     reset();
     IMGHIST_CUDA(cudaMallocHost(&ptr_, bytes));
     bytes_ = bytes;
@@ -119,27 +98,6 @@ void PinnedBuffer::reset() noexcept {
 }
 
 // ---- DeviceImage -----------------------------------------------------------------------------------------
-DeviceImage::DeviceImage(int width, int height, SampleType type, int channels) { create(width, height, type, channels); }
-DeviceImage::~DeviceImage() { release(); }
-DeviceImage::DeviceImage(DeviceImage&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)),
-      pitch_(std::exchange(o.pitch_, 0)),
-      width_(std::exchange(o.width_, 0)),
-      height_(std::exchange(o.height_, 0)),
-      channels_(std::exchange(o.channels_, 1)),
-      type_(o.type_) {}
-DeviceImage& DeviceImage::operator=(DeviceImage&& o) noexcept {
-    if (this != &o) {
-        release();
-        ptr_ = std::exchange(o.ptr_, nullptr);
-        pitch_ = std::exchange(o.pitch_, 0);
-        width_ = std::exchange(o.width_, 0);
-        height_ = std::exchange(o.height_, 0);
-        channels_ = std::exchange(o.channels_, 1);
-        type_ = o.type_;
-    }
-    return *this;
-}
 void DeviceImage::create(int width, int height, SampleType type, int channels) {
     detail::validate_device_image_shape(width, height, channels);
     if (ptr_ && width == width_ && height == height_ && type == type_ && channels == channels_) return;
