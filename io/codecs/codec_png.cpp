@@ -276,7 +276,9 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
     if (len != packed_row * ihdr.height) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
     spng_plte plte{};
     if (spng_get_plte(s.ctx, &plte) != 0) corrupt_png(name, "a palette image without a PLTE chunk");
-    Bytes indices(len);
+    // Zero-filled: libspng's deinterlacer ORs the indices of each Adam7 pass into place (packed 1/2/4-bit
+    // indices share bytes), so whatever the buffer held would show through.
+    std::vector<std::uint8_t> indices(len, 0);
     rc = spng_decode_image(s.ctx, indices.data(), len, fmt, 0);
     if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
     const unsigned mask = (1u << bits) - 1u;
