@@ -15,12 +15,13 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        const cli::Image img = cli::decode_image(cli::read_file(argv[1]), argv[1], cli::DecodeOptions{});
+        const cli::DecodeOptions opt;
+        const cli::Image img = cli::decode_image(cli::read_image_file(argv[1], opt.limits), argv[1], opt);
         std::printf("%d %d %d %d\n", img.width(), img.height(), img.channels(), img.depth());
         std::fwrite(img.data(), 1, img.bytes(), stdout);
         return std::fflush(stdout) == 0 ? 0 : 1;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        std::fprintf(stderr, "%s\n", cli::user_message(e).c_str());
         return 1;
     }
 }

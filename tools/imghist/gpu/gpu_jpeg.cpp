@@ -622,9 +622,10 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
             // The CPU decoders' header check (the pixel limit; the output format's limits where opt names one).
             checked_image_bytes(static_cast<std::uint64_t>(h.width), static_cast<std::uint64_t>(h.height), 3, 8, opt,
                                 display_name(it.input.path));
+            check_jpeg_scans(h.scans, opt.limits, display_name(it.input.path));
             m.layout(first_slot + i, h.width, h.height, css, format);
         } catch (const std::exception& e) {
-            it.error = e.what();
+            it.error = file_message(display_name(it.input.path), e);
             out[i] = Outcome::Failed;
             continue;
         }

@@ -4,6 +4,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "io/codecs/codec.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
+#include "io/limits.hpp"
 #include "imghist/filters.hpp"
 #include "io/parallel.hpp"
 
@@ -308,7 +310,11 @@ public:
           stages_(stages),
           opt_(opt),
           t0_(Clock::now()),
-          threads_(opt.threads > 0 ? opt.threads : hardware_threads()),
+          // No stage needs more threads than there are files.
+          threads_(static_cast<int>(std::min<std::size_t>(
+              opt.threads > 0 ? static_cast<std::size_t>(opt.threads) : static_cast<std::size_t>(hardware_threads()),
+              std::max<std::size_t>(1, items.size())))),
+          budget_(opt.max_memory),
           devices_(opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices),
           progress_(items.size(), opt.progress && !opt.quiet),
           batched_(static_cast<bool>(stages.process_batch)),
@@ -316,6 +322,10 @@ public:
           to_process_(queue_capacity()),
           to_store_(queue_capacity()),
           loaders_left_(threads_) {}
+    // The items outlive the run: none may keep a share of this run's budget.
+    ~PipelineRun() {
+        for (Item& it : items_) it.memory = MemoryReservation();
+    }
 
     Summary run();
 
@@ -345,6 +355,7 @@ private:
     const RunOptions& opt_;
     const Clock::time_point t0_;
     const int threads_;
+    MemoryBudget budget_;  ///< RunOptions::max_memory; the items' shares (Item::memory) are released in finish()
     const std::vector<Device> devices_;
     std::mutex log_mutex_;
     std::atomic<std::size_t> done_{0}, failed_{0};
@@ -374,6 +385,7 @@ std::size_t PipelineRun::queue_capacity() const {
 }
 
 void PipelineRun::finish(Item& it) {
+    it.memory.release();
     std::lock_guard<std::mutex> l(log_mutex_);
     if (!it.error.empty()) {
         ++failed_;
@@ -417,11 +429,7 @@ void PipelineRun::guarded(Item& it, Fn&& fn) {
         fn();
         it.stage_ms.push_back(ms_between(start, Clock::now()));
     } catch (const std::exception& e) {
-        std::string msg = e.what();
-        std::string name = display_name(it.input.path);
-        if (msg.rfind(name, 0) != 0 && (it.output.empty() || msg.rfind(display_name(it.output, true), 0) != 0))
-            msg = name + ": " + msg;
-        it.error = msg;
+        it.error = file_message(display_name(it.input.path), e, it.output.empty() ? "" : display_name(it.output, true));
     }
 }
 
@@ -430,6 +438,7 @@ void PipelineRun::load_loop() {
         std::size_t i = next_load_.fetch_add(1);
         if (i >= items_.size()) break;
         Item& it = items_[i];
+        if (opt_.max_memory) it.memory = MemoryReservation(&budget_);
         guarded(it, [&] { stages_.load(it); });
         if (!it.error.empty()) {
             finish(it);
@@ -669,6 +678,13 @@ Summary PipelineRun::run() {
     {
         std::lock_guard<std::mutex> l(log_mutex_);
         progress_.draw(done_, failed_, s.seconds, true);
+    }
+    if (opt_.verbose) {
+        rusage ru{};
+        if (getrusage(RUSAGE_SELF, &ru) == 0)  // ru_maxrss: KiB on Linux
+            std::fprintf(stderr, "imghist: peak memory %s (resident); memory budget %s (--max-memory)\n",
+                         format_bytes(static_cast<std::uint64_t>(ru.ru_maxrss) * 1024).c_str(),
+                         opt_.max_memory ? format_bytes(opt_.max_memory).c_str() : "none");
     }
     return s;
 }

@@ -10,7 +10,8 @@
 //
 // A failure in any stage is reported with the file's name and the run goes on; the summary counts it and
 // the exit status says that something failed. Queues are bounded, so memory stays at a few images per
-// thread whatever the folder's size. A progress bar is drawn on stderr only when stderr is a terminal.
+// thread whatever the folder's size, and within the memory budget (RunOptions::max_memory) whatever the
+// images' sizes. A progress bar is drawn on stderr only when stderr is a terminal.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +69,9 @@ struct Item {
     std::string note;    ///< per-file line for the log (e.g. "threshold: 117")
     std::string error;
     std::vector<double> stage_ms;  ///< time spent in each stage that ran (for --verbose)
+    /// The item's share of the run's memory budget (RunOptions::max_memory): given to the decoder through
+    /// DecodeOptions::memory by the load stage, released when the item is done.
+    MemoryReservation memory;
 };
 
 struct Stages {
@@ -96,8 +100,11 @@ struct RunOptions {
     bool quiet = false;
     bool progress = true;     ///< only drawn when stderr is a terminal
     bool prefix_notes = true; ///< notes as "<file>: <note>" (batch) or "<note>" (one file)
-    bool verbose = false;     ///< one line per file with the time of each stage
+    bool verbose = false;     ///< one line per file with the time of each stage, and the peak memory at the end
     std::string verbose_device;
+    /// The budget of decoded images held at once (Limits::max_memory): each item gets a share of it
+    /// (Item::memory), so a loader decodes its next file only when the budget has room. 0: no budget.
+    std::uint64_t max_memory = 0;
     std::vector<Device> devices;
     std::size_t skipped = 0;  ///< files left out before the run (--skip-existing): counted in an interruption's message
 };
