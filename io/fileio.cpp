@@ -240,7 +240,8 @@ struct Fd {
 };
 
 /// A stream of unknown length (a pipe): pieces of growing size, joined into one buffer at the end, so that
-/// every byte is copied once and the memory held is at most the data plus one piece.
+/// every byte is copied once (a buffer doubled as it fills copies the data again at every doubling and
+/// holds up to twice the data while the stream is read).
 Bytes read_stream(int fd, const std::string& name, std::uint64_t max_bytes, std::size_t head_bytes, const HeadCheck& check) {
     std::vector<Bytes> pieces;
     std::uint64_t total = 0;

@@ -244,7 +244,7 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
                 } catch (const std::exception& ex) {
                     for (Item* it : items) {
                         it->encoded.clear();
-                        it->error = display_name(it->output, true) + ": cannot encode JPEG on the GPU (" + ex.what() + ")";
+                        it->error = display_name(it->output, true) + ": cannot encode JPEG on the GPU (" + user_message(ex) + ")";
                     }
                 }
             });
@@ -272,7 +272,7 @@ void gpu_image_batch(std::vector<Item*>& batch, const Device& device, GpuImageWo
                 try {
                     download_and_defer(e, it, k);
                 } catch (const std::exception& ex) {
-                    it.error = display_name(it.input.path) + ": " + ex.what();
+                    it.error = file_message(display_name(it.input.path), ex);
                 }
             }
         }

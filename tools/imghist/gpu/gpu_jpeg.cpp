@@ -762,7 +762,7 @@ void GpuJpegEngine::prepare_encoders(bool warm) {
                 nv_check(m.nj->EncodeRetrieveBitstream(h, m.encoders[k], out.data(), &length, s), "nvjpegEncodeRetrieveBitstream");
             }
         } catch (const std::exception& e) {
-            errors[t] = e.what();
+            errors[t] = user_message(e);
         }
     });
     for (const std::string& e : errors)
@@ -805,7 +805,7 @@ void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<st
         try {
             m.g->make_current();
         } catch (const std::exception& e) {
-            for (std::size_t k = first; k < last; ++k) fail(k, e.what());
+            for (std::size_t k = first; k < last; ++k) fail(k, user_message(e));
             return;
         }
         const nv::Stream stream = m.enc_streams[t];

@@ -572,7 +572,7 @@ void PipelineRun::batch_loop(const Device& d, Clock::time_point started, double 
         try {
             stages_.process_batch(gpu, d);
         } catch (const std::exception& e) {
-            batch_error = e.what();  // the whole batch failed (e.g. the GPU ran out of memory)
+            batch_error = user_message(e);  // the whole batch failed (e.g. the GPU ran out of memory)
         }
         const double batch_ms = ms_between(start, Clock::now());
         busy += batch_ms;
