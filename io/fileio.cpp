@@ -24,8 +24,9 @@ namespace {
 std::string errno_text(int err) { return std::strerror(err); }
 
 // Temporary files of writes in flight, for the signal handler (which may only call async-signal-safe
-// functions: it reads these slots and calls unlink()).
-constexpr int kSlots = 512;
+// functions: it reads these slots and calls unlink()). Folder runs keep up to PipelineTuning::pending written
+// files (at most 4096) waiting for their sync round, plus one being written per thread.
+constexpr int kSlots = 8192;
 std::atomic<char*> g_tmp_slots[kSlots];
 
 int register_tmp(const std::string& tmp) {
@@ -445,6 +446,36 @@ void OutputFile::commit() {
         ::fsync(dir);
         ::close(dir);
     }
+}
+
+PendingFile OutputFile::release() {
+    if (to_stdout_) throw Error(ErrorCode::InvalidArgument, "OutputFile::release: standard output has no temporary");
+    // Write-back starts now, so that the round's sync finds most of the data on its way to the disk.
+    ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail_io(path_, "cannot write: " + errno_text(errno));
+    PendingFile f{tmp_, path_, slot_};
+    tmp_.clear();
+    slot_ = -1;
+    committed_ = true;  // the temporary is the caller's now
+    return f;
+}
+
+void rename_into_place(PendingFile& f) {
+    if (::rename(f.tmp.c_str(), f.path.c_str()) != 0) {
+        const int e = errno;
+        discard(f);
+        fail_io(f.path, "cannot rename into place: " + errno_text(e));
+    }
+    unregister_tmp(f.slot);
+    f.slot = -1;
+}
+
+void discard(PendingFile& f) {
+    if (!f.tmp.empty()) ::unlink(f.tmp.c_str());
+    unregister_tmp(f.slot);
+    f.slot = -1;
 }
 
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes) {

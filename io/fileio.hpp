@@ -79,6 +79,14 @@ void stdout_failed(int err) noexcept;
 /// Error(Io) naming <stdout>. Called after a command's last output, so every write error fails the command.
 void finish_stdout();
 
+/// A complete temporary file waiting to be made durable and renamed into place: folder runs make many such
+/// files durable per sync call (pipeline/durable_writer.hpp). It stays registered with the signal handler
+/// (an interruption removes it) until rename_into_place or discard.
+struct PendingFile {
+    std::string tmp, path;
+    int slot = -1;
+};
+
 /// A file being written: a temporary name until commit() renames it into place; the destructor removes
 /// the temporary when commit() was not reached. "-" writes to standard output directly.
 class OutputFile {
@@ -89,7 +97,12 @@ public:
     OutputFile& operator=(const OutputFile&) = delete;
 
     void write(const void* data, std::size_t bytes);
+    /// Makes the data durable (fsync), renames the temporary over the destination and makes the folder's
+    /// entry durable.
     void commit();
+    /// Instead of commit(): starts the data's write-back to the disk (it goes on in the background), closes
+    /// the temporary and hands it over, not yet durable; this object then owns nothing. Not for "-".
+    PendingFile release();
     const std::string& path() const noexcept { return path_; }
 
 private:
@@ -102,5 +115,12 @@ private:
 
 /// Writes a whole buffer atomically.
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes);
+
+/// Renames a released temporary over its destination. Its data must have been made durable first (fdatasync
+/// of the file, or syncfs of its file system); the folder's entry is left to the caller (one fsync of each
+/// folder per round of renames). Unregisters it. Throws Error(Io) naming the destination.
+void rename_into_place(PendingFile& f);
+/// Removes a released temporary that will not be renamed, and unregisters it.
+void discard(PendingFile& f);
 
 }  // namespace cli

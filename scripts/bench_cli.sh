@@ -1,328 +1,371 @@
 #!/usr/bin/env bash
-# bench_cli.sh — imghist against the image tools people already use, on the two workloads of the CLI's
-# performance targets, in one run on one machine:
-#   1. equalize one 7680x4320 gray PNG (a photograph upscaled, with sensor-like noise);
-#   2. luma-equalize a folder of 120 1920x1080 colour JPEGs (4:2:0, quality 92), written at quality 90;
-#   3. and 4. the same two inputs through a 2%/1% contrast stretch (imghist stretch, ImageMagick
-#      -contrast-stretch 2%x1%), beside imghist's own equalize times (stretch should be at least as fast).
-#   5. the GPU JPEG pipeline against the CPU path, imghist alone (GPU_COUNT copies of the same JPEGs, default
-#      1000): luma-equalize folder -> folder and hist -> JSON with each --device of GPU_DEVICES (default
-#      "cpu cuda auto"; "cuda all" on a multi-GPU host), and the 120-JPEG folder with --device auto against
-#      cpu; then the stage times: the CPU path's per-file means (-v), the GPU path's trace (IMGHIST_GPU_TRACE).
-# Peers, each where installed (a missing one is reported, not fatal): ImageMagick (convert / mogrify),
-# libvips (vips), OpenCV-python (cv2). Every command is timed RUNS times; the median is reported with the
-# output size. Inputs are generated once with vips, ImageMagick or OpenCV-python (the first available).
+# bench_cli.sh — the CLI's GPU-host performance targets (issue 32), all in one run on one machine, ending in
+# one table: each workload's images/s, the ratio it is judged by, the target and whether it is met.
 #
-# Usage: scripts/bench_cli.sh [-b path/to/imghist] [-w workdir] [-r runs] [-d device] [-n jpeg-count]
-#                             [-g gpu-jpeg-count] [-s "png folder stretch gpu"]
-#   IMGHIST, WORK, RUNS, DEVICE, COUNT, GPU_COUNT and SECTIONS in the environment do the same; GPU_DEVICES
-#   lists the --device values of section 5. A file
-#   base.jpg already in the work folder is used as the JPEG input instead of a generated one.
+# Sections (-s; default "eq disk hist auto one all trace"; in this order, each skipped where the host can't
+# run it or once the time budget is spent):
+#   eq     N (10 000) 1920x1080 JPEGs luma-equalized folder -> folder at quality 90, outputs on tmpfs:
+#          --device cuda, cpu, auto and the torchvision peer (bench/peers/torchvision_jpeg_folder.py), taking
+#          turns round by round (RUNS rounds; the median of each)
+#   disk   the same with --device cuda into a folder on disk (-w), beside the disk's durable write rate
+#          (dd conv=fsync of DD_MB MB), turned into images/s with the mean output size of the tmpfs run
+#   hist   hist -> JSON of the N files, --device cuda and cpu, taking turns
+#   auto   --device auto against cpu, taking turns, at 120 and 1000 files (N files: from eq)
+#   one    one 1080p JPEG file -> file: wall time of --device cuda and cpu (median of ONE_RUNS), and the
+#          --trace of one cuda run (where the time goes)
+#   all    2N files, --device all against cuda (hosts with 2 or more GPUs)
+#   trace  one --trace run each of eq and hist with --device cuda (cpu where no GPU): every stage's busy share
+#   png folder stretch   the CPU comparisons with ImageMagick, libvips and OpenCV-python (bench_cli_peers.sh;
+#          not in the default)
+#
+# Inputs: scripts/bench_inputs.py makes DISTINCT photograph-like frames (crops of samples/images, scaled, own
+# exposure and tint, sensor noise; quality 92, 4:2:0) with PIL + numpy or torchvision, once, and copies their
+# bytes to as many names as each folder needs; they stay in the tmpfs folder for the next run (-c removes them).
+#
+# Usage: scripts/bench_cli.sh [-b imghist] [-s "sections"] [-n files] [-r rounds] [-t budget-seconds]
+#                             [-m tmpfs-folder] [-w disk-folder] [-p python] [-c]
+#   -b  the imghist program (default: bin/imghist beside this script in a GPU bundle, build/ then build*/ of the
+#       repository, then PATH); a bundle's env.sh beside this script is sourced
+#   -n  N, default 10000          -r  rounds, default 3          -t  budget, default 420 s: a section starts
+#       only within it, and a section's rounds stop after the one that passes it (each row says its runs)
+#   -m  tmpfs folder, default /dev/shm/imghist-bench    -w  folder on the disk to test, default
+#       /var/tmp/imghist-bench    -p  python with torch + torchvision (default python3)    -c  remove inputs at the end
+#   Environment: DISTINCT (200), DD_MB (2048), ONE_RUNS (5), and IMGHIST_PIPELINE passed to imghist as set.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+sd=$(cd "$(dirname "$0")" && pwd)
 IMGHIST=${IMGHIST:-}
-WORK=${WORK:-}
+SECTIONS=${SECTIONS:-eq disk hist auto one all trace}
+N=${N:-10000}
 RUNS=${RUNS:-3}
-DEVICE=${DEVICE:-auto}
-COUNT=${COUNT:-120}
-GPU_COUNT=${GPU_COUNT:-1000}
-SECTIONS=${SECTIONS:-png folder stretch gpu}
-GPU_DEVICES=${GPU_DEVICES:-cpu cuda auto}
-while getopts "b:w:r:d:n:g:s:h" opt; do
+BUDGET=${BUDGET:-420}
+MEM=${MEM:-/dev/shm/imghist-bench}
+DISK=${DISK:-/var/tmp/imghist-bench}
+PYTHON=${PYTHON:-python3}
+CLEAN=0
+DISTINCT=${DISTINCT:-200}
+DD_MB=${DD_MB:-2048}
+ONE_RUNS=${ONE_RUNS:-5}
+while getopts "b:s:n:r:t:m:w:p:ch" opt; do
   case $opt in
     b) IMGHIST=$OPTARG ;;
-    w) WORK=$OPTARG ;;
-    r) RUNS=$OPTARG ;;
-    d) DEVICE=$OPTARG ;;
-    n) COUNT=$OPTARG ;;
-    g) GPU_COUNT=$OPTARG ;;
     s) SECTIONS=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 0 ;;
+    n) N=$OPTARG ;;
+    r) RUNS=$OPTARG ;;
+    t) BUDGET=$OPTARG ;;
+    m) MEM=$OPTARG ;;
+    w) DISK=$OPTARG ;;
+    p) PYTHON=$OPTARG ;;
+    c) CLEAN=1 ;;
+    *) sed -n '2,36p' "$0"; exit 0 ;;
   esac
 done
+START=$SECONDS
+
+# ---- where things are: the repository (scripts/, bench/peers/, samples/) or a GPU bundle (all beside) ---------
+[[ -f $sd/env.sh ]] && source "$sd/env.sh"
+first() { local f; for f; do [[ -e $f ]] && { echo "$f"; return; }; done; }
 if [[ -z $IMGHIST ]]; then
-  for c in "$here"/build*/tools/imghist/imghist; do [[ -x $c ]] && IMGHIST=$c && break; done
+  IMGHIST=$(first "$sd/bin/imghist" "$sd/../build/tools/imghist/imghist" "$sd"/../build*/tools/imghist/imghist)
   [[ -z $IMGHIST ]] && IMGHIST=$(command -v imghist || true)
 fi
-[[ -x $IMGHIST ]] || { echo "bench_cli: imghist program not found (build target imghist_cli, or pass -b)" >&2; exit 1; }
-IMGHIST=$(cd "$(dirname "$IMGHIST")" && pwd)/$(basename "$IMGHIST")  # the commands run inside the work folder
-[[ -z $WORK ]] && WORK=$(mktemp -d "${TMPDIR:-/tmp}/imghist-bench.XXXXXX")
-mkdir -p "$WORK"
-cd "$WORK"
+[[ -n $IMGHIST && -x $IMGHIST ]] || { echo "bench_cli: imghist program not found (pass -b)" >&2; exit 1; }
+IMGHIST=$(cd "$(dirname "$IMGHIST")" && pwd)/$(basename "$IMGHIST")
+GEN=$(first "$sd/bench_inputs.py")
+PEER=$(first "$sd/../bench/peers/torchvision_jpeg_folder.py" "$sd/bench/torchvision_jpeg_folder.py")
+SAMPLES=$(first "$sd/../samples/images" "$sd/samples/images" "${IMGHIST_SAMPLES_DIR:-/nonexistent}")
+[[ -n $GEN && -n $SAMPLES ]] || { echo "bench_cli: bench_inputs.py or samples/images not found beside $0" >&2; exit 1; }
 
-# ---- which peers exist -------------------------------------------------------------------------------------
-have_im=0; have_vips=0; have_cv=0; PY=
-if command -v convert >/dev/null && convert -version 2>/dev/null | grep -q ImageMagick; then have_im=1; fi
-if command -v vips >/dev/null; then have_vips=1; fi
-for p in python3 /usr/bin/python3; do
-  if command -v "$p" >/dev/null && "$p" -c "import cv2" 2>/dev/null; then have_cv=1; PY=$p; break; fi
-done
-
-echo "# imghist CLI benchmark"
-echo
-echo "- machine: $(nproc) hardware threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-if command -v nvidia-smi >/dev/null; then echo "- GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"; fi
-echo "- imghist: $("$IMGHIST" --version), --device $DEVICE"
-echo "- ImageMagick: $([[ $have_im == 1 ]] && convert -version | head -1 | cut -d' ' -f2-3 || echo 'not installed')"
-echo "- libvips: $([[ $have_vips == 1 ]] && vips --version || echo 'not installed')"
-echo "- OpenCV-python: $([[ $have_cv == 1 ]] && $PY -c 'import cv2; print(cv2.__version__)' || echo 'not installed')"
-echo "- runs per command: $RUNS (median reported); work folder: $WORK"
-echo
-
-# ---- inputs ------------------------------------------------------------------------------------------------
-gray_src=$here/samples/images/camera.png
-color_src=$here/samples/images/coffee.png
-if [[ ! -f big.png || ! -d jpegs || $(ls jpegs | wc -l) -ne $COUNT ]]; then
-  rm -rf jpegs; mkdir -p jpegs
-  if [[ -f base.jpg && $SECTIONS != *png* && $SECTIONS != *stretch* ]]; then
-    :  # the given JPEG; no big PNG needed
-  elif [[ $have_vips == 1 ]]; then
-    vips resize "$gray_src" up.v 15 --vscale 8.4375
-    vips gaussnoise noise.v 7680 4320 --sigma 3 --mean 0
-    vips add up.v noise.v sum.v
-    vips cast sum.v big.png uchar
-    vips resize "$color_src" c.v 3.2 --vscale 2.7
-    vips gaussnoise n1.v 1920 1080 --sigma 4 --mean 0
-    vips bandjoin "n1.v n1.v n1.v" n3.v
-    vips add c.v n3.v c2.v
-    vips cast c2.v "base.jpg[Q=92,subsample-mode=on]" uchar
-    rm -f ./*.v
-  elif [[ $have_cv == 1 ]]; then
-    $PY - "$gray_src" "$color_src" <<'PYEOF'
-import cv2, numpy as np, sys
-rng = np.random.default_rng(1)
-g = cv2.resize(cv2.imread(sys.argv[1], cv2.IMREAD_GRAYSCALE), (7680, 4320), interpolation=cv2.INTER_CUBIC)
-cv2.imwrite("big.png", np.clip(g + rng.normal(0, 3, g.shape), 0, 255).astype(np.uint8))
-c = cv2.resize(cv2.imread(sys.argv[2]), (1920, 1080), interpolation=cv2.INTER_CUBIC)
-n = rng.normal(0, 4, c.shape[:2])[:, :, None]
-cv2.imwrite("base.jpg", np.clip(c + n, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 92])
-PYEOF
-  elif [[ $have_im == 1 ]]; then
-    convert "$gray_src" -filter Catrom -resize '7680x4320!' -attenuate 0.4 +noise Gaussian -colorspace Gray big.png
-    convert "$color_src" -filter Catrom -resize '1920x1080!' -attenuate 0.4 +noise Gaussian -sampling-factor 4:2:0 -quality 92 base.jpg
-  else
-    echo "note: no vips, ImageMagick or OpenCV-python: inputs are imghist-generated noise, not photographs" >&2
-    "$IMGHIST" gen big.png --dist normal --size 7680x4320 --mean 120 --stddev 30
-    "$IMGHIST" gen base.jpg --dist normal --size 1920x1080 --channels 3 --mean 120 --stddev 30 --quality 92
-  fi
-  for i in $(seq -w 1 "$COUNT"); do cp base.jpg "jpegs/img$i.jpg"; done
-fi
-
-cat > eq_one.py <<'PYEOF'
-import cv2, sys
-cv2.imwrite(sys.argv[2], cv2.equalizeHist(cv2.imread(sys.argv[1], cv2.IMREAD_GRAYSCALE)))
-PYEOF
-cat > eq_dir.py <<'PYEOF'
-import cv2, os, sys
-src, dst = sys.argv[1], sys.argv[2]
-os.makedirs(dst, exist_ok=True)
-for name in sorted(os.listdir(src)):
-    ycc = cv2.cvtColor(cv2.imread(os.path.join(src, name), cv2.IMREAD_COLOR), cv2.COLOR_BGR2YCrCb)
-    ycc[:, :, 0] = cv2.equalizeHist(ycc[:, :, 0])
-    cv2.imwrite(os.path.join(dst, name), cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR), [cv2.IMWRITE_JPEG_QUALITY, 90])
-PYEOF
-
-# ---- timing ------------------------------------------------------------------------------------------------
-# calc EXPR: floating-point arithmetic and comparisons (1/0) through awk (bc is missing on some hosts).
-calc() { awk "BEGIN { print ($1) }"; }
-# time_cmd OUTPUT CMD...: runs CMD RUNS times (OUTPUT, a file or folder, removed before each run, so the
-# last run's output is what size_of measures); prints the median seconds.
-time_cmd() {
-  local out=$1; shift
-  local times=()
-  for ((r = 0; r < RUNS; r++)); do
-    rm -rf "$out"
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || { echo "FAILED"; return; }
-    t1=$(date +%s.%N)
-    times+=("$(calc "$t1 - $t0")")
-  done
-  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]}'
-}
-size_of() { du -sb "$1" 2>/dev/null | cut -f1; }
-# time_alternating OUT_A OUT_B -- CMD_A... -- CMD_B...: RUNS runs of each, A and B taking turns, so that
-# drifts of the machine (clock, page cache, other load) fall on both alike; prints "median_A median_B".
-time_alternating() {
-  local out_a=$1 out_b=$2; shift 3
-  local -a cmd_a=() cmd_b=() ta=() tb=()
-  while [[ $1 != -- ]]; do cmd_a+=("$1"); shift; done
-  shift
-  cmd_b=("$@")
-  for ((r = 0; r < RUNS; r++)); do
-    local t0 t1
-    rm -rf "$out_a"; t0=$(date +%s.%N); "${cmd_a[@]}" >/dev/null 2>&1 || { echo "FAILED FAILED"; return; }; t1=$(date +%s.%N)
-    ta+=("$(calc "$t1 - $t0")")
-    rm -rf "$out_b"; t0=$(date +%s.%N); "${cmd_b[@]}" >/dev/null 2>&1 || { echo "FAILED FAILED"; return; }; t1=$(date +%s.%N)
-    tb+=("$(calc "$t1 - $t0")")
-  done
-  local ma mb
-  ma=$(printf '%s\n' "${ta[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}')
-  mb=$(printf '%s\n' "${tb[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}')
-  echo "$ma $mb"
-}
-
-declare -a rows=()
-peer_best=""
-peer_best_size=""
-ours_t=""
-ours_size=""
-record() {  # name seconds bytes is_ours
-  rows+=("$1|$2|$3")
-  if [[ $4 == 1 ]]; then ours_t=$2; ours_size=$3; return; fi
-  [[ $2 == FAILED ]] && return
-  if [[ -z $peer_best ]] || (( $(calc "$2 < $peer_best") )); then peer_best=$2; peer_best_size=$3; fi
-}
-table() {  # title
-  echo "## $1"
-  echo
-  echo "| tool | median s | output MB | vs imghist |"
-  echo "|---|---|---|---|"
-  local row name t b
-  for row in "${rows[@]}"; do
-    IFS='|' read -r name t b <<<"$row"
-    local ratio="-"
-    [[ $t != FAILED && -n $ours_t ]] && ratio=$(printf '%.2fx' "$(calc "$t / $ours_t")")
-    printf '| %s | %s | %.2f | %s |\n' "$name" "$t" "$(calc "$b / 1000000")" "$ratio"
-  done
-  if [[ -n $peer_best ]]; then
-    echo
-    printf 'imghist is %.2fx faster than the fastest peer; its output size differs from that peer'"'"'s by %+.1f%%.\n' \
-      "$(calc "$peer_best / $ours_t")" "$(calc "100 * $ours_size / $peer_best_size - 100")"
-  fi
-  echo
-  rows=(); peer_best=""; peer_best_size=""; ours_t=""; ours_size=""
-}
-
-mkdir -p out
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
-if section png; then
-# 1. one 7680x4320 gray PNG
-t=$(time_cmd out/imghist.png "$IMGHIST" equalize big.png out/imghist.png --device "$DEVICE")
-record "imghist equalize" "$t" "$(size_of out/imghist.png)" 1
-if [[ $have_im == 1 ]]; then
-  t=$(time_cmd out/im.png convert big.png -equalize out/im.png)
-  record "ImageMagick convert -equalize" "$t" "$(size_of out/im.png)" 0
-fi
-if [[ $have_vips == 1 ]]; then
-  t=$(time_cmd out/vips.png vips hist_equal big.png out/vips.png)
-  record "vips hist_equal" "$t" "$(size_of out/vips.png)" 0
-fi
-if [[ $have_cv == 1 ]]; then
-  t=$(time_cmd out/cv.png "$PY" eq_one.py big.png out/cv.png)
-  record "OpenCV-python equalizeHist" "$t" "$(size_of out/cv.png)" 0
-fi
-table "Equalize one 7680x4320 gray PNG"
+legacy=()
+for s in png folder stretch; do section $s && legacy+=("$s"); done
+if ((${#legacy[@]})); then
+  "$sd/bench_cli_peers.sh" -b "$IMGHIST" -w "$DISK/peers" -r "$RUNS" -s "${legacy[*]}"
 fi
 
-if section folder; then
-# 2. a folder of JPEGs, luma equalization, quality 90
-t=$(time_cmd out/ih "$IMGHIST" equalize jpegs out/ih --quality 90 --device "$DEVICE" -q)
-record "imghist equalize (folder)" "$t" "$(size_of out/ih)" 1
-if [[ $have_im == 1 ]] && command -v mogrify >/dev/null; then
-  mog() { mkdir -p out/im && mogrify -path out/im -quality 90 -colorspace YCbCr -channel R -equalize +channel -colorspace sRGB jpegs/*.jpg; }
-  t=$(time_cmd out/im mog)
-  record "mogrify (Y of YCbCr)" "$t" "$(size_of out/im)" 0
+GPUS=0
+command -v nvidia-smi >/dev/null && GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+HAVE_TORCH=0
+[[ -n $PEER ]] && "$PYTHON" -c "import torch, torchvision" 2>/dev/null && HAVE_TORCH=1
+GEN_PY=$PYTHON
+if ! "$GEN_PY" -c "import numpy, PIL" 2>/dev/null && ! "$GEN_PY" -c "import torchvision" 2>/dev/null; then
+  for p in python3 /usr/bin/python3; do "$p" -c "import numpy, PIL" 2>/dev/null && { GEN_PY=$p; break; }; done
 fi
-if [[ $have_vips == 1 ]]; then
-  vip() { mkdir -p out/vips && ls jpegs | xargs -P "$(nproc)" -I{} vips hist_equal jpegs/{} "out/vips/{}[Q=90]"; }
-  t=$(time_cmd out/vips vip)
-  record "vips hist_equal, $(nproc) at a time" "$t" "$(size_of out/vips)" 0
+# imghist opens nvJPEG at run time (the loader's path, then $CUDA_HOME/lib64). A host with no CUDA toolkit may
+# still have it in PyTorch's nvidia-* wheels: then that copy is named to imghist.
+if ((GPUS)) && [[ -z ${IMGHIST_NVJPEG:-} ]] && ! ldconfig -p 2>/dev/null | grep -qE 'libnvjpeg\.so\.1[123]' &&
+   ! ls "${CUDA_HOME:-/usr/local/cuda}"/lib64/libnvjpeg.so.1[123] >/dev/null 2>&1; then
+  nvj=$("$PYTHON" - 2>/dev/null <<'PYEOF' || true
+import glob, os, site
+dirs = site.getsitepackages() + [site.getusersitepackages()]
+hits = [p for d in dirs for p in glob.glob(os.path.join(d, "nvidia", "**", "libnvjpeg.so.1[123]"), recursive=True)]
+print(sorted(hits, reverse=True)[0] if hits else "")
+PYEOF
+)
+  [[ -n $nvj ]] && export IMGHIST_NVJPEG=$nvj
 fi
-if [[ $have_cv == 1 ]]; then
-  t=$(time_cmd out/cv "$PY" eq_dir.py jpegs out/cv)
-  record "OpenCV-python loop (YCrCb)" "$t" "$(size_of out/cv)" 0
-fi
-table "Luma-equalize a folder of $COUNT 1920x1080 JPEGs"
-fi
+fstype() { stat -f -c %T "$1" 2>/dev/null || echo "?"; }
+mkdir -p "$MEM" "$DISK"
+LOGS=$DISK/logs
+rm -rf "$LOGS" "$MEM/out" "$DISK/out"
+mkdir -p "$LOGS" "$MEM/out" "$DISK/out"
+cleanup() {
+  rm -rf "$MEM/out" "$DISK/out" "$DISK/dd.bin" "$MEM/dd-src.bin"
+  ((CLEAN)) && rm -rf "$MEM"
+  return 0
+}
+trap cleanup EXIT
 
-if section stretch; then
-# 3. contrast stretch 2%/1% of the 7680x4320 PNG; imghist's equalize of it as the reference row
-eq_big=$(time_cmd out/imghist-eq.png "$IMGHIST" equalize big.png out/imghist-eq.png --device "$DEVICE")
-t=$(time_cmd out/imghist-st.png "$IMGHIST" stretch big.png out/imghist-st.png --low 2% --high 1% --device "$DEVICE")
-record "imghist stretch 2%/1%" "$t" "$(size_of out/imghist-st.png)" 1
-record "imghist equalize (same input)" "$eq_big" "$(size_of out/imghist-eq.png)" 0
-if [[ $have_im == 1 ]]; then
-  t=$(time_cmd out/im-st.png convert big.png -contrast-stretch 2%x1% out/im-st.png)
-  record "ImageMagick convert -contrast-stretch 2%x1%" "$t" "$(size_of out/im-st.png)" 0
+echo "# imghist GPU-host benchmark (issue 32 targets)"
+echo
+echo "- machine: $(nproc) hardware threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem/ {print $2}') GiB"
+if ((GPUS)); then echo "- GPUs: $GPUS x $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"; else echo "- GPUs: none found (nvidia-smi): CUDA rows are skipped"; fi
+echo "- imghist: $IMGHIST ($("$IMGHIST" --version 2>&1 | head -1))${IMGHIST_PIPELINE:+, IMGHIST_PIPELINE=$IMGHIST_PIPELINE}${IMGHIST_NVJPEG:+, IMGHIST_NVJPEG=$IMGHIST_NVJPEG}"
+if ((HAVE_TORCH)); then
+  echo "- torchvision peer: $("$PYTHON" -c 'import sys, torch, torchvision; print(f"python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}")' 2>/dev/null)"
+else
+  echo "- torchvision peer: not run ($PYTHON has no torch + torchvision, or the peer script is missing)"
 fi
-table "Contrast-stretch one 7680x4320 gray PNG"
+echo "- tmpfs folder: $MEM ($(fstype "$MEM")); disk folder: $DISK ($(fstype "$DISK"), $(df -h --output=source "$DISK" | tail -1))"
+echo "- files: $N (all: $((2 * N))); rounds: $RUNS; budget: $BUDGET s; sections: $SECTIONS"
+[[ $(fstype "$MEM") == tmpfs ]] || echo "- WARNING: $MEM is not on tmpfs"
+[[ $(fstype "$DISK") == tmpfs ]] && echo "- WARNING: $DISK is on tmpfs, not a disk"
+echo
 
-# 4. contrast stretch of the JPEG folder (luma percentiles, one table for R, G, B), quality 90
-# Alternating runs: the two differ by less than the machine's drift over a sequence of runs.
-read -r t eq_dir < <(time_alternating out/ih-st out/ih-eq -- "$IMGHIST" stretch jpegs out/ih-st --quality 90 --device "$DEVICE" -q \
-                       -- "$IMGHIST" equalize jpegs out/ih-eq --quality 90 --device "$DEVICE" -q)
-record "imghist stretch (folder)" "$t" "$(size_of out/ih-st)" 1
-record "imghist equalize (folder, same input)" "$eq_dir" "$(size_of out/ih-eq)" 0
-if [[ $have_im == 1 ]] && command -v mogrify >/dev/null; then
-  mogs() { mkdir -p out/im-st && mogrify -path out/im-st -quality 90 -contrast-stretch 2%x1% jpegs/*.jpg; }
-  t=$(time_cmd out/im-st mogs)
-  record "mogrify -contrast-stretch 2%x1%" "$t" "$(size_of out/im-st)" 0
+# ---- inputs ----------------------------------------------------------------------------------------------------
+make_inputs() {  # folder count
+  local t0=$SECONDS
+  "$GEN_PY" "$GEN" --samples "$SAMPLES" --out "$1" --count "$2" --distinct "$DISTINCT" --frames "$MEM/frames" \
+    | sed "s/^/- inputs: /; s/\$/ ($((SECONDS - t0)) s)/"
+}
+make_inputs "$MEM/in1" 1
+make_inputs "$MEM/in$N" "$N"
+section auto && { make_inputs "$MEM/in120" 120; make_inputs "$MEM/in1000" 1000; }
+section all && ((GPUS >= 2)) && make_inputs "$MEM/in$((2 * N))" $((2 * N))
+if ((GPUS)); then  # which path a GPU run takes, and why (nvJPEG missing shows here, not as slow rows)
+  "$IMGHIST" equalize "$MEM/in1" "$MEM/out/pre" --device cuda -v 2>&1 | grep -vE '\.jpg: ' | sed 's/^/- preflight: /' || true
+  rm -rf "$MEM/out/pre"
 fi
-table "Contrast-stretch a folder of $COUNT 1920x1080 JPEGs"
-fi
+echo
 
-# 5. the GPU JPEG pipeline: the CPU path and the GPU path of imghist on the same folders
-if section gpu; then
-  if [[ ! -d gjpegs || $(ls gjpegs | wc -l) -ne $GPU_COUNT ]]; then
-    rm -rf gjpegs; mkdir -p gjpegs
-    for i in $(seq -w 1 "$GPU_COUNT"); do cp base.jpg "gjpegs/img$i.jpg"; done
+# ---- timing ----------------------------------------------------------------------------------------------------
+calc() { awk "BEGIN { print ($1) }"; }
+declare -A CMD OUTP TIMES FAILED BYTES FILES
+# def KEY OUTPUT CMD...: a timed command and what it writes (removed before each run, measured after, removed).
+def() { local key=$1 out=$2; shift 2; OUTP[$key]=$out; printf -v "CMD[$key]" '%q ' "$@"; }
+once() {
+  local key=$1 out=${OUTP[$1]} t0 t1
+  rm -rf "$out"
+  sync  # the last run's write-back is not this one's
+  t0=$(date +%s.%N)
+  if eval "${CMD[$key]}" >"$LOGS/$key.log" 2>&1; then
+    t1=$(date +%s.%N)
+    TIMES[$key]+="$(calc "$t1 - $t0") "
+    BYTES[$key]=$(du -sb "$out" 2>/dev/null | cut -f1)
+    FILES[$key]=""
+    [[ -d $out ]] && FILES[$key]=$(find "$out" -type f | wc -l)
+  else
+    FAILED[$key]=1
+    echo "- FAILED: $key (${CMD[$key]}): $(tail -3 "$LOGS/$key.log" | tr '\n' ' ')"
   fi
-  echo "## GPU JPEG pipeline: imghist --device $(echo $GPU_DEVICES | sed 's# # / #g')"
-  echo
-  echo "| workload | --device | median s | images/s |"
-  echo "|---|---|---|---|"
-  gpu_row() {  # label device count output cmd...
-    local label=$1 dev=$2 n=$3 out=$4; shift 4
-    local t; t=$(time_cmd "$out" "$@")
-    local rate="-"
-    [[ $t != FAILED ]] && rate=$(printf '%.0f' "$(calc "$n / $t")")
-    printf '| %s | %s | %s | %s |\n' "$label" "$dev" "$t" "$rate"
-  }
-  for dev in $GPU_DEVICES; do
-    gpu_row "luma-equalize $GPU_COUNT JPEGs, folder -> folder" $dev "$GPU_COUNT" out/g-$dev \
-      "$IMGHIST" equalize gjpegs out/g-$dev --quality 90 --device $dev -q
+  rm -rf "$out"
+}
+over_budget() { (( SECONDS - START >= BUDGET )); }
+# rounds KEY...: RUNS rounds, each key once per round in turn, so drifts of the machine fall on all alike.
+rounds() {
+  local r key
+  for ((r = 0; r < RUNS; r++)); do
+    for key; do [[ -n ${FAILED[$key]:-} ]] || once "$key"; done
+    if ((r + 1 < RUNS)) && over_budget; then echo "- note: $* ran $((r + 1)) of $RUNS rounds (time budget)"; break; fi
   done
-  for dev in $GPU_DEVICES; do
-    gpu_row "hist of $GPU_COUNT JPEGs -> JSON" $dev "$GPU_COUNT" out/h-$dev.json \
-      "$IMGHIST" hist gjpegs --format json -o out/h-$dev.json --device $dev -q
-  done
-  if [[ " $GPU_DEVICES " == *" auto "* ]]; then
-    for dev in cpu auto; do
-      gpu_row "luma-equalize the $COUNT-JPEG folder" $dev "$COUNT" out/s-$dev \
-        "$IMGHIST" equalize jpegs out/s-$dev --quality 90 --device $dev -q
-    done
+}
+median() {  # KEY -> seconds, or empty
+  [[ -n ${FAILED[$1]:-} || -z ${TIMES[$1]:-} ]] && return 0
+  tr ' ' '\n' <<<"${TIMES[$1]}" | grep . | sort -g | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.3f", m}'
+}
+nruns() { [[ -z ${TIMES[$1]:-} ]] && echo 0 || wc -w <<<"${TIMES[$1]}"; }
+rate() { local t; t=$(median "$1"); [[ -n $t ]] && printf '%.0f' "$(calc "$2 / $t")"; return 0; }
+start_section() {  # name: selected and within the budget
+  section "$1" || return 1
+  if over_budget; then echo "- skipped: section $1 (time budget of $BUDGET s spent)"; SKIPPED+=" $1"; return 1; fi
+  echo "- section $1 at $((SECONDS - START)) s"
+}
+SKIPPED=""
+Q=(--quality 90 -q)
+cuda_dev() { ((GPUS)) && echo cuda || echo cpu; }
+
+# ---- the sections ----------------------------------------------------------------------------------------------
+if start_section eq; then
+  keys=()
+  if ((GPUS)); then def eq_cuda "$MEM/out/eq-cuda" "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/eq-cuda" "${Q[@]}" --device cuda; keys+=(eq_cuda); fi
+  def eq_cpu "$MEM/out/eq-cpu" "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/eq-cpu" "${Q[@]}" --device cpu; keys+=(eq_cpu)
+  section auto && { def eq_auto "$MEM/out/eq-auto" "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/eq-auto" "${Q[@]}" --device auto; keys+=(eq_auto); }
+  if ((HAVE_TORCH)); then
+    def eq_torch "$MEM/out/eq-torch" "$PYTHON" "$PEER" "$MEM/in$N" "$MEM/out/eq-torch" --quality 90 --device cuda; keys+=(eq_torch)
   fi
-  echo
-  # Stage times. CPU path: the mean of the per-file times that -v prints. GPU path: the workers' and the
-  # run's trace lines (IMGHIST_GPU_TRACE=1): start-up, time waiting for input, batch work, and when reading,
-  # processing and writing ended; then the mean per batch of the decode, equalize and encode steps.
-  for dev in $GPU_DEVICES; do
-    [[ $dev == auto ]] && continue
-    rm -rf out/v-$dev
-    if [[ $dev == cpu ]]; then
-      echo "- stage means, equalize --device cpu: $("$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -v 2>&1 >/dev/null |
-        sed -nE 's/^imghist: .*: (read\+decode [0-9]+ ms.*) \((cpu|cuda).*$/\1/p' |
-        awk -F', ' '{ for (i = 1; i <= NF; ++i) { n = split($i, a, " "); k = a[1]; for (j = 2; j < n - 1; ++j) k = k " " a[j]; s[k] += a[n - 1]; c[k]++ } }
-                    END { for (k in s) printf "%s %.1f ms; ", k, s[k] / c[k] }')"
-      continue
-    fi
-    for cmd in equalize hist; do
-      rm -rf out/v-$dev out/v-$dev.json
-      if [[ $cmd == equalize ]]; then
-        IMGHIST_GPU_TRACE=1 "$IMGHIST" equalize gjpegs out/v-$dev --quality 90 --device $dev -q 2>trace-$cmd-$dev.log
-      else
-        IMGHIST_GPU_TRACE=1 "$IMGHIST" hist gjpegs --format json -o out/v-$dev.json --device $dev -q 2>trace-$cmd-$dev.log
-      fi
-      echo "- $cmd --device $dev, trace:"
-      grep -E "gpu: (\[[0-9.]+ ms\] )?(device|lane|worker|run)" trace-$cmd-$dev.log | sed 's/^imghist: gpu: /  - /'
-      awk '/gpu: (\[[0-9.]+ ms\] )?decode [0-9]+:/ { for (i = 1; i <= NF; ++i) if ($i == "total") { d += $(i + 1); nd++ } }
-           /gpu: (\[[0-9.]+ ms\] )?equalize [0-9]+:/ { e += $(NF - 1); ne++ }
-           /gpu: (\[[0-9.]+ ms\] )?encode [0-9]+ on/ { c += $(NF - 1); nc++ }
-           END { printf "  - per decode call: %.1f ms (%d calls: a batch, or a part of 32 for equalize)", nd ? d / nd : 0, nd;
-                 if (ne) printf ", equalize %.1f ms", e / ne; if (nc) printf ", per encode call %.1f ms", c / nc; print "" }' trace-$cmd-$dev.log
-    done
-  done
-  echo
+  rounds "${keys[@]}"
 fi
+
+if start_section disk && ((GPUS)); then
+  # The disk's durable rate for one big sequential file: random bytes (no file system compresses them
+  # away), written and fsynced by dd; timed from outside, fsync included.
+  head -c $((256 << 20)) /dev/urandom >"$MEM/dd-src.bin"
+  sync
+  t0=$(date +%s.%N)
+  for ((k = 0; k < DD_MB / 256; k++)); do cat "$MEM/dd-src.bin"; done |
+    dd of="$DISK/dd.bin" bs=8M iflag=fullblock conv=fsync status=none
+  t1=$(date +%s.%N)
+  DD_BPS=$(calc "$((DD_MB / 256 * 256)) * 1048576 / ($t1 - $t0)")
+  rm -f "$DISK/dd.bin" "$MEM/dd-src.bin"
+  sync
+  echo "- dd conv=fsync, $((DD_MB / 256 * 256)) MiB to $DISK: $(printf '%.0f' "$(calc "$DD_BPS / 1e6")") MB/s"
+  def disk_cuda "$DISK/out/eq-cuda" "$IMGHIST" equalize "$MEM/in$N" "$DISK/out/eq-cuda" "${Q[@]}" --device cuda
+  rounds disk_cuda
+fi
+
+if start_section hist; then
+  keys=()
+  if ((GPUS)); then def hist_cuda "$MEM/out/h-cuda.json" "$IMGHIST" hist "$MEM/in$N" --format json -o "$MEM/out/h-cuda.json" -q --device cuda; keys+=(hist_cuda); fi
+  def hist_cpu "$MEM/out/h-cpu.json" "$IMGHIST" hist "$MEM/in$N" --format json -o "$MEM/out/h-cpu.json" -q --device cpu; keys+=(hist_cpu)
+  rounds "${keys[@]}"
+fi
+
+if start_section auto; then
+  for n in 120 1000; do
+    def auto_$n "$MEM/out/a-auto-$n" "$IMGHIST" equalize "$MEM/in$n" "$MEM/out/a-auto-$n" "${Q[@]}" --device auto
+    def cpu_$n "$MEM/out/a-cpu-$n" "$IMGHIST" equalize "$MEM/in$n" "$MEM/out/a-cpu-$n" "${Q[@]}" --device cpu
+    rounds cpu_$n auto_$n
+  done
+fi
+
+if start_section one; then
+  ONE=$(first "$MEM/in1"/*.jpg)
+  def one_cpu "$MEM/out/one-cpu.jpg" "$IMGHIST" equalize "$ONE" "$MEM/out/one-cpu.jpg" "${Q[@]}" --device cpu
+  keys=(one_cpu)
+  if ((GPUS)); then def one_cuda "$MEM/out/one-cuda.jpg" "$IMGHIST" equalize "$ONE" "$MEM/out/one-cuda.jpg" "${Q[@]}" --device cuda; keys+=(one_cuda); fi
+  RUNS_SAVED=$RUNS; RUNS=$ONE_RUNS; rounds "${keys[@]}"; RUNS=$RUNS_SAVED
+  "$IMGHIST" equalize "$ONE" "$MEM/out/one-trace.jpg" "${Q[@]}" --device "$(cuda_dev)" --trace 2>"$LOGS/one-trace.log" || true
+fi
+
+if start_section all; then
+  if ((GPUS >= 2)); then
+    M=$((2 * N))
+    def all_cuda "$MEM/out/all-cuda" "$IMGHIST" equalize "$MEM/in$M" "$MEM/out/all-cuda" "${Q[@]}" --device cuda
+    def all_all "$MEM/out/all-all" "$IMGHIST" equalize "$MEM/in$M" "$MEM/out/all-all" "${Q[@]}" --device all
+    rounds all_cuda all_all
+  else
+    echo "- skipped: section all ($GPUS GPU; it needs 2 or more)"
+  fi
+fi
+
+if start_section trace; then
+  dev=$(cuda_dev)
+  rm -rf "$MEM/out/tr"
+  "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/tr" "${Q[@]}" --device "$dev" --trace 2>"$LOGS/trace-eq.log" || true
+  rm -rf "$MEM/out/tr" "$MEM/out/tr.json"
+  "$IMGHIST" hist "$MEM/in$N" --format json -o "$MEM/out/tr.json" -q --device "$dev" --trace 2>"$LOGS/trace-hist.log" || true
+  rm -f "$MEM/out/tr.json"
+fi
+echo
+
+# ---- the table -------------------------------------------------------------------------------------------------
+# row WORKLOAD IMGHIST_CELL PEER_CELL RATIO TARGET MET
+row() { printf '| %s | %s | %s | %s | %s | %s |\n' "$@"; }
+cell() {  # KEY COUNT -> "RATE img/s (S s, n=R)" or a reason
+  local t; t=$(median "$1")
+  if [[ -n ${FAILED[$1]:-} ]]; then echo "FAILED"; elif [[ -z $t ]]; then echo "-"; else
+    local warn=""; [[ -n ${FILES[$1]:-} && ${FILES[$1]} -ne $2 ]] && warn=" ! ${FILES[$1]} outputs"
+    printf '%s img/s (%s s, n=%s)%s' "$(rate "$1" "$2")" "$t" "$(nruns "$1")" "$warn"
+  fi
+}
+ratio() { local a b; a=$(median "$1"); b=$(median "$2"); [[ -n $a && -n $b ]] && printf '%.2f' "$(calc "$b / $a")"; return 0; }
+met() {  # VALUE OP GOAL
+  [[ -z $1 ]] && { echo "-"; return; }
+  (( $(calc "$1 $2 $3") )) && echo "yes" || echo "NO"
+}
+speed() { local r; r=$(ratio "$1" "$2"); [[ -n $r ]] && echo "${r}x"; return 0; }
+
+echo "## Results"
+echo
+echo "| workload | imghist | compared with | ratio | target | met |"
+echo "|---|---|---|---|---|---|"
+if [[ -n ${CMD[eq_cuda]:-} ]]; then
+  r=$(rate eq_cuda "$N")
+  row "equalize $N JPEGs -> tmpfs, cuda" "$(cell eq_cuda "$N")" "" "" ">= 3000 img/s" "$(met "$r" '>=' 3000)"
+  row "... against --device cpu" "" "$(cell eq_cpu "$N")" "$(speed eq_cuda eq_cpu)" ">= 4x" "$(met "$(ratio eq_cuda eq_cpu)" '>=' 4)"
+  if [[ -n ${CMD[eq_torch]:-} ]]; then
+    # The peer's own rate, from its first read to its last write (Python's and CUDA's start-up left out).
+    inproc=$(sed -nE 's/.*\(([0-9]+) images\/s\).*/\1/p' "$LOGS/eq_torch.log" 2>/dev/null | tail -1)
+    row "... against torchvision (GPU decode/encode)" "" "$(cell eq_torch "$N")${inproc:+; in-process $inproc img/s}" \
+        "$(speed eq_cuda eq_torch)" ">= 1.5x" "$(met "$(ratio eq_cuda eq_torch)" '>=' 1.5)"
+  else
+    row "... against torchvision" "" "not run" "" ">= 1.5x" "-"
+  fi
+elif [[ -n ${CMD[eq_cpu]:-} ]]; then
+  row "equalize $N JPEGs -> tmpfs, cpu" "$(cell eq_cpu "$N")" "" "" "(no GPU)" "-"
+fi
+if [[ -n ${CMD[disk_cuda]:-} ]]; then
+  tmpfs_rate=$(rate eq_cuda "$N")
+  disk_rate=$(rate disk_cuda "$N")
+  out_bytes=${BYTES[disk_cuda]:-${BYTES[eq_cuda]:-}}
+  bound=""; dd_rate=""
+  if [[ -n $out_bytes && $out_bytes -gt 0 ]]; then
+    dd_rate=$(printf '%.0f' "$(calc "$DD_BPS * $N / $out_bytes")")
+    bound=$dd_rate
+    [[ -n $tmpfs_rate ]] && (( tmpfs_rate < bound )) && bound=$tmpfs_rate
+  fi
+  frac=""; [[ -n $disk_rate && -n $bound ]] && frac=$(printf '%.2f' "$(calc "$disk_rate / $bound")")
+  row "equalize $N JPEGs -> disk, cuda" "$(cell disk_cuda "$N")" \
+      "min(tmpfs ${tmpfs_rate:-?}, dd $(printf '%.0f' "$(calc "$DD_BPS / 1e6")") MB/s = ${dd_rate:-?} img/s of $(calc "int(${out_bytes:-0} / ${N} / 1000)") kB)" \
+      "${frac:+$frac of it}" ">= 0.90" "$(met "$frac" '>=' 0.9)"
+fi
+if [[ -n ${CMD[hist_cpu]:-} ]]; then
+  if [[ -n ${CMD[hist_cuda]:-} ]]; then
+    r=$(rate hist_cuda "$N")
+    row "hist $N JPEGs -> JSON, cuda" "$(cell hist_cuda "$N")" "cpu $(cell hist_cpu "$N")" "$(speed hist_cuda hist_cpu)" ">= 5000 img/s" "$(met "$r" '>=' 5000)"
+  else
+    row "hist $N JPEGs -> JSON, cpu" "$(cell hist_cpu "$N")" "" "" "(no GPU)" "-"
+  fi
+fi
+if [[ -n ${CMD[all_all]:-} ]]; then
+  row "equalize $((2 * N)) JPEGs -> tmpfs, all ($GPUS GPUs)" "$(cell all_all $((2 * N)))" "cuda $(cell all_cuda $((2 * N)))" \
+      "$(speed all_all all_cuda)" ">= 1.8x" "$(met "$(ratio all_all all_cuda)" '>=' 1.8)"
+fi
+for n in 120 1000 "$N"; do
+  a=auto_$n; c=cpu_$n
+  [[ $n == "$N" ]] && { a=eq_auto; c=eq_cpu; }
+  [[ -n ${CMD[$a]:-} ]] || continue
+  goal=1; [[ $n == 1000 ]] && goal=2
+  row "equalize $n JPEGs, auto" "$(cell $a "$n")" "cpu $(cell $c "$n")" "$(speed $a $c)" ">= ${goal}x" "$(met "$(ratio $a $c)" '>=' $goal)"
+done
+if [[ -n ${CMD[one_cpu]:-} ]]; then
+  one() { local t; t=$(median "$1"); [[ -n $t ]] && printf '%.0f ms (n=%s)' "$(calc "$t * 1000")" "$(nruns "$1")"; return 0; }
+  if [[ -n ${CMD[one_cuda]:-} ]]; then
+    row "one 1080p JPEG file -> file, cuda: wall" "$(one one_cuda)" "cpu $(one one_cpu)" "$(speed one_cuda one_cpu)" "(reported)" "-"
+  else
+    row "one 1080p JPEG file -> file, cpu: wall" "$(one one_cpu)" "" "" "(no GPU)" "-"
+  fi
+fi
+[[ -n $SKIPPED ]] && echo && echo "Skipped for the time budget:$SKIPPED"
+echo
+echo "Ratios are speed-ups (the other's median time over imghist's); n = runs in the median; rows of one"
+echo "section ran in turns. imghist makes each output durable (fsync'd, renamed); the torchvision peer writes"
+echo "plainly. Total wall time of this run: $((SECONDS - START)) s. Logs: $LOGS"
+
+# ---- where the time goes ---------------------------------------------------------------------------------------
+summary_of() {  # a --trace log: the run's summary (stage clocks, durable rounds, each GPU's stages)
+  sed -n '/run: workers done/,$p' "$1" | sed 's/^imghist: trace: \[ *[0-9.]* ms\] /    /'
+}
+if [[ -s $LOGS/one-trace.log ]]; then
+  echo
+  echo "## One 1080p JPEG, --device $(cuda_dev), --trace"
+  echo
+  sed 's/^imghist: trace: /    /' "$LOGS/one-trace.log"
+fi
+for w in eq hist; do
+  [[ -s $LOGS/trace-$w.log ]] || continue
+  echo
+  echo "## Stage shares, $w of $N JPEGs, --device $(cuda_dev), --trace"
+  echo
+  summary_of "$LOGS/trace-$w.log"
+done

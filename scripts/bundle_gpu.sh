@@ -19,6 +19,8 @@
 #                       PIL and skimage: python3 tests/skimage_reference.py --imghist bin/imghist
 #                       --samples samples/images --work /tmp/sk --device cuda
 #   OUT_DIR/bench/torchvision_equalize.py  torchvision's batched equalize, the peer of batch_filters_bench
+#   OUT_DIR/bench_cli.sh      the CLI's GPU-host targets in one call (with bench_inputs.py, bench_cli_peers.sh
+#                             and bench/torchvision_jpeg_folder.py beside it): OUT_DIR/bench_cli.sh [-s ...]
 #   OUT_DIR/run_tests.sh      runs every test executable and prints a summary
 #   OUT_DIR/run_gpu_suite.sh  the full GPU suite (copy of scripts/run_gpu_suite.sh)
 #   OUT_DIR/env.sh            `source` it to set LD_LIBRARY_PATH and the sample directory
@@ -127,6 +129,9 @@ cp -p "$SOURCE_DIR/tests/skimage/skimage_reference.py" "$OUT_DIR/tests/skimage_r
 # The batched peer of batch_filters_bench (torchvision on the GPU host's Python).
 mkdir -p "$OUT_DIR/bench"
 cp -p "$SOURCE_DIR/bench/peers/torchvision_equalize.py" "$OUT_DIR/bench/"
+# The CLI's benchmark: it finds bin/imghist, env.sh, samples/ and bench/ beside itself.
+cp -p "$SOURCE_DIR/bench/peers/torchvision_jpeg_folder.py" "$OUT_DIR/bench/"
+cp -p "$SCRIPT_DIR/bench_cli.sh" "$SCRIPT_DIR/bench_cli_peers.sh" "$SCRIPT_DIR/bench_inputs.py" "$OUT_DIR/"
 cp -p "$SCRIPT_DIR/run_gpu_suite.sh" "$OUT_DIR/run_gpu_suite.sh"
 mkdir -p "$OUT_DIR/source"
 git -C "$SOURCE_DIR" ls-files -z --cached --others --exclude-standard |
@@ -189,5 +194,5 @@ for exe in "${EXES[@]}" "$OUT_DIR"/lib/*; do
 done
 
 echo "bundle: $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1)): ${#EXES[@]} executables, ${#COPIED[@]} libraries"
-echo "on the GPU host: $OUT_DIR/run_gpu_suite.sh $OUT_DIR RESULTS_DIR"
+echo "on the GPU host: $OUT_DIR/run_gpu_suite.sh $OUT_DIR RESULTS_DIR; the CLI's targets: $OUT_DIR/bench_cli.sh"
 [[ $missing -eq 0 && $unresolved -eq 0 ]] || exit 1

@@ -13,7 +13,12 @@
 # wheel's check (python/tests/wheel_check.py --cuda; its CMake build in BUILD_DIR/wheel-check).
 #
 # What is built: libimghist (without libgpuhist, the OpenCV layer) and the module (IMGHIST_WITH_OPENCV=OFF;
-# the CLI, the C++ tests, benchmarks and samples are off). The CUDA
+# the CLI, the C++ tests, benchmarks and samples are off, and so the module's image files: their tests skip
+# themselves). Then the benchmarks, python/bench/*: bench_batch_equalize.py (imghist.batch.equalizeHist on a CuPy
+# (256, 480, 640) batch against the C++ batch call and torchvision; IMGHIST_BATCH_BENCH_JSON names a
+# batch_filters_bench --json output to print beside it), bench_overhead.py (cuda and cpu),
+# bench_skimage_namespace.py, bench_dask_histogram.py (with dask) and bench_process_files.py (only in a module with
+# image files); each prints its table, and their JSON goes to BUILD_DIR/bench. The CUDA
 # architecture is the host's GPU ("native"); IMGHIST_CUDA_ARCHS overrides; IMGHIST_CMAKE_ARGS adds cmake arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,9 +73,42 @@ for m in ["cv2", "cupy", "torch"]:
     except Exception as e:
         print(m, "unavailable:", e)
 PYENV
-echo "== tests (python/tests; device arrays in test_device_arrays.py, CuPy in test_skimage_exact.py and test_dask.py) =="
+echo "== tests (python/tests; device arrays in test_device_arrays.py and test_batch.py, CuPy in test_skimage_exact.py and test_dask.py) =="
 status=0
 "$PY_EXE" -m pytest -v -rs -p no:cacheprovider python/tests || status=1
 echo "== the CUDA wheel: pip wheel, a fresh venv, device calls from it (skipped without pip and venv) =="
-"$PY_EXE" python/tests/wheel_check.py --source . --work "$BUILD_DIR/wheel-check" --cuda || [[ $? == 77 ]] || status=1
+"$PY_EXE" python/tests/wheel_check.py --source . --work "$BUILD_DIR/wheel-check" --cuda --no-files || [[ $? == 77 ]] || status=1
+# The benchmarks (python/bench/*): each prints its table; JSON results go to BUILD_DIR/bench. One that cannot run
+# here says why (a missing package, or a module built without image files) and is not a failure.
+BENCH_OUT="$BUILD_DIR/bench"
+mkdir -p "$BENCH_OUT"
+bench() {  # bench NAME "MODULES NEEDED" ARGS...
+  local name=$1 needs=$2; shift 2
+  echo "== benchmark: $name =="
+  if ! "$PY_EXE" -c "import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]" $needs 2>/dev/null; then
+    echo "skipped: needs $needs"; return 0
+  fi
+  "$PY_EXE" "$@" || { echo "benchmark $name failed"; status=1; }
+}
+for ds in uniform photo; do
+  bench "imghist.batch.equalizeHist, (256, 480, 640) uint8 CuPy, $ds, against the C++ batch call and torchvision" \
+    "cupy cv2" python/bench/bench_batch_equalize.py --dataset "$ds" --json "$BENCH_OUT/batch_equalize_$ds.json" \
+    ${IMGHIST_BATCH_BENCH_JSON:+--bench "$IMGHIST_BATCH_BENCH_JSON"}
+done
+for backend in cuda cpu; do
+  bench "per-call overhead of the Python layer, backend $backend" "numpy" python/bench/bench_overhead.py \
+    --backend "$backend"
+done
+bench "imghist.exposure / imghist.filters against scikit-image" "skimage cv2" python/bench/bench_skimage_namespace.py \
+  --rounds 3 --datasets uniform,gaussian32,photo --json "$BENCH_OUT/skimage_namespace.json"
+bench "imghist.dask.histogram against dask.array.histogram, LocalCluster of $(nproc) x 1" "dask distributed cv2" \
+  python/bench/bench_dask_histogram.py --gib 2 --rounds 2 --datasets uniform,gaussian32,photo --workers "$(nproc)" \
+  --json "$BENCH_OUT/dask_histogram.json"
+if "$PY_EXE" -c "import imghist, sys; sys.exit(0 if imghist._imghist.has_files else 1)"; then
+  bench "imghist.dask.process_files, 1 and $(nproc) workers" "distributed PIL" python/bench/bench_process_files.py \
+    --workers "1,$(nproc)" --json "$BENCH_OUT/process_files.json"
+else
+  echo "== benchmark: imghist.dask.process_files: skipped (the module is built without image files: IMGHIST_WITH_OPENCV=OFF) =="
+fi
+echo "== benchmark results (JSON) in $BENCH_OUT =="
 exit $status

@@ -34,7 +34,8 @@ sanitize_one() {
     local tool=$1 t=$2 shard=${3:-1} shards=${4:-1} filter=${SANITIZE_FILTER:-[cuda]} extra=() list
     list=$(mktemp)
     "$t" --list-test-names-only "$filter" 2>/dev/null | grep -v '^[[:space:]]*$' |
-        awk -v k="$shard" -v n="$shards" '(NR - 1) % n == k - 1' > "$list"
+        awk -v k="$shard" -v n="$shards" '(NR - 1) % n == k - 1' |
+        sed 's/[],[\\]/\\&/g' > "$list"  # a test spec's , [ ] and \ are special: escaped, a name is itself
     if [[ ! -s "$list" ]]; then echo "no $filter cases in shard $shard of $shards"; rm -f "$list"; return 0; fi
     echo "compute-sanitizer --tool $tool, shard $shard of $shards: $(wc -l < "$list") cases matching $filter"
     # memcheck: no report of CUDA API errors. Every API call of the library is checked by the library

@@ -137,7 +137,8 @@ inline std::vector<std::uint64_t> opencv_reference(const ImageView& img, const B
     return out;
 }
 
-/// A host view's bytes copied to the device at the same alignment modulo 64.
+/// A host view's bytes copied to the device at the same alignment modulo 64, complete there when constructed
+/// (device_ready).
 struct DeviceCopy {
     imghist::DeviceBuffer buf;
     ImageView view;
@@ -151,6 +152,7 @@ struct DeviceCopy {
         buf.reserve(bytes);
         buf.upload(reinterpret_cast<const void*>(start), bytes);
         view.data = static_cast<const unsigned char*>(buf.data()) + (p - start);
+        imghist_test::device_ready();
     }
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -35,6 +36,13 @@ inline bool cuda_or_skip() {
     std::fflush(stdout);
     return false;
 }
+
+/// Waits until the device work a test helper enqueued on the legacy default stream is done, so that the helper's
+/// data are complete on the device when it returns. A test that goes on with a stream of its own
+/// (cudaStreamNonBlocking) is not ordered after that stream, and a pageable cudaMemcpy or a cudaMemset may return
+/// before its bytes reach the device: without the wait, a library call on the test's stream could read an upload
+/// before it lands, or write an output that the helper's fill then overwrites.
+inline void device_ready() { REQUIRE(cudaDeviceSynchronize() == cudaSuccess); }
 
 /// Host memory with a chosen alignment offset, so views can start at any byte address.
 struct HostBuffer {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core_support.hpp"
+#include "stream_capture.hpp"
 #include "core/policy/backend_choice.hpp"  // the counting route and the Auto chooser
 #include "cuda/launch_shape.hpp"           // the launch-shape override
 
@@ -246,12 +247,10 @@ TEST_CASE("one-pass overwrite: a captured CUDA graph replays it, with few blocks
         imghist::detail::set_launch_shape(hg, shape);
         hg.compute(d.view, BinSpec::u8(), out, stream);  // the workspace is allocated outside the capture
         REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
-        cudaGraph_t graph;
-        REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+        imghist_test::StreamCapture capture(stream, cudaStreamCaptureModeThreadLocal);
         hg.compute(d.view, BinSpec::u8(), out, stream);
-        REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
-        cudaGraphExec_t exec;
-        REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+        capture.end();
+        const cudaGraphExec_t exec = capture.instantiate();
         for (int rep = 0; rep < 4; ++rep) {
             REQUIRE(cudaMemsetAsync(counts.data(), 0xA5 + rep, 256 * sizeof(unsigned int), stream) == cudaSuccess);
             REQUIRE(cudaGraphLaunch(exec, stream) == cudaSuccess);
@@ -261,8 +260,6 @@ TEST_CASE("one-pass overwrite: a captured CUDA graph replays it, with few blocks
             CAPTURE(rep, shape.block_bytes, imghist::detail::last_kernel(hg));
             for (int b = 0; b < 256; ++b) REQUIRE(host[b] == ref.counts[b]);
         }
-        REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
-        REQUIRE(cudaGraphDestroy(graph) == cudaSuccess);
     }
     REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
 }

@@ -18,9 +18,14 @@
 //     tables or thresholds of all images in one launch, the pass over all images in one launch, enqueued on
 //     FilterOptions::stream without waiting (the exceptions below wait for the values they return). Scratch
 //     lives in the stream's workspace and is reused: a steady stream of batches of one shape allocates
-//     nothing, and (uniform batches) the whole call can be captured into a CUDA graph. A uniform batch needs no
-//     per-image data on the device; a variable-shape batch copies one descriptor array per call from
-//     page-locked memory, so its calls cannot be captured (Error(Unsupported) during a capture).
+//     nothing. A uniform batch needs no per-image data on the device; a variable-shape batch copies one
+//     descriptor array per call from page-locked memory.
+//   - CUDA graphs: once a first call has sized the stream's workspace, a call on a uniform device batch that
+//     returns nothing to the host (equalize, colour equalize, threshold without Otsu / Triangle or with
+//     `computed`, CLAHE, 8-bit stretch, 8-bit matching to a device reference) can be captured from
+//     FilterOptions::stream. Any other call on a stream being captured — a variable-shape or host batch, or one
+//     that waits for values or host-made tables — throws Error(Unsupported) before it enqueues anything, so the
+//     capture stays valid and holds none of its work.
 //     16-bit contrast stretch, matching and multi-level Otsu take their histograms to the host for the tables
 //     (one wait, as the single calls do), then enqueue one pass.
 //   - Host batches run on the CPU backend for Backend::Auto and Backend::Cpu, with the images spread over

@@ -2,19 +2,27 @@
 
 It builds the module with the project's own CMake and nothing else: no package is downloaded or required
 beyond the system's CMake, C++ compiler, Python headers and pybind11 (Debian: cmake, build-essential,
-python3-dev, pybind11-dev). Only the module and the library it links are built — not the CLI, the
-tests, the benchmarks or the samples, and not OpenCV's gpuhist:: layer.
+python3-dev, pybind11-dev) and, for the module's image files (imghist.io, imread / imwrite,
+imghist.dask.process_files: the command-line tool's file layer and per-file work), the libraries the tool
+builds on (Debian: libopencv-core-dev libopencv-imgproc-dev libcli11-dev nlohmann-json3-dev libspng-dev
+libjpeg62-turbo-dev libtiff-dev libwebp-dev libdeflate-dev libstb-dev zlib1g-dev). Only the module and the
+libraries it links are built — not the CLI program, the tests, the benchmarks or the samples, and not
+OpenCV's gpuhist:: layer.
 
 The wheel holds imghist/ (the Python files, type stubs, py.typed, the extension) and libimghist beside
-the extension, which finds it through its RPATH ($ORIGIN): installing it copies
-files and nothing else, and no LD_LIBRARY_PATH is needed.
+the extension, which finds it through its RPATH ($ORIGIN); the file layer (imghist_io) is linked in
+statically, and the system's codec and OpenCV libraries are used where they are installed: installing the
+wheel copies files and nothing else, and no LD_LIBRARY_PATH is needed.
 
 Settings, as pip config settings (pip wheel --config-settings key=value) or environment variables:
     cuda / IMGHIST_WITH_CUDA         ON, OFF or auto (default): build the CUDA backend. auto builds it when
                                      a CUDA toolkit is found ($CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc
                                      or nvcc on PATH); that build takes several minutes, the CPU-only one
-                                     about a minute.
+                                     a few minutes with the image files.
     cuda-archs / IMGHIST_CUDA_ARCHS  CUDA architectures (default: the project's, "80;90-real")
+    files / IMGHIST_PYTHON_FILES     ON (default) or OFF: the image files (needs the libraries above; OFF
+                                     builds a module without them, e.g. on a host without OpenCV's C++
+                                     libraries)
     build-dir / IMGHIST_BUILD_DIR    CMake build directory, kept between builds so that rebuilds are
                                      incremental (default: build-wheel/<python>-<cpu|cuda> in the source tree)
     cmake-args / CMAKE_ARGS          more CMake arguments
@@ -201,10 +209,16 @@ def _build(config_settings):
         cmake = shutil.which("cmake")
         if not cmake:
             raise RuntimeError("imghist build: cmake (3.24 or newer) is not on PATH (Debian: apt install cmake)")
+        files = _setting(config_settings, "files", "IMGHIST_PYTHON_FILES", "ON").upper() not in ("OFF", "0", "NO",
+                                                                                                 "FALSE")
+        # The image files are the command-line tool's: its objects are configured (and only what the module
+        # links is compiled).
+        on_off = "ON" if files else "OFF"
         args = [cmake, "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
-                "-DIMGHIST_BUILD_TOOLS=OFF", "-DIMGHIST_BUILD_TESTS=OFF", "-DIMGHIST_BUILD_BENCH=OFF",
+                f"-DIMGHIST_BUILD_TOOLS={on_off}", "-DIMGHIST_BUILD_TESTS=OFF", "-DIMGHIST_BUILD_BENCH=OFF",
                 "-DIMGHIST_BUILD_SAMPLES=OFF", "-DIMGHIST_BUILD_FUZZERS=OFF", "-DIMGHIST_INSTALL=OFF",
-                "-DIMGHIST_WITH_OPENCV=OFF", "-DIMGHIST_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}",
+                f"-DIMGHIST_WITH_OPENCV={on_off}", f"-DIMGHIST_PYTHON_FILES={on_off}", "-DIMGHIST_BUILD_PYTHON=ON",
+                f"-DPython3_EXECUTABLE={sys.executable}",
                 # The binaries carry their install RPATH ($ORIGIN) from the start: they are copied, not installed.
                 "-DIMGHIST_PYTHON_SELF_CONTAINED=ON", "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON",
                 f"-DIMGHIST_WITH_CUDA={'ON' if nvcc else 'OFF'}"]
@@ -224,12 +238,17 @@ def _build(config_settings):
         jobs = _setting(config_settings, "jobs", "CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
 
         what = (f"the CUDA backend (architectures {archs or 'the project default, 80;90-real'}); several minutes"
-                if nvcc else "the CPU backend; about a minute on 2 cores, seconds when rebuilt")
+                if nvcc else "the CPU backend; a few minutes on 2 cores, seconds when rebuilt")
         progress.say(f"building the imghist module with {what}. Why: {why}.")
+        progress.say("with the image files (the command-line tool's codecs and per-file work; "
+                     "IMGHIST_PYTHON_FILES=OFF leaves them out)" if files else
+                     "without the image files (IMGHIST_PYTHON_FILES=OFF)")
         progress.say(f"CMake build directory {build_dir} (kept: rebuilds are incremental), log "
                      f"{build_dir / 'wheel-build.log'}, {jobs} jobs{', ccache' if ccache else ''}")
         progress.say("configuring (CMake)")
-        progress.run(args, "configuring with CMake (needs cmake, a C++17 compiler, python3-dev and pybind11-dev)")
+        progress.run(args, "configuring with CMake (needs cmake, a C++17 compiler, python3-dev and pybind11-dev"
+                     + (", and for the image files the libraries named in python/build_backend; "
+                        "IMGHIST_PYTHON_FILES=OFF builds without them)" if files else ")"))
         progress.say(f"compiling libimghist and the extension ({time.monotonic() - started:.0f} s so far)")
         progress.run([cmake, "--build", build_dir, "--target", "imghist_python", "-j", jobs], "compiling")
         progress.say(f"built in {time.monotonic() - started:.0f} s; packing the wheel")

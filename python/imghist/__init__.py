@@ -20,8 +20,15 @@ and the histogram operations that follow scikit-image (cv2 has none), named as i
         (bins,) for a 2-D image, (C, bins) for an (H, W, C) image; range=None is the whole range of
         uint8 / uint16 and is required for int32 / float32; bins are [low, high) as cv2.calcHist bins.
 
+and image files, as cv2's functions read and write them (BGR order; see their docstrings):
+
+    imread(filename, flags=IMREAD_COLOR)                                        array, or None
+    imwrite(filename, img, params=None)                                         True
+
 The scikit-image-shaped namespaces imghist.exposure and imghist.filters take skimage's names, arguments,
-dtypes and rules; imghist.dask applies the operations to dask arrays (chunked, possibly distributed).
+dtypes and rules; imghist.batch runs the filters above over many images in one call; imghist.io reads and
+writes image files with their metadata (RGB order); imghist.dask applies the operations to dask arrays
+(chunked, possibly distributed) and runs the command-line tool's per-file work on a dask cluster.
 
 Every function above also takes backend='auto' | 'cpu' | 'cuda' (keyword). It applies to host arrays: 'auto'
 uses CUDA when a device exists, else the threaded CPU backend, which gives the same answers bit for bit.
@@ -58,7 +65,9 @@ imghist._errors): bad arguments are also ValueError, unsupported dtypes or chann
 missing GPU RuntimeError.
 """
 
+import os as _os
 import sys as _sys
+import warnings as _warnings
 
 import numpy as _np
 
@@ -78,6 +87,9 @@ __all__ = [
     "THRESH_OTSU", "THRESH_TRIANGLE", "cuda_device_count", "cuda_available", "built_with_cuda",
     "Error", "InvalidArgumentError", "UnsupportedError", "OutOfMemoryError", "NoDeviceError", "CudaError",
     "CountOverflowError", "IoError", "DeviceArray", "ExternalArray",
+    "imread", "imwrite", "IMREAD_UNCHANGED", "IMREAD_GRAYSCALE", "IMREAD_COLOR", "IMREAD_ANYDEPTH",
+    "IMREAD_ANYCOLOR", "IMREAD_IGNORE_ORIENTATION", "IMWRITE_JPEG_QUALITY", "IMWRITE_PNG_COMPRESSION",
+    "IMWRITE_WEBP_QUALITY",
 ]
 
 # cv2's values, so that cv2.THRESH_* constants can be passed too.
@@ -89,6 +101,16 @@ THRESH_TOZERO_INV = 4
 THRESH_MASK = 7
 THRESH_OTSU = 8
 THRESH_TRIANGLE = 16
+
+IMREAD_UNCHANGED = -1
+IMREAD_GRAYSCALE = 0
+IMREAD_COLOR = 1
+IMREAD_ANYDEPTH = 2
+IMREAD_ANYCOLOR = 4
+IMREAD_IGNORE_ORIENTATION = 128
+IMWRITE_JPEG_QUALITY = 1
+IMWRITE_PNG_COMPRESSION = 16
+IMWRITE_WEBP_QUALITY = 64
 
 cuda_device_count = _core.cuda_device_count
 built_with_cuda = _core.built_with_cuda
@@ -309,10 +331,70 @@ def thresholdMultiOtsu(src, classes=3, dst=None, *, backend="auto"):
     return list(t), _result(s, out)
 
 
+# ---- image files, as cv2 reads and writes them ------------------------------------------------------------------
+
+def imread(filename, flags=IMREAD_COLOR):
+    """cv2.imread with imghist's decoders (PNG, JPEG, TIFF, WebP, BMP, TGA, PNM): a NumPy array in cv2's
+    layout, or None when the file cannot be read or decoded (as cv2 returns; the reason, naming the file, is
+    issued as a RuntimeWarning; imghist.io.read raises instead).
+
+    flags: IMREAD_UNCHANGED (as stored: 8 or 16 bits, 1, 3 or 4 channels; gray + alpha as BGRA), or
+    IMREAD_COLOR (3 channels, BGR) / IMREAD_GRAYSCALE (1 channel), with | IMREAD_ANYDEPTH (16-bit kept; else
+    8-bit: PNG keeps the high byte, as libpng strips, the others round v * 255 / 65535), | IMREAD_ANYCOLOR
+    (gray stays gray, colour becomes BGR) and | IMREAD_IGNORE_ORIENTATION. The EXIF orientation is applied as
+    cv2 4.6 applies it: JPEG and PNG unless IMREAD_UNCHANGED or IMREAD_IGNORE_ORIENTATION, TIFF always (its
+    decoder orients), WebP never. Equal to cv2.imread pixel for pixel for IMREAD_UNCHANGED and IMREAD_COLOR,
+    and for IMREAD_GRAYSCALE of gray files, colour JPEGs (their luma, as libjpeg decodes it), TIFF and BMP
+    (cv2.COLOR_BGR2GRAY's rule); colour PNG and WebP files, whose decoders in OpenCV convert to gray by their
+    own rules, are converted by cv2.COLOR_BGR2GRAY's rule too: within one level of cv2's."""
+    flags = int(flags)
+    if flags != IMREAD_UNCHANGED and (flags < 0 or flags & ~(IMREAD_COLOR | IMREAD_ANYDEPTH | IMREAD_ANYCOLOR
+                                                              | IMREAD_IGNORE_ORIENTATION)):
+        raise UnsupportedError(f"imread: unsupported flags {flags}; supported: IMREAD_UNCHANGED, or IMREAD_GRAYSCALE "
+                               "/ IMREAD_COLOR with IMREAD_ANYDEPTH, IMREAD_ANYCOLOR, IMREAD_IGNORE_ORIENTATION")
+    if not _core.has_files:
+        raise UnsupportedError("imread: this build of imghist has no image files (built without the command-line "
+                               "tool: IMGHIST_PYTHON_FILES=OFF)")
+    try:
+        return _core.imread(_os.fspath(filename), flags, 1 << 28)
+    except (IoError, InvalidArgumentError, UnsupportedError, OutOfMemoryError) as e:
+        _warnings.warn(str(e), RuntimeWarning, stacklevel=2)
+        return None
+
+
+def imwrite(filename, img, params=None):
+    """cv2.imwrite with imghist's encoders, atomically and durably (a temporary name, flushed, renamed): the
+    format from the extension (png, jpg/jpeg, tif/tiff, webp, bmp, tga, pnm/pgm/ppm); img uint8 or uint16,
+    (H, W) gray, (H, W, 2) gray + alpha, (H, W, 3) BGR or (H, W, 4) BGRA; no metadata is written. Returns
+    True; failures raise imghist.Error subclasses naming the file (cv2 returns False for some).
+
+    params: cv2's [key, value, ...]: IMWRITE_JPEG_QUALITY (1-100, default 95, as cv2),
+    IMWRITE_PNG_COMPRESSION (0-9, default 1, as cv2), IMWRITE_WEBP_QUALITY (1-100 lossy; above 100, and by
+    default, lossless, as cv2). Other keys are ignored, as cv2 ignores those of other formats."""
+    if not _core.has_files:
+        raise UnsupportedError("imwrite: this build of imghist has no image files (built without the command-line "
+                               "tool: IMGHIST_PYTHON_FILES=OFF)")
+    p = [int(v) for v in (params or [])]
+    if len(p) % 2:
+        raise InvalidArgumentError("imwrite: params must be pairs [key, value, ...]")
+    settings = dict(zip(p[0::2], p[1::2]))
+    path = _os.fspath(filename)
+    ext = _os.path.splitext(path)[1].lower()
+    quality = 0
+    if ext in (".jpg", ".jpeg"):
+        quality = min(max(settings.get(IMWRITE_JPEG_QUALITY, 95), 1), 100)
+    elif ext == ".webp":
+        q = settings.get(IMWRITE_WEBP_QUALITY, 101)
+        quality = 0 if q > 100 else max(q, 1)
+    level = min(max(settings.get(IMWRITE_PNG_COMPRESSION, 1), 0), 9)
+    _core.imwrite(path, _np.ascontiguousarray(img), quality, level)
+    return True
+
+
 # ---- the namespace -------------------------------------------------------------------------------------------
-# The scikit-image-shaped namespaces are imported with the package; imghist.dask only when first used (it
-# imports Dask). dir(imghist) lists the API alone.
-from . import exposure, filters  # noqa: E402
+# The scikit-image-shaped namespaces, imghist.batch and imghist.io are imported with the package; imghist.dask
+# only when first used (it imports Dask). dir(imghist) lists the API alone.
+from . import batch, exposure, filters, io  # noqa: E402
 
 _LAZY_SUBMODULES = ("dask",)
 
@@ -325,4 +407,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(__all__ + ["__version__", "exposure", "filters"] + list(_LAZY_SUBMODULES))
+    return sorted(__all__ + ["__version__", "batch", "exposure", "filters", "io"] + list(_LAZY_SUBMODULES))

@@ -1,11 +1,17 @@
 # Type stubs of the imghist package (the cv2-shaped functions); imghist.exposure, imghist.filters and
 # imghist.dask have their own. Images are NumPy arrays, CuPy arrays, torch tensors or any
 # __cuda_array_interface__ / DLPack producer; results are of the input's kind (see help(imghist)).
-from typing import Any, List, Literal, Optional, Sequence, Tuple, TypeVar
+import os
+from typing import Any, List, Literal, Optional, Sequence, Tuple, TypeVar, Union
 
+import numpy as np
+from numpy.typing import NDArray
+
+from . import batch as batch
 from . import dask as dask
 from . import exposure as exposure
 from . import filters as filters
+from . import io as io
 
 __version__: str
 
@@ -21,6 +27,16 @@ THRESH_TOZERO_INV: int
 THRESH_MASK: int
 THRESH_OTSU: int
 THRESH_TRIANGLE: int
+
+IMREAD_UNCHANGED: int
+IMREAD_GRAYSCALE: int
+IMREAD_COLOR: int
+IMREAD_ANYDEPTH: int
+IMREAD_ANYCOLOR: int
+IMREAD_IGNORE_ORIENTATION: int
+IMWRITE_JPEG_QUALITY: int
+IMWRITE_PNG_COMPRESSION: int
+IMWRITE_WEBP_QUALITY: int
 
 class Error(Exception): ...
 class InvalidArgumentError(Error, ValueError): ...
@@ -91,3 +107,8 @@ def matchHistograms(src: _Image, reference: Any, dst: Optional[_Image] = None, *
                     backend: _Backend = "auto") -> _Image: ...
 def thresholdMultiOtsu(src: _Image, classes: int = 3, dst: Optional[_Image] = None, *,
                        backend: _Backend = "auto") -> Tuple[List[int], _Image]: ...
+
+_Path = Union[str, "os.PathLike[str]"]
+
+def imread(filename: _Path, flags: int = 1) -> Optional[NDArray[Any]]: ...
+def imwrite(filename: _Path, img: NDArray[Any], params: Optional[Sequence[int]] = None) -> bool: ...

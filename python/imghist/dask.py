@@ -6,6 +6,10 @@ dask.distributed cluster (whichever scheduler is active, as for any dask computa
     equalize_hist(darr, nbins=256, mask=None)                     dask array, lazy
     rescale_intensity(darr, in_range='image', out_range='dtype')  dask array, lazy
     match_histograms(darr, reference, *, channel_axis=None)       dask array, lazy
+    process_files(operation, inputs, output_dir, client=None, **options)   list of FileResult
+
+process_files runs the command-line tool's work on many image files as tasks of a dask.distributed cluster
+(see its docstring); the others work on dask arrays:
 
 Blocks are NumPy or CuPy arrays (a dask array's chunk type: da.from_array of a CuPy array, or
 darr.map_blocks(cupy.asarray)); each block is counted by imghist where it lives, and the per-block
@@ -18,7 +22,11 @@ Workers must be able to import imghist (install the wheel where they run). Deplo
 Client — LocalCluster on one machine, dask-jobqueue's SLURMCluster on Slurm, or Client("tcp://scheduler:8786")
 for a scheduler running elsewhere (e.g. the dask Helm chart on Kubernetes) — is all it takes.
 """
+import collections
 import functools
+import os
+import threading
+import uuid
 
 import numpy as np
 
@@ -30,11 +38,11 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _imghist as _core
 from . import _skimage
-from ._errors import UnsupportedError
+from ._errors import Error, InvalidArgumentError, UnsupportedError
 from ._levels import (all_level_counts, array_module, as_2d, counted_by_library, is_integer, range_counts,
                       to_host)
 
-__all__ = ["histogram", "equalize_hist", "rescale_intensity", "match_histograms"]
+__all__ = ["histogram", "equalize_hist", "rescale_intensity", "match_histograms", "process_files", "FileResult"]
 
 _HIST_DTYPES = ("uint8", "uint16", "int32", "float32")
 
@@ -245,6 +253,169 @@ def match_histograms(darr, reference, *, channel_axis=None):
     out_dtype = _skimage.match_output_dtype(darr.dtype, channel_axis)
     func = functools.partial(_match_block, plans=plans, channel_axis=channel_axis)
     return darr.map_blocks(func, dtype=out_dtype, meta=_meta(darr, out_dtype))
+
+
+# ---- the command-line tool's per-file work on a cluster -------------------------------------------------------
+
+FileResult = collections.namedtuple("FileResult", "file output status error note")
+FileResult.__doc__ = """One input of process_files: its path, its output's path, status "done", "failed" or "skipped"
+(skip_existing=True and the output exists), the error (the message naming the file) when it failed, and the
+command's note for it when it has one (threshold: "threshold: 117", multi-level Otsu: "thresholds: 60 140")."""
+
+_OPERATIONS = ("equalize", "stretch", "match", "threshold", "clahe")
+# The CLI's options that make no sense for tasks scheduled by Dask (or that process_files sets itself).
+_NOT_OPTIONS = ("in_place", "shard", "quiet", "verbose", "paths")
+
+
+def _cli_args(operation, inputs, output_dir, options):
+    """The command line of `imghist <operation>` that process_files runs file by file."""
+    if operation not in _OPERATIONS:
+        raise InvalidArgumentError(f"dask.process_files: unknown operation {operation!r}; one of "
+                                   f"{', '.join(_OPERATIONS)}")
+    opts = dict(options)
+    reference = opts.pop("reference", None)
+    if (operation == "match") != (reference is not None):
+        raise TypeError("dask.process_files: reference= is " + ("required for 'match'" if operation == "match"
+                                                                 else f"only used by 'match', not {operation!r}"))
+    opts.setdefault("threads", 1)
+    args = [operation]
+    for key, value in opts.items():
+        if key in _NOT_OPTIONS:
+            raise TypeError(f"dask.process_files: {key}= is not an option of process_files (the cluster's tasks "
+                            "take its place; --shard serves runs without Dask)")
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif value is False or value is None:
+            continue
+        elif key == "tiles" and isinstance(value, (tuple, list)):
+            args += [flag, f"{int(value[0])}x{int(value[1])}"]
+        else:
+            args += [flag, str(value)]
+    args.append("--quiet")
+    paths = [inputs] if isinstance(inputs, (str, bytes, os.PathLike)) else list(inputs)
+    if not paths:
+        raise InvalidArgumentError("dask.process_files: no inputs")
+    args += [os.fspath(p) for p in paths]
+    if reference is not None:
+        args.append(os.fspath(reference))
+    args.append(os.fspath(output_dir))
+    return tuple(args)
+
+
+# Parsed jobs of this process (a worker's), by run: a match job reads its reference once per worker.
+_JOBS = collections.OrderedDict()
+_JOBS_LOCK = threading.Lock()
+
+
+def _file_job(token, job_args):
+    with _JOBS_LOCK:
+        job = _JOBS.get(token)
+        if job is None:
+            job = _JOBS[token] = _core.FileJob(list(job_args))
+            while len(_JOBS) > 4:
+                _JOBS.popitem(last=False)
+        return job
+
+
+def _run_file(file, output, job_args, token):
+    """One task: the file's work, as the CLI does it; a failure is the file's result, not the task's."""
+    try:
+        return "done", None, _file_job(token, job_args).run(file, output)
+    except Error as e:
+        return "failed", str(e), None
+
+
+def _clear_stale(folders):
+    """Removes the temporaries that writers which are gone (e.g. a killed worker) left in `folders`."""
+    removed = []
+    for d in folders:
+        if os.path.isdir(d):
+            removed += _core.remove_stale_temporaries(d)
+    return removed
+
+
+def _default_client():
+    try:
+        from distributed import default_client
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _run_on_cluster(client, todo, job_args, token):
+    from distributed import wait
+    futures = client.map(_run_file, [f for f, _ in todo], [o for _, o in todo], job_args=job_args, token=token,
+                         key=[f"imghist-process_files-{token}-{i}" for i in range(len(todo))])
+    wait(futures)
+    outcomes = []
+    for f in futures:
+        if f.status == "finished":
+            outcomes.append(f.result())
+        else:  # the task itself failed: its worker died too often (KilledWorker), or the worker cannot import us
+            e = f.exception()
+            outcomes.append(("failed", f"{type(e).__name__}: {e}", None))
+    del futures
+    return outcomes
+
+
+def process_files(operation, inputs, output_dir, client=None, **options):
+    """Runs `imghist <operation> INPUTS... OUTPUT_DIR/` with one dask task per file: the command-line tool's own
+    per-file work (its parser, rules and code: output names, formats, quality, metadata, --auto-orient,
+    --strip, ...), so every output is byte for byte what the CLI writes for that file with the same options
+    (and the same --threads: process_files passes threads=1, one thread per task, unless told otherwise; PNG
+    files are deflated in bands per thread, so their bytes, not their pixels, depend on it). JPEG files go
+    through the CPU codecs, as the CLI does with --device cpu (its GPU JPEG pipeline is not used).
+
+    operation: "equalize", "stretch", "match", "threshold" or "clahe".
+    inputs: a path or a list of paths: files, folders (their image files; recursive=True for sub-folders, whose
+        tree is mirrored) and glob patterns, as the CLI takes them.
+    output_dir: the output folder (created when missing); outputs are named as the CLI names them in a folder:
+        output_dir/<path relative to its input folder>, with to="png" (--to) giving them another format.
+    client: a distributed.Client; None: the default client when there is one, else dask's local scheduler
+        (threads of this process).
+    options: the command's options as keywords, --name value becoming name=value: mode="per-channel",
+        method="triangle", value=100, invert=True, classes=4, clip=3.0, tiles=(16, 16), low=0.5, high=0.5,
+        reference="ref.png" (match's REF), to="png", quality=92, png_level=6, tiff_compression="lzw",
+        strip=True, auto_orient=True, depth=8, flatten=True, background="black", recursive=True,
+        skip_existing=True, max_pixels=..., device="cuda", threads=2. True adds a flag, False or None leaves it
+        out. An option the command does not have raises InvalidArgumentError with the CLI's message.
+
+    Before any task runs, the files are planned on the client as the CLI plans them, and the CLI's refusals
+    apply (an output that is an input, two inputs with one output): InvalidArgumentError, nothing written.
+    Workers must see the paths as the client does (a shared file system).
+
+    Returns one FileResult per input, in input order (status "done", "failed" with the error, or "skipped").
+    A file that fails (unreadable, hostile, unsupported) is reported and the others go on. Outputs are written
+    atomically and durably (a temporary name, fsync, rename), so a task that runs twice — Dask re-runs the
+    tasks of a worker that died — writes the same file again and nothing partial is ever visible under an
+    output's name; the temporaries of killed workers are removed at the end. Resumable: skip_existing=True
+    leaves outputs that exist alone (reported "skipped"), as the CLI's --skip-existing."""
+    job_args = _cli_args(operation, inputs, output_dir, options)
+    if not _core.has_files:
+        raise UnsupportedError("dask.process_files: this build of imghist has no image files (built without the "
+                               "command-line tool: IMGHIST_PYTHON_FILES=OFF)")
+    os.makedirs(output_dir, exist_ok=True)
+    planned = _core.FileJob(list(job_args)).plan()
+    todo = [(f, o) for f, o, skipped in planned if not skipped]
+    token = uuid.uuid4().hex
+    client = client if client is not None else _default_client()
+    if client is None:
+        tasks = [dask.delayed(_run_file, pure=False)(f, o, job_args, token) for f, o in todo]
+        outcomes = list(dask.compute(*tasks))
+    else:
+        outcomes = _run_on_cluster(client, todo, job_args, token)
+    folders = sorted({os.path.dirname(o) or "." for _, o in todo})
+    if folders:
+        if client is not None:
+            client.run(_clear_stale, folders, on_error="ignore")
+        _clear_stale(folders)
+    done = dict(zip(todo, outcomes))
+    results = []
+    for f, o, skipped in planned:
+        status, error, note = ("skipped", None, None) if skipped else done[(f, o)]
+        results.append(FileResult(f, o, status, error, note or None))
+    return results
 
 
 def __dir__():

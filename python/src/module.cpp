@@ -1,395 +1,28 @@
 // imghist._imghist — the compiled half of the `imghist` Python package.
 //
-// This file turns Python arrays into imghist::ImageView and calls the core and filters libraries; the
-// package's Python half (imghist/__init__.py) recognises frameworks (NumPy, CuPy, PyTorch, other
+// This file defines the module: the single-image operations and histograms, and the classes of array
+// arguments (arrays.hpp); batch.cpp adds the batch filters and files.cpp the image files. The package's
+// Python half (imghist/__init__.py) recognises frameworks (NumPy, CuPy, PyTorch, other
 // __cuda_array_interface__ / DLPack producers), allocates outputs with the input's framework and picks the
 // stream. Every library call runs with the GIL released. imghist::Error becomes the Python exception of
 // its code (classes in imghist/_errors.py), with the library's message spoken in Python's terms
-// (python_message below).
-//
-// Image arguments are either NumPy arrays (host memory) or ExternalArray objects (a pointer, shape and byte
-// strides taken from __cuda_array_interface__, a DLPack capsule, or a framework's own accessors). An array
-// is an image when it is 2-D (H, W) or 3-D (H, W, C) with C in {1, 3, 4}, its samples are uint8, uint16,
-// int32 or float32 in native byte order, the samples of a pixel and the pixels of a row are adjacent, rows
-// are at least a row's bytes apart (any row stride: ROI views work without a copy), and samples are aligned
-// to their size. NumPy arrays that are not laid out so (column steps, negative strides, Fortran order,
-// unaligned data) are copied to a C-contiguous array first; external arrays are never copied and are
-// refused instead.
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-
+// (python_message).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "dlpack_abi.hpp"
-#include "imghist/buffer.hpp"
-#include "imghist/error.hpp"
-#include "imghist/filters.hpp"
-#include "imghist/histogram.hpp"
-#include "imghist/image.hpp"
+#include "arrays.hpp"
+#include "bindings.hpp"
 #include "imghist/version.hpp"
-
-namespace py = pybind11;
-using imghist::Backend;
-using imghist::ErrorCode;
-using imghist::ImageView;
-using imghist::Location;
-using imghist::SampleType;
 
 namespace imghist_py {
 namespace {
-
-[[noreturn]] void fail(ErrorCode code, const std::string& msg) { throw imghist::Error(code, msg); }
-
-/// The sample type of a dtype given as (kind, itemsize, byte order); throws Unsupported for the others.
-SampleType sample_type(char kind, int itemsize, bool native, const char* role) {
-    if (native) {
-        if (kind == 'u' && itemsize == 1) return SampleType::U8;
-        if (kind == 'u' && itemsize == 2) return SampleType::U16;
-        if (kind == 'i' && itemsize == 4) return SampleType::I32;
-        if (kind == 'f' && itemsize == 4) return SampleType::F32;
-    }
-    fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype " + (native ? "" : "(non-native byte order) ") +
-                                     kind + std::to_string(itemsize) +
-                                     "; supported: uint8, uint16, int32, float32");
-}
-
-/// Parses an array-interface type string ("|u1", "<u2", "<i4", "<f4").
-SampleType sample_type(const std::string& typestr, const char* role) {
-    if (typestr.size() < 3) fail(ErrorCode::InvalidArgument, std::string(role) + ": bad typestr '" + typestr + "'");
-    const char order = typestr[0];
-    const bool native = order == '|' || order == '=' || order == '<';  // little-endian hosts (x86-64, aarch64)
-    return sample_type(typestr[1], std::stoi(typestr.substr(2)), native, role);
-}
-
-const char* typestr_of(SampleType t) {
-    switch (t) {
-        case SampleType::U8: return "|u1";
-        case SampleType::U16: return "<u2";
-        case SampleType::I32: return "<i4";
-        case SampleType::F32: return "<f4";
-    }
-    return "";
-}
-
-/// Builds an ImageView from a strided array; returns false when the layout is not representable
-/// (see the header comment), throws for shapes that are not images.
-bool make_view(const void* data, int ndim, const std::int64_t* shape, const std::int64_t* strides, SampleType type,
-               Location loc, const char* role, ImageView& out) {
-    if (ndim != 2 && ndim != 3)
-        fail(ErrorCode::InvalidArgument, std::string(role) + ": expected a 2-D (H, W) or 3-D (H, W, C) array, got " +
-                                             std::to_string(ndim) + " dimensions");
-    const std::int64_t h = shape[0], w = shape[1], c = ndim == 3 ? shape[2] : 1;
-    if (c != 1 && c != 3 && c != 4)
-        fail(ErrorCode::InvalidArgument,
-             std::string(role) + ": " + std::to_string(c) + " channels; 1, 3 or 4 interleaved channels are supported");
-    if (h > INT32_MAX || w > INT32_MAX)
-        fail(ErrorCode::InvalidArgument, std::string(role) + ": image dimensions above 2^31-1");
-    const std::int64_t ss = static_cast<std::int64_t>(imghist::sample_size(type));
-    const std::int64_t row = w * c * ss;
-    std::int64_t pitch = row;
-    if (h > 0 && w > 0) {
-        // Samples of a pixel, then pixels of a row, must be adjacent (dimensions of extent 1 have any stride).
-        if (ndim == 3 && c > 1 && strides[2] != ss) return false;
-        if (w > 1 && strides[1] != c * ss) return false;
-        if (h > 1) {
-            if (strides[0] < row) return false;  // negative, overlapping or transposed rows
-            pitch = strides[0];
-        }
-        // The library reads whole samples: unaligned data (NumPy allows it, e.g. arrays unpickled from a
-        // byte stream) is not viewable.
-        if (reinterpret_cast<std::uintptr_t>(data) % static_cast<std::uintptr_t>(ss) != 0 || pitch % ss != 0)
-            return false;
-    }
-    out = ImageView{};
-    out.data = data;
-    out.width = static_cast<int>(w);
-    out.height = static_cast<int>(h);
-    out.pitch = static_cast<std::size_t>(pitch);
-    out.channels = static_cast<int>(c);
-    out.type = type;
-    out.location = loc;
-    return true;
-}
-
-// ---- arrays from outside NumPy ---------------------------------------------------------------------------
-
-/// An array described by a pointer, shape and byte strides (host or device), kept alive by `owner` or by
-/// a consumed DLPack tensor, whose deleter runs when this object dies.
-class ExternalArray {
-public:
-    ExternalArray(std::uintptr_t ptr, std::vector<std::int64_t> shape, py::object strides, const std::string& typestr,
-                  bool device, int device_id, py::object owner)
-        : ptr_(ptr), shape_(std::move(shape)), counts_(typestr == "<i8"),
-          type_(counts_ ? SampleType::U8 : sample_type(typestr, "array")), device_(device), device_id_(device_id),
-          owner_(std::move(owner)) {
-        // int64 arrays are histogram results (the counts a call writes), never images: see view().
-        if (strides.is_none()) {
-            strides_ = compact_strides(shape_, counts_ ? 8 : static_cast<std::int64_t>(imghist::sample_size(type_)));
-        } else {
-            strides_ = strides.cast<std::vector<std::int64_t>>();
-            if (strides_.size() != shape_.size())
-                fail(ErrorCode::InvalidArgument, "array: strides and shape differ in length");
-        }
-    }
-
-    /// Consumes a "dltensor" capsule (renaming it "used_dltensor", as the protocol requires).
-    static std::unique_ptr<ExternalArray> from_dlpack(py::capsule cap) {
-        const char* name = cap.name();
-        if (name == nullptr || std::string(name) != "dltensor")
-            fail(ErrorCode::InvalidArgument, "DLPack: expected an unused capsule named 'dltensor'");
-        auto* mt = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
-        if (mt == nullptr) throw py::error_already_set();
-        // From here on this object owns the tensor: the capsule's destructor must not free it again.
-        if (PyCapsule_SetName(cap.ptr(), "used_dltensor") != 0) throw py::error_already_set();
-        std::unique_ptr<ExternalArray> a(new ExternalArray());
-        a->managed_ = mt;
-        const dlpack::Tensor& t = mt->dl_tensor;
-        const int dt = t.device.device_type;
-        if (dt == dlpack::kDLCUDA || dt == dlpack::kDLCUDAManaged) {
-            a->device_ = true;
-        } else if (dt == dlpack::kDLCPU || dt == dlpack::kDLCUDAHost) {
-            a->device_ = false;
-        } else {
-            fail(ErrorCode::Unsupported, "DLPack: device type " + std::to_string(dt) +
-                                             " is not supported (CPU, CUDA, CUDA host and managed memory are)");
-        }
-        a->device_id_ = a->device_ ? t.device.device_id : -1;
-        if (t.dtype.lanes != 1) fail(ErrorCode::Unsupported, "DLPack: vector dtypes (lanes > 1) are not supported");
-        const char kind = t.dtype.code == dlpack::kDLUInt ? 'u'
-                          : t.dtype.code == dlpack::kDLInt ? 'i'
-                          : t.dtype.code == dlpack::kDLFloat ? 'f'
-                                                             : '?';
-        a->type_ = sample_type(kind, t.dtype.bits / 8, t.dtype.bits % 8 == 0, "array");
-        a->ptr_ = reinterpret_cast<std::uintptr_t>(t.data) + t.byte_offset;
-        a->shape_.assign(t.shape, t.shape + t.ndim);
-        const auto ss = static_cast<std::int64_t>(imghist::sample_size(a->type_));
-        if (t.strides == nullptr) {
-            a->strides_ = compact_strides(a->shape_, ss);
-        } else {
-            a->strides_.resize(static_cast<std::size_t>(t.ndim));
-            for (int i = 0; i < t.ndim; ++i) a->strides_[static_cast<std::size_t>(i)] = t.strides[i] * ss;
-        }
-        return a;
-    }
-
-    ~ExternalArray() {
-        if (managed_ != nullptr && managed_->deleter != nullptr) managed_->deleter(managed_);
-    }
-    ExternalArray(const ExternalArray&) = delete;
-    ExternalArray& operator=(const ExternalArray&) = delete;
-
-    ImageView view(const char* role) const {
-        if (counts_)
-            fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype i8 (int64 arrays receive counts); "
-                                                             "supported: uint8, uint16, int32, float32");
-        ImageView v;
-        if (!make_view(reinterpret_cast<const void*>(ptr_), static_cast<int>(shape_.size()), shape_.data(),
-                       strides_.data(), type_, device_ ? Location::Device : Location::Host, role, v))
-            fail(ErrorCode::InvalidArgument,
-                 std::string(role) +
-                     ": this array's samples or pixels are not adjacent (a column step, a transposed or "
-                     "channel-first layout) or not aligned to the sample size; external arrays are used without "
-                     "copies, so pass one with C-contiguous, aligned rows (row padding and ROI views are fine)");
-        return v;
-    }
-    bool device() const noexcept { return device_; }
-    int device_id() const noexcept { return device_id_; }
-    const std::vector<std::int64_t>& shape() const noexcept { return shape_; }
-    std::string typestr() const { return counts_ ? "<i8" : typestr_of(type_); }
-    std::uintptr_t ptr() const noexcept { return ptr_; }
-
-private:
-    ExternalArray() = default;
-    static std::vector<std::int64_t> compact_strides(const std::vector<std::int64_t>& shape, std::int64_t ss) {
-        std::vector<std::int64_t> s(shape.size());
-        std::int64_t step = ss;
-        for (std::size_t i = shape.size(); i-- > 0;) {
-            s[i] = step;
-            step *= shape[i];
-        }
-        return s;
-    }
-
-    std::uintptr_t ptr_ = 0;
-    std::vector<std::int64_t> shape_, strides_;
-    bool counts_ = false;  ///< int64 counts (a result), not samples; declared before type_, which depends on it
-    SampleType type_ = SampleType::U8;
-    bool device_ = false;
-    int device_id_ = -1;
-    py::object owner_;
-    dlpack::ManagedTensor* managed_ = nullptr;
-};
-
-/// Device memory owned by the module, for results of inputs whose framework is neither CuPy nor PyTorch.
-/// Readable by any consumer of __cuda_array_interface__ (version 3, with the stream the result was
-/// written on, so that consumers order their reads after it).
-class DeviceArray {
-public:
-    DeviceArray(std::vector<std::int64_t> shape, const std::string& typestr)
-        : shape_(std::move(shape)), type_(sample_type(typestr, "DeviceArray")) {
-        std::size_t bytes = imghist::sample_size(type_);
-        for (std::int64_t d : shape_) {
-            if (d < 0) fail(ErrorCode::InvalidArgument, "DeviceArray: negative dimension");
-            bytes *= static_cast<std::size_t>(d);
-        }
-        if (bytes > 0) buffer_ = imghist::DeviceBuffer(bytes);
-    }
-    // Holds int64 counts too, which are not an image sample type.
-    DeviceArray(std::vector<std::int64_t> shape, bool int64_counts) : shape_(std::move(shape)), counts_(int64_counts) {
-        std::size_t bytes = 8;
-        for (std::int64_t d : shape_) bytes *= static_cast<std::size_t>(d);
-        if (bytes > 0) buffer_ = imghist::DeviceBuffer(bytes);
-    }
-
-    py::dict cuda_array_interface() const {
-        py::dict d;
-        py::tuple shape(shape_.size());
-        for (std::size_t i = 0; i < shape_.size(); ++i) shape[i] = py::int_(shape_[i]);
-        d["shape"] = shape;
-        d["typestr"] = typestr();
-        d["data"] = py::make_tuple(py::int_(ptr()), false);
-        d["strides"] = py::none();
-        d["version"] = 3;
-        // 0 would mean "no synchronisation needed", which is wrong for work on the legacy default stream.
-        d["stream"] = stream_ == 0 ? py::object(py::int_(1)) : py::object(py::int_(stream_));
-        return d;
-    }
-    std::uintptr_t ptr() const noexcept { return reinterpret_cast<std::uintptr_t>(buffer_.data()); }
-    std::string typestr() const { return counts_ ? "<i8" : typestr_of(type_); }
-    const std::vector<std::int64_t>& shape() const noexcept { return shape_; }
-    void set_stream(std::uintptr_t s) noexcept { stream_ = s; }
-
-private:
-    std::vector<std::int64_t> shape_;
-    SampleType type_ = SampleType::U8;
-    bool counts_ = false;
-    imghist::DeviceBuffer buffer_;
-    std::uintptr_t stream_ = 0;
-};
-
-// ---- image arguments -------------------------------------------------------------------------------------
-
-struct Image {
-    ImageView view;
-    int ndim = 2;
-    py::object keep;  ///< a C-contiguous copy of a NumPy input that could not be viewed in place
-};
-
-
-Image image_arg(py::handle obj, const char* role, bool writable = false) {
-    Image img;
-    if (py::isinstance<py::array>(obj)) {
-        auto arr = py::reinterpret_borrow<py::array>(obj);
-        if (writable && !arr.writeable()) fail(ErrorCode::InvalidArgument, std::string(role) + ": array is read-only");
-        const py::dtype dt = arr.dtype();
-        const char kind = dt.kind();
-        const int itemsize = static_cast<int>(dt.itemsize());
-        const bool native = dt.byteorder() != '>';
-        if (!((kind == 'u' && (itemsize == 1 || itemsize == 2)) || ((kind == 'i' || kind == 'f') && itemsize == 4)) ||
-            !native)
-            fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype " + std::string(py::str(static_cast<const py::handle&>(dt))) +
-                                             "; supported: uint8, uint16, int32, float32 (native byte order)");
-        const SampleType t = sample_type(kind, itemsize, native, role);
-        const int nd = static_cast<int>(arr.ndim());
-        std::int64_t shape[3] = {0, 0, 0}, strides[3] = {0, 0, 0};
-        for (int i = 0; i < nd && i < 3; ++i) {
-            shape[i] = arr.shape(i);
-            strides[i] = arr.strides(i);
-        }
-        img.ndim = nd;
-        if (make_view(arr.data(), nd, shape, strides, t, Location::Host, role, img.view)) return img;
-        if (writable)
-            fail(ErrorCode::InvalidArgument, std::string(role) + ": an output array needs adjacent samples and "
-                                                                 "pixels in each row, aligned to the sample size");
-        img.keep = arr.attr("copy")("C");  // C-contiguous and aligned
-        auto copy = py::reinterpret_borrow<py::array>(img.keep);
-        for (int i = 0; i < nd; ++i) strides[i] = copy.strides(i);
-        make_view(copy.data(), nd, shape, strides, t, Location::Host, role, img.view);
-        return img;
-    }
-    if (py::isinstance<ExternalArray>(obj)) {
-        const auto& ext = obj.cast<const ExternalArray&>();
-        img.view = ext.view(role);
-        img.ndim = static_cast<int>(ext.shape().size());
-        return img;
-    }
-    fail(ErrorCode::Unsupported, std::string(role) + ": expected a NumPy array or an imghist.ExternalArray, got " +
-                                     std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
-}
-
-imghist::Stream as_stream(std::uintptr_t s) { return reinterpret_cast<imghist::Stream>(s); }
-
-imghist::BinSpec bin_spec(SampleType type, int bins, py::handle range) {
-    if (bins < 1) fail(ErrorCode::InvalidArgument, "bins must be at least 1, got " + std::to_string(bins));
-    if (range.is_none()) return imghist::BinSpec::full(type, bins);
-    auto seq = py::reinterpret_borrow<py::sequence>(range);
-    if (py::len(seq) != 2) fail(ErrorCode::InvalidArgument, "range must be (low, high)");
-    return imghist::BinSpec::even(bins, seq[0].cast<double>(), seq[1].cast<double>());
-}
-
-imghist::FilterOptions filter_options(const std::string& backend, int device, std::uintptr_t stream) {
-    imghist::FilterOptions o;
-    o.backend = imghist::parse_backend(backend);
-    o.device = device;
-    o.stream = as_stream(stream);
-    return o;
-}
-
-// ---- messages in Python's terms -----------------------------------------------------------------------------
-
-/// A library message as the user of the Python function `function` reads it: the library's own operation
-/// name at the front (a C++ name such as equalize_hist or BinSpec::full) becomes `function`, the library's
-/// sample-type names become NumPy's dtype names (u8 -> uint8, ...), and the few phrases that name C++
-/// API (other functions, enumerators) name the Python equivalent.
-std::string python_message(std::string msg, const std::string& function) {
-    static const std::pair<const char*, const char*> phrases[] = {
-        {"(use equalize_hist_color for 3 or 4 channels)", "(use imghist.equalizeHistColor for 3- or 4-channel images)"},
-        {"use Backend::Cuda or Auto", "use backend='cuda' or 'auto'"},
-        {"; use CountType::U64", ""},
-        {"; give low and high", "; pass the range (low, high)"},
-        {"unsupported sample type", "unsupported dtype"},
-        {"8-bit images only", "uint8 images only"},
-        {"must be 8-bit with", "must be uint8 with"},
-        {"source and destination", "src and dst"},
-    };
-    for (const auto& [from, to] : phrases) {
-        const std::size_t at = msg.find(from);
-        if (at != std::string::npos) msg.replace(at, std::strlen(from), to);
-    }
-    // Leading operation names of the libraries (C++ identifiers, or the few prose names they use).
-    static const std::regex op_prefix(
-        "^(?:(?:[A-Za-z0-9]+(?:_|::)[A-Za-z0-9_:]*|[A-Z][A-Za-z0-9]*|threshold|calcHist(?:Batch|YCbCrBatch)?|filters|"
-        "multi-Otsu(?: labels)?|contrast stretch|histogram matching|luma histogram|histogram|staged transfer|"
-        "pinned memory): )+");
-    msg = std::regex_replace(msg, op_prefix, "", std::regex_constants::format_first_only);
-    static const std::pair<std::regex, const char*> dtypes[] = {
-        {std::regex("\\bu8\\b"), "uint8"}, {std::regex("\\bu16\\b"), "uint16"},
-        {std::regex("\\bi32\\b"), "int32"}, {std::regex("\\bf32\\b"), "float32"}};
-    for (const auto& [re, name] : dtypes) msg = std::regex_replace(msg, re, name);
-    if (msg.compare(0, function.size() + 1, function + ":") != 0) msg = function + ": " + msg;
-    return msg;
-}
-
-/// Runs `body` (a binding's work) and rethrows imghist::Error with its message in Python's terms.
-template <class F>
-auto in_python_terms(const std::string& function, F&& body) -> decltype(body()) {
-    try {
-        return body();
-    } catch (const imghist::Error& e) {
-        throw imghist::Error(e.code(), python_message(e.what(), function));
-    }
-}
 
 // ---- operations ------------------------------------------------------------------------------------------
 
@@ -495,14 +128,13 @@ void equalize(py::handle src, py::handle dst, const std::string& backend, int de
 
 void equalize_color(py::handle src, py::handle dst, const std::string& mode, const std::string& backend, int device,
                     std::uintptr_t stream) {
-    if (mode != "luma" && mode != "per-channel")
-        fail(ErrorCode::InvalidArgument, "mode must be 'luma' or 'per-channel', got '" + mode + "'");
+    const bool luma = luma_mode(mode);
     Image s = image_arg(src, "equalizeHistColor: src");
     Image d = image_arg(dst, "equalizeHistColor: dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
-    imghist::equalize_hist_color(s.view, d.view,
-                                 mode == "luma" ? imghist::ColorEqualize::Luma : imghist::ColorEqualize::PerChannel, o);
+    imghist::equalize_hist_color(s.view, d.view, luma ? imghist::ColorEqualize::Luma : imghist::ColorEqualize::PerChannel,
+                                 o);
 }
 
 /// Applies tables[c] (uint16, one row of 256 or 65536 entries per channel, or one row for every channel) to
@@ -527,20 +159,12 @@ void apply_table(py::handle src, py::handle dst, py::array_t<std::uint16_t, py::
 
 double threshold(py::handle src, py::handle dst, double thresh, double maxval, int type, const std::string& backend,
                  int device, std::uintptr_t stream) {
-    // cv2's encoding: the operation in the low 3 bits, THRESH_OTSU = 8, THRESH_TRIANGLE = 16.
-    const int op = type & 7, automatic = type & ~7;
-    if (op > 4 || (automatic != 0 && automatic != 8 && automatic != 16))
-        fail(ErrorCode::InvalidArgument, "threshold: unknown type " + std::to_string(type) +
-                                             " (THRESH_BINARY..THRESH_TOZERO_INV, optionally | THRESH_OTSU or "
-                                             "| THRESH_TRIANGLE)");
+    const ThresholdKind kind = threshold_kind(type);
     Image s = image_arg(src, "threshold: src");
     Image d = image_arg(dst, "threshold: dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
-    const auto at = automatic == 8    ? imghist::AutoThreshold::Otsu
-                    : automatic == 16 ? imghist::AutoThreshold::Triangle
-                                      : imghist::AutoThreshold::None;
     py::gil_scoped_release nogil;
-    return imghist::threshold(s.view, d.view, thresh, maxval, static_cast<imghist::ThresholdType>(op), at, o);
+    return imghist::threshold(s.view, d.view, thresh, maxval, kind.op, kind.automatic, o);
 }
 
 void clahe(py::handle src, py::handle dst, double clip, int tiles_x, int tiles_y, const std::string& backend,
@@ -555,14 +179,13 @@ void clahe(py::handle src, py::handle dst, double clip, int tiles_x, int tiles_y
 
 void stretch(py::handle src, py::handle dst, double low, double high, const std::string& mode,
              const std::string& backend, int device, std::uintptr_t stream) {
-    if (mode != "luma" && mode != "per-channel")
-        fail(ErrorCode::InvalidArgument, "mode must be 'luma' or 'per-channel', got '" + mode + "'");
+    const bool luma = luma_mode(mode);
     Image s = image_arg(src, "stretchContrast: src");
     Image d = image_arg(dst, "stretchContrast: dst", true);
     const imghist::FilterOptions o = filter_options(backend, device, stream);
     py::gil_scoped_release nogil;
     imghist::stretch_contrast(s.view, d.view, low, high,
-                              mode == "luma" ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel, o);
+                              luma ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel, o);
 }
 
 void match(py::handle src, py::handle reference, py::handle dst, const std::string& backend, int device,
@@ -613,35 +236,6 @@ std::vector<double> time_calc_hist(py::handle src, int bins, const std::string& 
     return t;
 }
 
-/// A binding of `f` whose errors speak of the Python function `function` (in_python_terms).
-template <class R, class... A>
-auto named(const char* function, R (*f)(A...)) {
-    return [function, f](A... a) -> R { return in_python_terms(function, [&]() -> R { return f(a...); }); };
-}
-
-/// A binding of `f`, whose last argument names the Python function that asks, with errors in its terms.
-template <class R, class... A>
-auto named_by_caller(R (*f)(A...)) {
-    return [f](A... a) -> R {
-        const std::string& function = std::get<sizeof...(A) - 1>(std::forward_as_tuple(a...));
-        return in_python_terms(function, [&]() -> R { return f(a...); });
-    };
-}
-
-// ---- errors ----------------------------------------------------------------------------------------------
-
-const char* error_class(ErrorCode code) {
-    switch (code) {
-        case ErrorCode::InvalidArgument: return "InvalidArgumentError";
-        case ErrorCode::Unsupported: return "UnsupportedError";
-        case ErrorCode::OutOfMemory: return "OutOfMemoryError";
-        case ErrorCode::NoDevice: return "NoDeviceError";
-        case ErrorCode::Cuda: return "CudaError";
-        case ErrorCode::Overflow: return "CountOverflowError";
-        case ErrorCode::Io: return "IoError";
-    }
-    return "Error";
-}
 
 }  // namespace
 }  // namespace imghist_py
@@ -690,7 +284,8 @@ PYBIND11_MODULE(_imghist, m) {
         })
         .def_property_readonly("typestr", &DeviceArray::typestr)
         .def_property_readonly("ptr", &DeviceArray::ptr)
-        .def("_set_stream", &DeviceArray::set_stream);
+        .def("_set_stream", &DeviceArray::set_stream)
+        .def("_fill_zero", &DeviceArray::fill_zero);
 
     m.def("hist_host", named_by_caller(&hist_host), py::arg("src"), py::arg("bins"), py::arg("range"),
           py::arg("mask"), py::arg("backend"), py::arg("function") = "hist");
@@ -721,4 +316,12 @@ PYBIND11_MODULE(_imghist, m) {
     m.def("version", &imghist::version);
     m.def("built_with_cuda", &imghist::built_with_cuda);
     m.def("cuda_device_name", &imghist::cuda_device_name, py::arg("ordinal") = 0);
+    add_batch_functions(m);
+#if IMGHIST_PY_FILES
+    add_file_functions(m);
+    m.attr("has_files") = true;
+#else
+    m.attr("has_files") = false;
+#endif
 }
+

@@ -10,7 +10,7 @@ import pytest
 
 import imghist
 
-MODULES = ["imghist", "imghist.exposure", "imghist.filters", "imghist.dask"]
+MODULES = ["imghist", "imghist.exposure", "imghist.filters", "imghist.dask", "imghist.batch", "imghist.io"]
 
 
 def load(name):
@@ -50,13 +50,15 @@ def stub_parameters(fn):
         params.append((arg.arg, "positional", None if default is None else ast.literal_eval(default)))
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
         params.append((arg.arg, "keyword", None if default is None else ast.literal_eval(default)))
+    if a.kwarg is not None:
+        params.append((a.kwarg.arg, "var-keyword", None))
     return [p for p in params if p[0] != "self"]
 
 
 def runtime_parameters(obj):
     params = []
     for p in inspect.signature(obj).parameters.values():
-        kind = "keyword" if p.kind == p.KEYWORD_ONLY else "positional"
+        kind = {p.KEYWORD_ONLY: "keyword", p.VAR_KEYWORD: "var-keyword"}.get(p.kind, "positional")
         default = None if p.default is p.empty else p.default
         params.append((p.name, kind, default))
     return [p for p in params if p[0] != "self"]
@@ -94,7 +96,7 @@ def test_stubs_have_the_runtime_parameters(name):
                 continue  # compiled functions and properties: no Python signature to compare
             assert stub_parameters(fn) == runtime_parameters(runtime), label
             checked += 1
-    assert checked >= 3
+    assert checked >= 2  # imghist.io has two functions
 
 
 def test_version_is_the_projects():

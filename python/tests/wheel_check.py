@@ -6,11 +6,13 @@
      is compiled by the project's own build; this checks the packaging) — or, with --cuda (a GPU host:
      scripts/python_gpu_check.sh), the CUDA module, whose use then includes device calls;
   2. the wheel holds the package, its stubs and py.typed, the extension and the library it links (libimghist), and
-     nothing else (no CLI, tests or samples);
+     nothing else (no CLI, tests or samples; the file layer, imghist_io, is linked into the extension);
   3. `python3 -m venv --system-site-packages` + `pip install` of the wheel works offline;
   4. from a directory outside the source tree, with neither PYTHONPATH nor LD_LIBRARY_PATH, the venv's
      Python imports imghist from the venv (the extension finds its libraries through RUNPATH $ORIGIN) and
-     gets the project's version and correct results.
+     gets the project's version and correct results — image files (imghist.io, imread / imwrite) and
+     imghist.dask.process_files included, unless --no-files (a host without OpenCV's C++ libraries); every
+     library the extension needs is found (libimghist beside it, the others from the system).
 Exit status 77 (skipped) when pip or venv is missing (Debian: python3-pip, python3-venv).
 """
 import argparse
@@ -56,6 +58,30 @@ assert (imghist.hist(img) == np.bincount(img.ravel(), minlength=256)).all()
 eq = exposure.equalize_hist(img)
 assert eq.dtype == np.float64 and 0 < eq.min() and eq.max() == 1.0
 assert filters.threshold_otsu(img) == filters.threshold_otsu(hist=np.bincount(img.ravel()))
+if os.environ.get("WHEEL_CHECK_FILES") == "1":
+    import tempfile
+    assert imghist._imghist.has_files, "the wheel has no image files"
+    with tempfile.TemporaryDirectory() as d:
+        rgb = np.dstack([img, img[::-1], img[:, ::-1]])
+        meta = imghist.io.Metadata(icc=b"icc" * 50, quality=77)
+        imghist.io.write(os.path.join(d, "a.jpg"), rgb, meta)
+        back, m = imghist.io.read(os.path.join(d, "a.jpg"))
+        assert back.shape == rgb.shape and m.icc == meta.icc and m.quality == 77, m
+        assert imghist.imwrite(os.path.join(d, "b.png"), rgb[..., ::-1])
+        assert (imghist.imread(os.path.join(d, "b.png")) == rgb[..., ::-1]).all()
+        try:
+            import dask  # noqa: F401
+        except ImportError:
+            dask = None
+        if dask is not None:
+            import imghist.dask
+            # A gray PNG: the CLI's equalize of it is equalizeHist's (exactness is test_process_files.py's).
+            assert imghist.imwrite(os.path.join(d, "g.png"), img)
+            r = imghist.dask.process_files("equalize", os.path.join(d, "g.png"), os.path.join(d, "out"))
+            assert [x.status for x in r] == ["done"], r
+            assert (imghist.imread(r[0].output, imghist.IMREAD_UNCHANGED) == imghist.equalizeHist(img)).all()
+    print("files checked")
+assert (imghist.batch.equalizeHist(np.stack([img, img[::-1]]))[1] == imghist.equalizeHist(img[::-1])).all()
 if os.environ.get("WHEEL_CHECK_CUDA") == "1":
     assert imghist.built_with_cuda(), "the CUDA wheel has no CUDA backend"
     if imghist.cuda_available():
@@ -81,6 +107,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--cuda", action="store_true", help="build the CUDA module (IMGHIST_CUDA_ARCHS, default "
                                                        "native) and use the device when there is one")
+    ap.add_argument("--no-files", action="store_true", help="build the module without image files (files=OFF: "
+                                                           "a host without OpenCV's C++ libraries)")
     args = ap.parse_args()
     source, work = Path(args.source).resolve(), Path(args.work).resolve()
     for module in ("pip", "venv"):
@@ -96,6 +124,7 @@ def main():
     # 1. The wheel.
     # The settings as pip's --config-settings (the environment variables are the other way).
     settings = ["cuda=ON", f"cuda-archs={os.environ.get('IMGHIST_CUDA_ARCHS', 'native')}"] if args.cuda else ["cuda=OFF"]
+    settings.append("files=OFF" if args.no_files else "files=ON")
     settings.append(f"build-dir={work / ('cmake-cuda' if args.cuda else 'cmake')}")
     out, t_wheel = run([sys.executable, "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-index",
                         "--no-deps"] + [a for kv in settings for a in ("--config-settings", kv)] + ["-w", dist, source],
@@ -129,8 +158,10 @@ def main():
 
     # 4. Used from outside the source tree, without PYTHONPATH or LD_LIBRARY_PATH.
     with tempfile.TemporaryDirectory() as elsewhere:
-        out, _ = run([vpython, "-c", USE], env=clean_env(WHEEL_CHECK_CUDA="1" if args.cuda else "0"), cwd=elsewhere)
-    fields = dict(line.split(" ", 1) for line in out.strip().splitlines())
+        out, _ = run([vpython, "-c", USE], env=clean_env(WHEEL_CHECK_CUDA="1" if args.cuda else "0",
+                                                         WHEEL_CHECK_FILES="0" if args.no_files else "1"), cwd=elsewhere)
+    fields = dict(line.split(" ", 1) for line in out.strip().splitlines() if " " in line)
+    assert args.no_files or "files checked" in out, out
     if "device" in fields:
         print(f"device calls checked on {fields['device']}")
     assert fields["version"] == version, (fields["version"], version)
@@ -139,10 +170,17 @@ def main():
     for f in ("py.typed", "__init__.pyi", "exposure.pyi", "filters.pyi", "dask.pyi"):
         assert (installed / f).is_file(), f"{f} is not installed"
     readelf = shutil.which("readelf")
+    ext = next(installed.glob("_imghist*.so"))
     if readelf:
-        ext = next(installed.glob("_imghist*.so"))
         dyn, _ = run([readelf, "-d", ext])
         assert re.search(r"R(UN)?PATH.*\[\$ORIGIN\]", dyn), dyn
+        assert "imghist_io" not in dyn, "imghist_io must be linked in statically"
+    ldd = shutil.which("ldd")
+    if ldd:
+        deps, _ = run([ldd, ext], env=clean_env())
+        assert "not found" not in deps, deps
+        ours = [line for line in deps.splitlines() if str(installed) in line]
+        assert len(ours) == 1 and "libimghist.so" in ours[0], deps
     print(f"wheel {wheel.name} ({wheel.stat().st_size // 1024} KiB): built in {t_wheel:.1f} s; venv created in "
           f"{t_venv:.1f} s; installed in {t_install:.1f} s; imported and used from {installed}")
     return 0

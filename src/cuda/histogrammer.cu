@@ -235,14 +235,17 @@ namespace {
 /// descriptor by d strides, and no descriptor array is built or copied. Masked batches take descriptors.
 bool equally_spaced(const ImageView* images, std::size_t count, const DeviceHistogramView* out,
                     dc::BatchStrides& st) {
-    if (count < 2) return false;
+    if (count == 0) return false;
     auto delta = [](const void* a, const void* b) {
         return static_cast<long long>(reinterpret_cast<std::uintptr_t>(a) - reinterpret_cast<std::uintptr_t>(b));
     };
     const ImageView& f = images[0];
-    st.image = delta(images[1].data, f.data);
-    st.counts = delta(out[1].counts, out[0].counts);
-    st.oor = out[0].out_of_range && out[1].out_of_range ? delta(out[1].out_of_range, out[0].out_of_range) : 0;
+    st = dc::BatchStrides{};  // one image: no distances to take
+    if (count > 1) {
+        st.image = delta(images[1].data, f.data);
+        st.counts = delta(out[1].counts, out[0].counts);
+        st.oor = out[0].out_of_range && out[1].out_of_range ? delta(out[1].out_of_range, out[0].out_of_range) : 0;
+    }
     for (std::size_t i = 0; i < count; ++i) {
         const ImageView& v = images[i];
         const long long k = static_cast<long long>(i);
@@ -310,11 +313,18 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
         p.strides = strides;
         tiles = p.one.tiles * count;
         one_tile_each = p.one.tiles == 1;
-    }
-    // Zeroing goes through the descriptors (zero_outputs_kernel): a spaced batch takes them only then.
-    if (!spaced || !(accumulate || (p.store_whole && one_tile_each))) {
+    } else {
         // Descriptors on the device: one per image, built in pinned memory and copied. The pinned staging of
-        // the previous batch on this stream must have been copied before it is rewritten.
+        // the previous batch on this stream must have been copied before it is rewritten. (A spaced batch
+        // takes none, so it neither waits nor copies anything from the host: it can be captured into a graph.)
+        // A graph would replay the copy from whatever the staging holds then, and the wait would end the
+        // capture: a capturing stream is refused before anything is enqueued on it.
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        IMGHIST_CUDA(cudaStreamIsCapturing(stream, &capture));
+        if (capture != cudaStreamCaptureStatusNone)
+            throw Error(ErrorCode::Unsupported,
+                        "compute_batch: a batch whose images or outputs are not equally spaced, or that has masks, "
+                        "copies per-image descriptors on every call and cannot be captured into a CUDA graph");
         bool fresh = false;
         const auto descs_copied = static_cast<cudaEvent_t>(ws.event(detail::EventSlot::BatchDescs, &fresh));
         if (!fresh) IMGHIST_CUDA(cudaEventSynchronize(descs_copied));
@@ -336,11 +346,11 @@ void batch_on(Workspace& ws, const ImageView* images, std::size_t count, const B
         }
         IMGHIST_CUDA(cudaMemcpyAsync(dd, hd, desc_bytes, cudaMemcpyHostToDevice, stream));
         IMGHIST_CUDA(cudaEventRecord(descs_copied, stream));
-        if (!accumulate && !(p.store_whole && one_tile_each))
-            dc::launch_zero_outputs(dd, static_cast<unsigned int>(count), first.channels, spec.bins,
-                                    out[0].type == CountType::U64, stream);
         p.descs = dd;
     }
+    if (!accumulate && !(p.store_whole && one_tile_each))
+        dc::launch_zero_outputs(p, static_cast<unsigned int>(count), first.channels, spec.bins,
+                                out[0].type == CountType::U64, stream);
     if (tiles == 0) return;
     p.total_tiles = tiles;
     const int grid = dc::grid_for(ws.device(), fn, pl, tiles, total_bytes, max_samples, shape.max_blocks);

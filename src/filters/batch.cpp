@@ -269,6 +269,8 @@ void match_histograms_batch(const ImageBatch& src, const ImageView& reference, c
         return;
     }
     // The reference's histogram, once, where the reference is (as match_histograms takes it).
+    if (reference.location == Location::Device)
+        detail::refuse_capture(o.stream, "match_histograms_batch", "the reference's histogram is waited for on the host");
     FilterOptions ro = o;
     if (reference.location != f.location || reference.location == Location::Device) ro.backend = Backend::Auto;
     const Histogram target = detail::level_histogram(reference, ro);

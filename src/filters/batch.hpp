@@ -25,6 +25,12 @@ struct DeviceBatch {
     std::ptrdiff_t src_stride = 0, dst_stride = 0;
 };
 
+/// Refuses a call with an `obstacle` to capture (non-null: why it must wait for the device or copy per-call data
+/// from the host) while `stream` is being captured into a CUDA graph: Error(Unsupported) naming `op`. The entry
+/// points call it before they enqueue anything, so a refused call leaves the capture valid and empty of its work.
+/// (Without CUDA: nothing to refuse.)
+void refuse_capture(Stream stream, const char* op, const char* obstacle);
+
 // ---- CUDA backend: device batches, everything enqueued on `stream` (device -1: the current one) --------------
 void cuda_equalize_batch(const DeviceBatch& b, int device, Stream stream);
 void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int device, Stream stream);

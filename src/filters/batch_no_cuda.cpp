@@ -1,6 +1,7 @@
 // The batch filters' CUDA backend in a build without CUDA (IMGHIST_WITH_CUDA=OFF): each entry of batch.hpp fails
-// with Error(NoDevice). batch.cpp reaches them only for device batches or Backend::Cuda, which the backend
-// choice already refuses without a device, so these answer a direct call only.
+// with Error(NoDevice), but refuse_capture, which refuses nothing (no stream can be capturing). batch.cpp reaches
+// them only for device batches or Backend::Cuda, which the backend choice already refuses without a device, so
+// these answer a direct call only.
 #include <string>
 
 #include "filters/batch.hpp"
@@ -13,6 +14,7 @@ namespace {
 }
 }  // namespace
 
+void refuse_capture(Stream, const char*, const char*) {}
 void cuda_equalize_batch(const DeviceBatch&, int, Stream) { no_cuda("equalize_hist_batch"); }
 void cuda_equalize_color_batch(const DeviceBatch&, ColorEqualize, int, Stream) { no_cuda("equalize_hist_color_batch"); }
 void cuda_threshold_batch(const DeviceBatch&, const ThresholdParams&, AutoThreshold, int*, int*, int, Stream) {

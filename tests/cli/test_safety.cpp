@@ -1,7 +1,8 @@
 // The program's promises about data and the habits users bring from ImageMagick and vips (issue 30): no output
 // is ever an input or another output, every write error fails the command, a killed run's temporaries are
 // cleared, long names and deep folders work or fail loudly, names print on one line, mistyped commands get
-// a suggestion, formats and lossy quality are kept, and an interruption says what was done.
+// a suggestion, formats and lossy quality are kept, an interruption says what was done, and outputs made durable
+// in rounds keep the promise of one sync per file.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -10,8 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -587,4 +590,174 @@ TEST_CASE("habits: SIGINT says what was done, removes our temporaries and ends b
     CHECK(contains(message, ", failed 0, skipped 0)"));
     CHECK(temporaries(d / "out").empty());
     CHECK(files_under(d / "out").size() < static_cast<std::size_t>(files));
+}
+
+// ================================================================================== durable outputs in rounds
+
+namespace {
+
+/// One completed system call of an `strace -f -y` log: its name, its first argument and, for renames, both
+/// paths; `start` is the line where it began (an "<unfinished ...>" call completes on a later line).
+struct Call {
+    std::string name, fd_path, from, to;
+    std::size_t start = 0, end = 0;
+};
+
+/// strace pads short calls before " = 0": the line's end says whether the call returned 0.
+bool returned_zero(const std::string& rest) { return rest.size() >= 3 && rest.compare(rest.size() - 3, 3, "= 0") == 0; }
+
+std::vector<Call> completed_calls(const std::string& log) {
+    std::vector<Call> calls;
+    std::map<std::string, Call> unfinished;  // by pid
+    std::istringstream in(log);
+    std::string line;
+    for (std::size_t n = 0; std::getline(in, line); ++n) {
+        // "PID call(...) = 0", the pid padded with spaces to a fixed width.
+        const std::size_t sp = line.find(' '), call = line.find_first_not_of(' ', sp);
+        if (sp == std::string::npos || call == std::string::npos) continue;
+        const std::string pid = line.substr(0, sp), rest = line.substr(call);
+        if (rest.rfind("<... ", 0) == 0) {
+            auto it = unfinished.find(pid);
+            if (it == unfinished.end() || !returned_zero(rest)) continue;
+            it->second.end = n;
+            calls.push_back(it->second);
+            unfinished.erase(it);
+            continue;
+        }
+        const std::size_t paren = rest.find('(');
+        if (paren == std::string::npos) continue;
+        Call c;
+        c.name = rest.substr(0, paren);
+        c.start = c.end = n;
+        const std::size_t lt = rest.find('<', paren), gt = rest.find('>', paren);
+        if (lt != std::string::npos && gt != std::string::npos && lt < gt) c.fd_path = rest.substr(lt + 1, gt - lt - 1);
+        if (c.name.rfind("rename", 0) == 0) {
+            // rename("from", "to") or renameat(fd, "from", fd, "to"): the two quoted strings.
+            std::vector<std::string> quoted;
+            for (std::size_t q1 = rest.find('"'); q1 != std::string::npos && quoted.size() < 2; q1 = rest.find('"', q1 + 1)) {
+                const std::size_t q2 = rest.find('"', q1 + 1);
+                if (q2 == std::string::npos) break;
+                quoted.push_back(rest.substr(q1 + 1, q2 - q1 - 1));
+                q1 = q2;
+            }
+            if (quoted.size() == 2) {
+                c.from = fs::path(quoted[0]).filename().string();
+                c.to = quoted[1];
+            }
+        }
+        if (rest.find("<unfinished ...>") != std::string::npos) unfinished[pid] = c;
+        else if (returned_zero(rest)) calls.push_back(c);
+    }
+    std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) { return a.end < b.end; });
+    return calls;
+}
+
+}  // namespace
+
+TEST_CASE("durable outputs: each output's data is synced after it is written and before its rename, the folder after",
+          "[cli][safety][folder]") {
+    // Folder runs make outputs durable in rounds (a syncfs of the file system, or fdatasync of each file): read
+    // from the program's own system calls, every rename of a temporary must follow a sync that began after
+    // that temporary was closed, and a fsync of its folder must follow the rename.
+    TempDir d;
+    if (std::system("command -v strace > /dev/null 2>&1") != 0) {
+        std::printf("%s: strace is not installed\n", imghist_test::kSkipMarker);
+        return;
+    }
+    fs::create_directories(d / "in");
+    for (int i = 0; i < 24; ++i) write(d / ("in/f" + std::to_string(i) + ".png"), photo(64, 48, CV_8UC3, 30 + i));
+    for (const char* sync : {"syncfs", "fdatasync"}) {
+        INFO("sync=" << sync);
+        const fs::path out = d / (std::string("out-") + sync), log = d / (std::string("trace-") + sync + ".txt");
+        const std::string cmd = "cd " + q(d.path) + " && IMGHIST_PIPELINE=sync=" + sync + " strace -f -qq -y -o " + q(log) +
+                                " -e trace=close,fsync,fdatasync,syncfs,rename,renameat,renameat2 " + q(cli_path()) +
+                                " equalize in " + q(out) + " --device cpu --threads 3 -q";
+        if (std::system(cmd.c_str()) != 0 && !fs::exists(out / "f0.png")) {  // ptrace may be forbidden here
+            std::printf("%s: strace cannot trace here\n", imghist_test::kSkipMarker);
+            return;
+        }
+        const std::vector<Call> calls = completed_calls(slurp(log));
+        std::map<std::string, std::size_t> closed;  // temporary name -> line of its close
+        std::size_t renames = 0;
+        for (std::size_t k = 0; k < calls.size(); ++k) {
+            const Call& c = calls[k];
+            const std::string name = fs::path(c.fd_path).filename().string();
+            // The writer's close (the sync thread may open and close it again to sync it).
+            if (c.name == "close" && name.rfind(".imghist-", 0) == 0) closed.emplace(name, c.end);
+            if (c.name.rfind("rename", 0) != 0 || c.from.rfind(".imghist-", 0) != 0) continue;
+            ++renames;
+            INFO("rename of " << c.from << " to " << c.to);
+            REQUIRE(closed.count(c.from) == 1);
+            bool synced = false;
+            for (std::size_t j = 0; j < k && !synced; ++j) {
+                const Call& s = calls[j];
+                const bool covers = s.name == "syncfs" || ((s.name == "fdatasync" || s.name == "fsync") &&
+                                                           fs::path(s.fd_path).filename().string() == c.from);
+                synced = covers && s.start > closed[c.from];
+            }
+            CHECK(synced);
+            bool folder = false;
+            for (std::size_t j = k + 1; j < calls.size() && !folder; ++j)
+                folder = calls[j].name == "fsync" &&
+                         fs::path(calls[j].fd_path).filename() == fs::path(c.to).parent_path().filename();
+            CHECK(folder);
+        }
+        CHECK(renames == 24);
+        CHECK(temporaries(out).empty());
+    }
+}
+
+TEST_CASE("durable outputs: a run killed outright leaves no partial file under a final name, and --skip-existing finishes it",
+          "[cli][safety][folder]") {
+    TempDir d;
+    fs::create_directories(d / "in");
+    const int files = 24;
+    for (int i = 0; i < files; ++i) write(d / ("in/f" + std::to_string(100 + i) + ".png"), photo(800, 600, CV_8UC3, 90 + i));
+    // The complete outputs, for comparison: the CPU encoder is deterministic at a fixed thread count.
+    REQUIRE(run_cli(d, "equalize in ref --device cpu --threads 1 -q").code == 0);
+    const std::string cli = cli_path();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (chdir(d.path.c_str()) != 0) _exit(126);
+        const int n = open("/dev/null", O_WRONLY);
+        dup2(n, 1);
+        dup2(n, 2);
+        execlp(cli.c_str(), cli.c_str(), "equalize", "in", "out", "--device", "cpu", "--threads", "1",
+               static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    // SIGKILL (as a crash would) once a few outputs are complete and others are in flight.
+    const auto start = std::chrono::steady_clock::now();
+    auto finals = [&] {
+        std::size_t n = 0;
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(d / "out", ec))
+            if (e.path().filename().string()[0] != '.') ++n;
+        return n;
+    };
+    while (finals() < 3 && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(finals() < static_cast<std::size_t>(files));  // killed mid-run
+    // Every file under a final name is whole: byte for byte the complete run's.
+    for (const auto& e : fs::directory_iterator(d / "out")) {
+        const std::string name = e.path().filename().string();
+        if (name[0] == '.') continue;
+        INFO(name);
+        CHECK(slurp(e.path()) == slurp(d / "ref" / name));
+    }
+    // Resumed: the rest is written, stale temporaries of the killed run are removed, nothing is left over.
+    const Run r = run_cli(d, "equalize in out --device cpu --threads 1 --skip-existing");
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(temporaries(d / "out").empty());
+    CHECK(files_under(d / "out") == files_under(d / "ref"));
+    for (const std::string& name : files_under(d / "ref")) {
+        INFO(name);
+        CHECK(slurp(d / "out" / name) == slurp(d / "ref" / name));
+    }
 }

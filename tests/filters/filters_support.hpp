@@ -216,7 +216,7 @@ struct BackendScope {
 };
 
 /// A device copy of a host image that keeps its ROI placement (so the device view is misaligned the same
-/// way), viewed as a GpuMat; or an output of a given shape.
+/// way), viewed as a GpuMat; or an output of a given shape. Complete on the device when constructed.
 struct DeviceMat {
     imghist::DeviceImage store;
     cv::cuda::GpuMat mat;
@@ -234,12 +234,14 @@ struct DeviceMat {
         store.create(parent.cols, parent.rows, type, host.channels());
         store.upload(imghist::view_of(parent));
         mat = gpuhist::asGpuMat(store)(cv::Rect(ofs.x, ofs.y, host.cols, host.rows));
+        imghist_test::device_ready();
     }
     /// An uninitialised device image of rows x cols x type, viewed at x-offset `xo`.
     DeviceMat(int rows, int cols, int type, int xo) {
         store.create(cols + xo, rows, imghist::sample_type_from_cv_depth(CV_MAT_DEPTH(type)), CV_MAT_CN(type));
         cudaMemset2D(store.data(), store.pitch(), 0xCD, (cols + xo) * CV_ELEM_SIZE(type), rows);
         mat = gpuhist::asGpuMat(store)(cv::Rect(xo, 0, cols, rows));
+        imghist_test::device_ready();
     }
 };
 

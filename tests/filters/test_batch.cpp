@@ -6,11 +6,16 @@
 // device batches. Expected images come from OpenCV or the plain loops, never from another batch path.
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <functional>
 #include <numeric>
+#include <random>
 
 #include "filters_support.hpp"
 #include "level_refs.hpp"
+#include "stream_capture.hpp"
+#include "filters/batch_blocks.hpp"  // white-box: how the passes share their blocks among the images
+#include "filters/clahe_bands.hpp"   // white-box: the 8-bit tile counting of clahe_batch on the device
 #include "imghist/batch_filters.hpp"
 
 using namespace filters_test;
@@ -133,13 +138,14 @@ struct UniformLayout {
     }
 };
 
-/// A host parent copied to the device with the same pitch.
+/// A host parent copied to the device with the same pitch (complete there when constructed: device_ready).
 struct DeviceParent {
     imghist::DeviceBuffer buf;
     cv::Mat shape;
     explicit DeviceParent(const cv::Mat& host) : buf(host.step * static_cast<std::size_t>(host.rows)), shape(host) {
         REQUIRE(host.isContinuous());
         buf.upload(host.data, host.step * static_cast<std::size_t>(host.rows));
+        imghist_test::device_ready();
     }
     cv::Mat download_all() const {
         cv::Mat out(shape.rows, shape.cols, shape.type());
@@ -445,10 +451,9 @@ TEST_CASE("threshold_batch on a uniform device batch is captured into a CUDA gra
     };
     call();  // sizes the workspace
     REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
-    cudaGraph_t graph = nullptr;
-    REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    imghist_test::StreamCapture capture(stream, cudaStreamCaptureModeGlobal);
     call();
-    REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+    const cudaGraph_t graph = capture.end();
     std::size_t nodes = 0;
     REQUIRE(cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess);
     std::vector<cudaGraphNode_t> list(nodes);
@@ -459,12 +464,12 @@ TEST_CASE("threshold_batch on a uniform device batch is captured into a CUDA gra
         REQUIRE(cudaGraphNodeGetType(node, &t) == cudaSuccess);
         kernels += t == cudaGraphNodeTypeKernel;
     }
+    // At most: the histograms' zeroing (images cut into several tiles each), the histograms, the levels, the pass.
     INFO("graph nodes " << nodes << ", kernels " << kernels);
     CHECK(kernels >= 1);
-    CHECK(kernels <= 3);
+    CHECK(kernels <= 4);
     CHECK(nodes <= 4);
-    cudaGraphExec_t exec = nullptr;
-    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    const cudaGraphExec_t exec = capture.instantiate();
     for (int round = 0; round < 3; ++round) {
         const std::vector<cv::Mat> images = same_size_images(n, w, h, CV_8UC1, 700 + 50 * round);
         const cv::Mat host = layout.parent_of(images);
@@ -482,10 +487,152 @@ TEST_CASE("threshold_batch on a uniform device batch is captured into a CUDA gra
             FILTERS_REQUIRE_IDENTICAL(layout.image(back, i), expected[static_cast<std::size_t>(i)]);
         }
     }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
     cudaFree(d_levels);
     cudaStreamDestroy(stream);
+}
+
+namespace {
+
+/// The stream of a capture test, destroyed on every path out of it.
+struct TestStream {
+    cudaStream_t s = nullptr;
+    TestStream() { REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess); }
+    TestStream(const TestStream&) = delete;
+    TestStream& operator=(const TestStream&) = delete;
+    ~TestStream() { cudaStreamDestroy(s); }
+};
+
+/// A batch call on a stream being captured that must be refused: Error(Unsupported) before it enqueues anything,
+/// so the capture ends valid (a wait or a failed call inside it would have invalidated it) and holds no node.
+void require_refused_in_capture(cudaStream_t stream, const char* what, const std::function<void()>& call) {
+    INFO(what);
+    imghist_test::StreamCapture capture(stream, cudaStreamCaptureModeGlobal);
+    bool refused = false;
+    try {
+        call();
+    } catch (const imghist::Error& e) {
+        INFO(e.what());
+        CHECK(e.code() == imghist::ErrorCode::Unsupported);
+        refused = true;
+    }
+    CHECK(refused);
+    const cudaGraph_t graph = capture.end();
+    std::size_t nodes = 1;
+    REQUIRE(cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess);
+    CHECK(nodes == 0);
+}
+
+}  // namespace
+
+TEST_CASE("batch filters on a capturing stream: uniform calls replay exactly, the others are refused before they "
+          "enqueue anything",
+          "[filters][batch][capture][cuda]") {
+    IMGHIST_REQUIRE_CUDA_OR_SKIP();
+    const TestStream stream;
+    imghist::FilterOptions o;
+    o.backend = Backend::Cuda;
+    o.stream = stream.s;
+    const imghist::Clahe clahe(2.0, 8, 8);
+    // Captured: one call on a uniform device batch (a batch of one image too), replayed on new inputs; expected
+    // images from OpenCV and the single calls on the CPU.
+    struct Captured {
+        const char* what;
+        int n;
+        std::function<void(const ImageBatch&, const ImageBatch&)> call;
+        std::function<cv::Mat(const cv::Mat&)> expected;
+    };
+    const Captured captured[] = {
+        {"equalize_hist_batch", 5, [&](const ImageBatch& s, const ImageBatch& d) { imghist::equalize_hist_batch(s, d, o); },
+         cv_equalize},
+        {"equalize_hist_batch of one image", 1,
+         [&](const ImageBatch& s, const ImageBatch& d) { imghist::equalize_hist_batch(s, d, o); }, cv_equalize},
+        {"clahe_batch", 5, [&](const ImageBatch& s, const ImageBatch& d) { imghist::clahe_batch(clahe, s, d, o); },
+         [&](const cv::Mat& m) {
+             cv::Mat e(m.size(), m.type());
+             clahe.apply(imghist::view_of(m), imghist::view_of(e), options_for(Backend::Cpu));
+             return e;
+         }},
+        {"threshold_batch, a fixed level", 5,
+         [&](const ImageBatch& s, const ImageBatch& d) {
+             imghist::threshold_batch(s, d, 99.5, 200, imghist::ThresholdType::Trunc, imghist::AutoThreshold::None, o);
+         },
+         [](const cv::Mat& m) {
+             cv::Mat e;
+             cv::threshold(m, e, 99.5, 200, cv::THRESH_TRUNC);
+             return e;
+         }},
+    };
+    for (const Captured& c : captured) {
+        INFO(c.what);
+        const int w = 211, h = 97;
+        const UniformLayout in{c.n, w, h, CV_8UC1, 3, 2}, out{c.n, w, h, CV_8UC1, 5, 1};
+        const cv::Mat host_in = in.parent_of(same_size_images(c.n, w, h, CV_8UC1, 1300));
+        const cv::Mat host_out = out.parent_of(std::vector<cv::Mat>(static_cast<std::size_t>(c.n), cv::Mat(h, w, CV_8UC1, cv::Scalar(7))));
+        DeviceParent dev_in(host_in), dev_out(host_out);
+        const ImageBatch src = in.batch(dev_in.buf.data(), host_in.step, imghist::Location::Device);
+        const ImageBatch dst = out.batch(dev_out.buf.data(), host_out.step, imghist::Location::Device);
+        c.call(src, dst);  // sizes the stream's workspace: no allocation inside the capture
+        REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+        imghist_test::StreamCapture capture(stream.s, cudaStreamCaptureModeGlobal);
+        c.call(src, dst);
+        capture.end();
+        const cudaGraphExec_t exec = capture.instantiate();
+        for (int round = 0; round < 2; ++round) {
+            const std::vector<cv::Mat> images = same_size_images(c.n, w, h, CV_8UC1, 1400 + 50 * round);
+            const cv::Mat next = in.parent_of(images);
+            REQUIRE(cudaMemcpyAsync(dev_in.buf.data(), next.data, next.step * static_cast<std::size_t>(next.rows),
+                                    cudaMemcpyHostToDevice, stream.s) == cudaSuccess);
+            REQUIRE(cudaGraphLaunch(exec, stream.s) == cudaSuccess);
+            REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+            const cv::Mat back = dev_out.download_all();
+            for (int i = 0; i < c.n; ++i) {
+                INFO("replay " << round << " image " << i);
+                FILTERS_REQUIRE_IDENTICAL(out.image(back, i), c.expected(images[static_cast<std::size_t>(i)]));
+            }
+        }
+    }
+    // Refused: calls that copy descriptors per call, wait for the values they return or for host-made tables, or
+    // take host images.
+    const std::vector<cv::Mat> mixed = mixed_images(CV_8UC1, 1500, false);
+    const DeviceList list_in(mixed);
+    const DeviceList list_out = DeviceList::outputs(mixed);
+    const int n = 4, w = 64, h = 32;
+    const UniformLayout u8{n, w, h, CV_8UC1, -1, 0}, u16{n, w, h, CV_16UC1, -1, 0};
+    std::vector<cv::Mat> images8, images16;  // no constant image: multi-level Otsu must work outside the capture
+    for (int i = 0; i < n; ++i) {
+        images8.push_back(make_image(w, h, CV_8UC1, Dist::Uniform, 1600 + i));
+        images16.push_back(make_image(w, h, CV_16UC1, Dist::Uniform, 1700 + i));
+    }
+    const cv::Mat host8 = u8.parent_of(images8), host16 = u16.parent_of(images16);
+    const DeviceParent in8(host8), out8(host8), in16(host16), out16(host16);
+    const ImageBatch s8 = u8.batch(in8.buf.data(), host8.step, imghist::Location::Device);
+    const ImageBatch d8 = u8.batch(out8.buf.data(), host8.step, imghist::Location::Device);
+    const ImageBatch s16 = u16.batch(in16.buf.data(), host16.step, imghist::Location::Device);
+    const ImageBatch d16 = u16.batch(out16.buf.data(), host16.step, imghist::Location::Device);
+    cv::Mat host_dst = host8.clone();
+    const ImageBatch h_src = u8.batch(host8.data, host8.step, imghist::Location::Host);
+    const ImageBatch h_dst = u8.batch(host_dst.data, host_dst.step, imghist::Location::Host);
+    const imghist::Histogram target = imghist::calc_hist(imghist::view_of(host8), imghist::BinSpec::u8());
+    // Each once outside a capture first, as a caller would have: the workspace is sized, and the call works there.
+    const std::pair<const char*, std::function<void()>> refused[] = {
+        {"equalize_hist_batch on a list", [&] { imghist::equalize_hist_batch(list_in.batch, list_out.batch, o); }},
+        {"clahe_batch on a list", [&] { imghist::clahe_batch(clahe, list_in.batch, list_out.batch, o); }},
+        {"threshold_batch, Otsu levels returned",
+         [&] { imghist::threshold_batch(s8, d8, 0, 255, imghist::ThresholdType::Binary, imghist::AutoThreshold::Otsu, o); }},
+        {"threshold_multiotsu_batch", [&] { imghist::threshold_multiotsu_batch(s8, d8, 3, o); }},
+        {"stretch_contrast_batch, 16-bit", [&] { imghist::stretch_contrast_batch(s16, d16, 1, 1, imghist::StretchMode::PerChannel, o); }},
+        {"match_to_histogram_batch, a host target", [&] { imghist::match_to_histogram_batch(s8, d8, target, o); }},
+        {"equalize_hist_batch on host images through the device", [&] { imghist::equalize_hist_batch(h_src, h_dst, o); }},
+    };
+    for (const auto& [what, call] : refused) {
+        INFO(what);
+        call();
+        REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+        require_refused_in_capture(stream.s, what, call);
+        // The stream works on after the refusal.
+        call();
+        REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+    }
 }
 
 // ---- multi-level Otsu ---------------------------------------------------------------------------------------------
@@ -569,6 +716,57 @@ IMGHIST_BACKEND_CASE("threshold_multiotsu_batch names the image with too few lev
 }
 
 // ---- CLAHE --------------------------------------------------------------------------------------------------------
+
+TEST_CASE("CLAHE bands: the units of a tile's bands count each of its samples once, padded as cv::CLAHE pads",
+          "[filters][batch][clahe][bands]") {
+    // The device's 8-bit tile counting (clahe_bands.hpp) run on the host, against a plain loop over the tile with
+    // cv::borderInterpolate: every band of every tile, images from 1x1 to 1080p at ROI offsets that put the rows at
+    // every alignment, with and without pixels beyond the image to pad from, tiles past the image's edge.
+    struct Case {
+        int w, h, tiles_x, tiles_y, xo, extra_right, extra_bottom;
+    };
+    const Case cases[] = {{1, 1, 8, 8, 0, 0, 0},      {5, 3, 8, 8, 3, 0, 0},       {5, 3, 8, 8, 1, 2, 9},
+                          {97, 61, 8, 8, 13, 0, 0},   {97, 61, 8, 8, 7, 4, 3},     {240, 135, 1, 1, 0, 0, 0},
+                          {333, 127, 3, 5, 1, 20, 10}, {641, 480, 8, 8, 5, 0, 0},  {300, 2, 16, 2, 15, 0, 0},
+                          {16, 200, 2, 16, 2, 0, 0},   {1920, 1080, 8, 8, 0, 0, 0}, {1921, 1081, 8, 8, 9, 3, 1}};
+    std::uint64_t seed = 1900;
+    for (const Case& c : cases) {
+        cv::Mat parent(c.h + c.extra_bottom, c.xo + c.w + c.extra_right + 3, CV_8UC1);
+        fill(parent, seed % 2 ? Dist::Photo : Dist::Uniform, seed);
+        ++seed;
+        const cv::Mat img = parent(cv::Rect(c.xo, 0, c.w, c.h));
+        const imghist::fmath::ClaheGeometry g =
+            imghist::fmath::clahe_geometry(c.w, c.h, c.tiles_x, c.tiles_y, 256, 2.0, c.extra_right, c.extra_bottom);
+        for (int tile = 0; tile < c.tiles_x * c.tiles_y; ++tile) {
+            const int tx = tile % c.tiles_x, ty = tile / c.tiles_x;
+            std::vector<std::uint64_t> want(256, 0);
+            for (int r = 0; r < g.tile_h; ++r)
+                for (int x = 0; x < g.tile_w; ++x) {
+                    const int sy = cv::borderInterpolate(ty * g.tile_h + r, g.ext_h, cv::BORDER_REFLECT_101);
+                    const int sx = cv::borderInterpolate(tx * g.tile_w + x, g.ext_w, cv::BORDER_REFLECT_101);
+                    ++want[img.data[static_cast<std::size_t>(sy) * img.step + static_cast<std::size_t>(sx)]];
+                }
+            for (const int splits : {1, 2, 3, 7}) {
+                INFO(c.w << "x" << c.h << " at offset " << c.xo << ", tiles " << c.tiles_x << "x" << c.tiles_y
+                          << ", tile " << tile << ", " << splits << " bands");
+                std::vector<std::uint64_t> got(256, 0);
+                int next_row = 0;
+                for (int split = 0; split < splits; ++split) {
+                    const imghist::detail::ClaheBand band = imghist::detail::clahe_band_of(g, tile, split, splits);
+                    REQUIRE(band.r0 == next_row);  // the bands partition the tile's rows
+                    next_row = band.r1;
+                    for (long long k = 0; k < band.units; ++k)
+                        imghist::detail::clahe_count_unit(g, band, img.data, img.step, k, [&](unsigned int v) {
+                            REQUIRE(v < 256u);
+                            ++got[v];
+                        });
+                }
+                REQUIRE(next_row == g.tile_h);
+                REQUIRE(got == want);
+            }
+        }
+    }
+}
 
 IMGHIST_BACKEND_CASE("clahe_batch: every image within one level of cv::CLAHE and equal to the single apply",
                      "[filters][batch][clahe]") {
@@ -758,6 +956,54 @@ IMGHIST_BACKEND_CASE("gpuhist batch functions: vectors of cv::Mat and GpuMat in 
     gpuhist::equalizeHistBatch(gsrc, gdst);
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     require_outputs(out_store.download_all(), map_images(src, cv_equalize), "equalizeHistBatch (GpuMat)");
+}
+
+TEST_CASE("batch passes: every image gets one block per unit of its work, and every block finds its image",
+          "[filters][batch][blocks]") {
+    // The layout the device passes of a batch run on (batch_blocks.hpp), against a plain count of each image's
+    // blocks: empty images, exact multiples of the unit, one past them, frames, and a random mix.
+    struct Image {
+        unsigned int block_begin;
+    };
+    const std::size_t unit = 64 * 1024;
+    std::vector<std::size_t> works{0, 1, unit - 1, unit, unit + 1, 640 * 480, 1920 * 1080, 3840 * 2160, 7, 2 * unit};
+    std::mt19937_64 rng(33);
+    for (int i = 0; i < 300; ++i) works.push_back(rng() % (5 * unit));
+    std::vector<Image> images(works.size());
+    const std::size_t total = imghist::detail::lay_out_pass(
+        works.size(), unit, [&](std::size_t i) { return works[i]; },
+        [&](std::size_t i, std::size_t begin) { images[i].block_begin = static_cast<unsigned int>(begin); });
+    std::size_t block = 0;
+    for (std::size_t i = 0; i < works.size(); ++i) {
+        std::size_t blocks = 1;  // one per started unit, at least one
+        while (blocks * unit < works[i]) ++blocks;
+        INFO("image " << i << " of " << works[i] << " bytes");
+        REQUIRE(imghist::detail::pass_blocks(works[i], unit) == blocks);
+        REQUIRE(images[i].block_begin == block);
+        for (std::size_t j = 0; j < blocks; ++j, ++block)
+            REQUIRE(imghist::detail::image_of_block(images.data(), static_cast<unsigned int>(images.size()),
+                                                    static_cast<unsigned int>(block)) == i);
+    }
+    REQUIRE(total == block);
+    // A uniform batch finds its images by a division: the same answer.
+    std::vector<Image> same(9);
+    const std::size_t per = imghist::detail::pass_blocks(3 * unit + 5, unit);
+    const std::size_t same_total = imghist::detail::lay_out_pass(
+        same.size(), unit, [&](std::size_t) { return 3 * unit + 5; },
+        [&](std::size_t i, std::size_t begin) { same[i].block_begin = static_cast<unsigned int>(begin); });
+    REQUIRE(same_total == per * same.size());
+    for (unsigned int b = 0; b < same_total; ++b) REQUIRE(imghist::detail::image_of_block(same.data(), 9u, b) == b / per);
+    // Beyond a grid's 2^31 - 1 blocks: refused, also where 32-bit arithmetic would wrap.
+    const auto nothing = [](std::size_t, std::size_t) {};
+    CHECK(imghist::detail::lay_out_pass(1, 1, [](std::size_t) { return std::size_t(INT_MAX); }, nothing) == INT_MAX);
+    for (const std::size_t w : {std::size_t(1) << 30, std::size_t(1) << 32, std::size_t(-1)}) {
+        try {
+            imghist::detail::lay_out_pass(3, 1, [w](std::size_t) { return w; }, nothing);
+            FAIL("a pass of 3 x " << w << " blocks was laid out");
+        } catch (const imghist::Error& e) {
+            CHECK(e.code() == imghist::ErrorCode::Unsupported);
+        }
+    }
 }
 
 TEST_CASE("batch arguments: counts, types, locations and overlapping destinations are refused, naming the image",

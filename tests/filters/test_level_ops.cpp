@@ -11,6 +11,7 @@
 
 #include "filters_support.hpp"
 #include "level_refs.hpp"
+#include "stream_capture.hpp"
 #include "imghist/filters.hpp"
 #include "core/policy/policy.hpp"      // white-box: the one-launch size limit
 #include "cuda/runtime/workspace.hpp"  // white-box: matching's cache of target points
@@ -376,12 +377,10 @@ TEST_CASE("match_to_histogram captured into a CUDA graph leaves the stream's cac
     };
     run(t1, out);  // the stream's workspace now exists and caches t1
     check(out, e1);
-    cudaGraph_t graph = nullptr;
-    REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    imghist_test::StreamCapture capture(s, cudaStreamCaptureModeThreadLocal);
     run(t2, graph_out);
-    REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
-    cudaGraphExec_t exec = nullptr;
-    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    capture.end();
+    const cudaGraphExec_t exec = capture.instantiate();
     run(t2, out);  // the graph has not run: nothing of t2 is on the device yet
     check(out, e2);
     REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
@@ -392,8 +391,6 @@ TEST_CASE("match_to_histogram captured into a CUDA graph leaves the stream's cac
     check(graph_out, e2);
     run(t1, out);  // the cache's t1 after the graph's launch
     check(out, e1);
-    REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
-    REQUIRE(cudaGraphDestroy(graph) == cudaSuccess);
     REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
 #endif
 }

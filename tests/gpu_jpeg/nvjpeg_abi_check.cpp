@@ -1,7 +1,8 @@
-// Compile-time check of tools/imghist/gpu/nvjpeg_api.hpp against NVIDIA's nvjpeg.h: every enum value we declare,
-// the layout of nvjpegImage_t, and the type of every function we load. Compiling this file is the test
+// Compile-time check of tools/imghist/gpu/nvjpeg_api.hpp against NVIDIA's nvjpeg.h and cuda.h: every enum value
+// we declare, the layout of nvjpegImage_t, and the type of every function we load. Compiling this file is the test
 // (no code runs); it needs nvjpeg.h, so it is built only where the header exists, e.g.
 //   g++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include -Itools/imghist tests/gpu_jpeg/nvjpeg_abi_check.cpp
+#include <cuda.h>
 #include <nvjpeg.h>
 
 #include <cstddef>
@@ -100,3 +101,29 @@ static_assert(std::is_same<decltype(&nvjpegCreateEx),
                            nvjpegStatus_t (*)(nvjpegBackend_t, nvjpegDevAllocator_t*, nvjpegPinnedAllocator_t*,
                                               unsigned int, nvjpegHandle_t*)>::value,
               "nvjpegCreateEx");
+
+// The CUDA driver calls: constants, and the arity of each (handles are the driver's opaque pointers).
+static_assert(nv::kCuNotReady == CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY");
+static_assert(nv::kStreamNonBlocking == CU_STREAM_NON_BLOCKING, "CU_STREAM_NON_BLOCKING");
+static_assert(nv::kEventDefault == CU_EVENT_DEFAULT, "CU_EVENT_DEFAULT");
+static_assert(nv::kEventDisableTiming == CU_EVENT_DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING");
+static_assert(nv::kCtxSchedAuto == CU_CTX_SCHED_AUTO, "CU_CTX_SCHED_AUTO");
+static_assert(nv::kCtxSchedBlockingSync == CU_CTX_SCHED_BLOCKING_SYNC, "CU_CTX_SCHED_BLOCKING_SYNC");
+static_assert(sizeof(CUevent) == sizeof(nv::Event) && sizeof(CUstream) == sizeof(nv::Stream), "driver handles");
+#define DRIVER_ARITY(field, fn) static_assert(arity(decltype(nv::DriverApi::field){}) == arity(&fn), #fn " arity")
+DRIVER_ARITY(DevicePrimaryCtxSetFlags, cuDevicePrimaryCtxSetFlags);
+DRIVER_ARITY(StreamSynchronize, cuStreamSynchronize);
+DRIVER_ARITY(StreamWaitEvent, cuStreamWaitEvent);
+DRIVER_ARITY(EventCreate, cuEventCreate);
+DRIVER_ARITY(EventDestroy, cuEventDestroy);
+DRIVER_ARITY(EventRecord, cuEventRecord);
+DRIVER_ARITY(EventSynchronize, cuEventSynchronize);
+DRIVER_ARITY(EventQuery, cuEventQuery);
+DRIVER_ARITY(EventElapsedTime, cuEventElapsedTime);
+DRIVER_ARITY(MemcpyDtoHAsync, cuMemcpyDtoHAsync);
+#undef DRIVER_ARITY
+static_assert(std::is_same<decltype(&cuEventElapsedTime), CUresult (*)(float*, CUevent, CUevent)>::value,
+              "cuEventElapsedTime");
+static_assert(std::is_same<decltype(&cuMemcpyDtoHAsync), CUresult (*)(void*, CUdeviceptr, size_t, CUstream)>::value &&
+                  sizeof(CUdeviceptr) == sizeof(unsigned long long),
+              "cuMemcpyDtoHAsync");

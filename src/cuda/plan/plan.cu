@@ -381,9 +381,10 @@ void launch_contiguous(int device, const ImageView& img, const VectorGeometry& g
 
 namespace {
 
-/// Zeroes the outputs of a batch (overwrite mode), one block per image.
-__global__ void zero_outputs_kernel(const Desc* descs, unsigned int ndesc, int channels, int bins, int count_u64) {
-    const Desc& D = descs[blockIdx.x];
+/// Zeroes the outputs of a batch (overwrite mode), one block per image, each found as the histogram kernels
+/// find it (desc_at: its descriptor, or image 0's moved by the strides).
+__global__ void zero_outputs_kernel(const Params p, int channels, int bins, int count_u64) {
+    const Desc D = desc_at(p, blockIdx.x);
     for (int i = threadIdx.x; i < channels * bins; i += blockDim.x) {
         const int c = i / bins, b = i - c * bins;
         const unsigned long long idx = static_cast<unsigned long long>(c) * D.ch_stride + b;
@@ -395,8 +396,8 @@ __global__ void zero_outputs_kernel(const Desc* descs, unsigned int ndesc, int c
 
 }  // namespace
 
-void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream) {
-    zero_outputs_kernel<<<count, HistogramLimits::zero_threads, 0, stream>>>(descs, count, channels, bins, u64 ? 1 : 0);
+void launch_zero_outputs(const Params& p, unsigned int count, int channels, int bins, bool u64, Stream stream) {
+    zero_outputs_kernel<<<count, HistogramLimits::zero_threads, 0, stream>>>(p, channels, bins, u64 ? 1 : 0);
     IMGHIST_CUDA(cudaGetLastError());
 }
 

@@ -76,8 +76,9 @@ VectorGeometry contiguous_geometry(const ImageView& img, bool masked, const Plan
 /// the plan needs more): a one-pass overwrite of `out`, or with `merge` the last-block merge into it.
 void launch_contiguous(int device, const ImageView& img, const VectorGeometry& g, const BinParams& bp, const Plan& pl,
                        int grid, const OutputRef& out, const MergeRef* merge, Stream stream);
-/// Zeroes the outputs of a batch (overwrite mode) whose descriptors are at `descs` on the device.
-void launch_zero_outputs(const Desc* descs, unsigned int count, int channels, int bins, bool u64, Stream stream);
+/// Zeroes the outputs of the `count` images of a batch launch (overwrite mode): p.descs on the device, or for an
+/// equally spaced batch p.one and p.strides (no descriptor array, nothing from the host per call).
+void launch_zero_outputs(const Params& p, unsigned int count, int channels, int bins, bool u64, Stream stream);
 /// Zeroes a device output (counts and out-of-range counters) on the stream: the empty-image case.
 void zero_output_async(const DeviceHistogramView& out, int channels, int bins, Stream stream);
 

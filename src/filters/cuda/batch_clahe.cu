@@ -1,16 +1,46 @@
 // imghist filters — CUDA backend of clahe_batch (batch.hpp): the tile histograms of every image in one launch, the
-// tiles' tables in one, the interpolation in one, each image with its own geometry; the counting, tables and blend
-// are the single call's (kernels.cuh: clahe_count_u8 / clahe_count_u16, clahe_lut_block, clahe_pixel).
+// tiles' tables in one, the interpolation in one, each image with its own geometry. The tables and the blend are
+// the single call's (kernels.cuh: clahe_lut_block, clahe_pixel), and so is the 16-bit counting (clahe_count_u16);
+// the 8-bit counting and the interpolation walk the pixels in their own order, with many 16-byte (counting) or
+// byte (interpolation) loads in flight per thread: a whole batch gives them the blocks to fill the device, where
+// the single call's loops wait for one load at a time. Every count and every blend is the single call's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <climits>
 #include <string>
 
+#include "filters/clahe_bands.hpp"
 #include "filters/cuda/batch_launch.hpp"
 
 namespace imghist::detail {
 namespace {
+
+/// Copies of the 8-bit tile counters in shared memory: lane l counts into copy l % 16, so that at most two lanes of
+/// a warp meet on a bank or on a counter.
+constexpr int kCountCopies = 16;
+
+/// 8-bit: band `split` of `splits` of tile `tile` of image `im` (clahe_bands.hpp), counted in shared memory and
+/// added to the tile's 256 counters `hist` (zeroed beforehand). Every thread of the block calls it.
+__device__ __forceinline__ void count_band_u8(const kernels::BatchImage& im, int tile, int split, int splits,
+                                              unsigned int* __restrict__ hist) {
+    __shared__ __align__(16) unsigned int h[256 * kCountCopies];
+    for (int i = threadIdx.x; i < 256 * kCountCopies / 4; i += blockDim.x)
+        reinterpret_cast<uint4*>(h)[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    const ClaheBand band = clahe_band_of(im.clahe, tile, split, splits);
+    unsigned int* mine = h + (threadIdx.x & (kCountCopies - 1));
+    for (long long k = threadIdx.x; k < band.units; k += blockDim.x)
+        clahe_count_unit(im.clahe, band, im.src, im.src_pitch, k,
+                         [mine](unsigned int v) { atomicAdd(mine + v * kCountCopies, 1u); });
+    __syncthreads();
+    for (int v = threadIdx.x; v < 256; v += blockDim.x) {
+        unsigned int sum = 0;
+        // Copies taken in a rotated order, so that at most two lanes of a warp read one bank at a time.
+        for (int j = 0; j < kCountCopies; ++j) sum += h[v * kCountCopies + ((j + v) & (kCountCopies - 1))];
+        if (sum) atomicAdd(&hist[v], sum);
+    }
+}
 
 /// Block id -> (image, tile, band): grid images x tiles x splits.
 template <bool U8>
@@ -21,13 +51,14 @@ __global__ void batch_clahe_hist_kernel(kernels::BatchRef b, int tiles, int spli
     const int tile = static_cast<int>(rest / static_cast<unsigned int>(splits));
     const int split = static_cast<int>(rest - static_cast<unsigned int>(tile) * static_cast<unsigned int>(splits));
     const kernels::BatchImage im = b.image(i);
-    const kernels::ClaheArgs a{im.src, im.src_pitch, im.clahe};
     unsigned int* h = hist + (static_cast<std::size_t>(i) * tiles + tile) * im.clahe.hist_size;
-    if constexpr (U8)
-        kernels::clahe_count_u8(a, tile, split, splits, h);
-    else
+    if constexpr (U8) {
+        count_band_u8(im, tile, split, splits, h);
+    } else {
+        const kernels::ClaheArgs a{im.src, im.src_pitch, im.clahe};
         kernels::clahe_count_u16(a, tile, static_cast<long long>(split) * blockDim.x + threadIdx.x,
                                  static_cast<long long>(splits) * blockDim.x, h);
+    }
 }
 
 /// Block id -> (image, tile): grid images x tiles.
@@ -41,20 +72,41 @@ __global__ void batch_clahe_lut_kernel(kernels::BatchRef b, int tiles, const uns
     kernels::clahe_lut_block(hist + at, g, luts + at);
 }
 
-/// The pass over the pixels: image i's tables at luts + i * tiles * bins.
+/// Pixels of a row one thread of the interpolation takes per step, 32 apart (so a warp's loads and stores cover
+/// 32 consecutive pixels each, and its table reads stay within one or two tiles); all loaded before any is written.
+constexpr int kInterpLoads = 8;
+
+/// The pass over the pixels: image i's tables at luts + i * tiles * bins. An image's rows are cut into chunks of
+/// 32 x kInterpLoads pixels, which the warps of its blocks take in turn: each thread reads its kInterpLoads pixels
+/// of a chunk, then blends each from the four tables around it (kernels.cuh: clahe_pixel, the single call's).
 template <class T>
 __global__ void batch_clahe_interp_kernel(kernels::BatchRef b, const T* __restrict__ luts) {
+    constexpr unsigned int kChunk = 32 * kInterpLoads;
     const kernels::BlockPart part = kernels::block_part(b);
     const kernels::BatchImage im = b.image(part.image);
     const fmath::ClaheGeometry& g = im.clahe;
     const T* l = luts + static_cast<std::size_t>(part.image) * g.tiles_x * g.tiles_y * g.hist_size;
-    const std::size_t tid = static_cast<std::size_t>(part.block) * blockDim.x + threadIdx.x;
-    const std::size_t nthreads = static_cast<std::size_t>(part.blocks) * blockDim.x;
-    kernels::for_each_pixel(g.width, g.height, tid, nthreads, [&](int y, int x) {
-        const fmath::ClaheAxis ay = fmath::clahe_axis(y, g.inv_th, g.tiles_y);
-        const T v = reinterpret_cast<const T*>(im.src + static_cast<std::size_t>(y) * im.src_pitch)[x];
-        reinterpret_cast<T*>(im.dst + static_cast<std::size_t>(y) * im.dst_pitch)[x] = kernels::clahe_pixel(l, g, x, ay, v);
-    });
+    const unsigned int warps_per_block = blockDim.x / 32, lane = threadIdx.x & 31u;
+    const unsigned long long warps = static_cast<unsigned long long>(part.blocks) * warps_per_block;
+    const unsigned int width = static_cast<unsigned int>(g.width);
+    const unsigned int per_row = (width + kChunk - 1) / kChunk;
+    const unsigned long long chunks = static_cast<unsigned long long>(g.height) * per_row;
+    for (unsigned long long u = static_cast<unsigned long long>(part.block) * warps_per_block + threadIdx.x / 32; u < chunks;
+         u += warps) {
+        const unsigned int y = static_cast<unsigned int>(u / per_row);
+        const unsigned int x0 = static_cast<unsigned int>(u - static_cast<unsigned long long>(y) * per_row) * kChunk + lane;
+        const fmath::ClaheAxis ay = fmath::clahe_axis(static_cast<int>(y), g.inv_th, g.tiles_y);
+        const T* s = reinterpret_cast<const T*>(im.src + static_cast<std::size_t>(y) * im.src_pitch);
+        T* d = reinterpret_cast<T*>(im.dst + static_cast<std::size_t>(y) * im.dst_pitch);
+        T v[kInterpLoads];
+#pragma unroll
+        for (int j = 0; j < kInterpLoads; ++j) v[j] = x0 + 32u * j < width ? s[x0 + 32u * j] : T(0);
+#pragma unroll
+        for (int j = 0; j < kInterpLoads; ++j) {
+            const unsigned int x = x0 + 32u * j;
+            if (x < width) d[x] = kernels::clahe_pixel(l, g, static_cast<int>(x), ay, v[j]);
+        }
+    }
 }
 
 /// The three launches for images [first, first + n).
@@ -95,6 +147,7 @@ void cuda_clahe_batch(const DeviceBatch& b, const fmath::ClaheGeometry* g, int d
     for (std::size_t i = 0; i < b.count; ++i)
         if (static_cast<long long>(g[i].tile_w) * g[i].tile_h >= (1LL << 31))
             throw Error(ErrorCode::Unsupported, "clahe_batch: batch image " + std::to_string(i) + ": tiles of 2^31 pixels or more");
+    refuse_capture(stream, "clahe_batch", layout_obstacle(b, g));
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;

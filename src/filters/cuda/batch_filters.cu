@@ -19,11 +19,39 @@ void check_batch_size(std::size_t images, const char* op) {
         throw Error(ErrorCode::Unsupported, std::string(op) + ": more than 2^31 - 1 images in one batch");
 }
 
+namespace {
+
+constexpr const char* kVariableShape = "a variable-shape batch copies its image descriptors on every call";
+
+/// batch_ref's test: `count` images (clahe: their geometries, or null) addressed from the first and the strides.
+bool strided(const DeviceBatch& b, std::size_t count, const fmath::ClaheGeometry* clahe) {
+    bool uniform = b.uniform;
+    if (uniform && clahe)  // one size, so one geometry unless the borders beyond the images differ
+        for (std::size_t k = 1; k < count && uniform; ++k)
+            uniform = clahe[k].ext_w == clahe[0].ext_w && clahe[k].ext_h == clahe[0].ext_h;
+    return uniform;
+}
+
+}  // namespace
+
+const char* layout_obstacle(const DeviceBatch& b, const fmath::ClaheGeometry* clahe) {
+    return strided(b, b.count, clahe) ? nullptr : kVariableShape;
+}
+
+void refuse_capture(Stream stream, const char* op, const char* obstacle) {
+    if (!obstacle || !stream) return;  // the legacy default stream cannot be captured
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    BATCH_CUDA(cudaStreamIsCapturing(cu(stream), &capture));
+    if (capture != cudaStreamCaptureStatusNone)
+        throw Error(ErrorCode::Unsupported,
+                    std::string(op) + ": the stream is being captured into a CUDA graph, and " + obstacle);
+}
+
 kernels::BatchRef batch_ref(Workspace& ws, const DeviceBatch& b, std::size_t first, std::size_t count,
                             std::size_t unit, PassUnit per, const fmath::ClaheGeometry* clahe) {
-    auto blocks_of = [&](const ImageView& v) {
-        const std::size_t work = per == PassUnit::Bytes ? v.row_bytes() * static_cast<std::size_t>(v.height) : v.pixels();
-        return std::max<std::size_t>(1, (work + unit - 1) / unit);
+    auto work_of = [&](std::size_t k) {
+        const ImageView& v = b.src[first + k];
+        return per == PassUnit::Bytes ? v.row_bytes() * static_cast<std::size_t>(v.height) : v.pixels();
     };
     auto describe = [&](std::size_t i, std::size_t block_begin) {
         kernels::BatchImage d{};
@@ -37,46 +65,32 @@ kernels::BatchRef batch_ref(Workspace& ws, const DeviceBatch& b, std::size_t fir
         if (clahe) d.clahe = clahe[i - first];
         return d;
     };
-    bool uniform = b.uniform;
-    if (uniform && clahe)  // one size, so one geometry unless the borders beyond the images differ
-        for (std::size_t k = 1; k < count && uniform; ++k)
-            uniform = clahe[k].ext_w == clahe[0].ext_w && clahe[k].ext_h == clahe[0].ext_h;
+    const bool uniform = strided(b, count, clahe);
     kernels::BatchRef r{};
     r.count = static_cast<unsigned int>(count);
-    auto check_blocks = [](std::size_t total) {
-        if (total > static_cast<std::size_t>(INT_MAX))
-            throw Error(ErrorCode::Unsupported, "batch filters: the batch needs more than 2^31 - 1 blocks in one launch");
-    };
     if (uniform) {
+        // Image i of a uniform batch is image `first` moved by i strides, and its blocks follow by a product: nothing
+        // per image goes to the device, so the call neither waits nor copies (a stream capture takes it).
         r.first = describe(first, 0);
         r.src_stride = b.src_stride;
         r.dst_stride = b.dst_stride;
-        const std::size_t per_image = blocks_of(b.src[first]);
-        check_blocks(per_image * count);
-        r.blocks_per_image = static_cast<unsigned int>(per_image);
-        r.total_blocks = static_cast<unsigned int>(per_image * count);
-        // Image i of a uniform batch is image `first` moved by i strides.
+        const std::size_t work = work_of(0);
+        r.total_blocks = static_cast<unsigned int>(lay_out_pass(count, unit, [&](std::size_t) { return work; },
+                                                                [](std::size_t, std::size_t) {}));
+        r.blocks_per_image = static_cast<unsigned int>(pass_blocks(work, unit));
         return r;
     }
     const Stream stream = ws.stream();
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    BATCH_CUDA(cudaStreamIsCapturing(cu(stream), &capture));
-    if (capture != cudaStreamCaptureStatusNone)
-        throw Error(ErrorCode::Unsupported,
-                    "batch filters: a variable-shape batch copies its image descriptors per call and cannot be captured "
-                    "into a CUDA graph (a uniform batch can)");
+    // The entry points refuse a capture before they enqueue anything; this is the last line, for any caller.
+    refuse_capture(stream, "batch filters", kVariableShape);
     bool fresh = false;
     auto* copied = static_cast<cudaEvent_t>(ws.event(EventSlot::BatchFilterDescs, &fresh));
     if (!fresh) BATCH_CUDA(cudaEventSynchronize(copied));  // the previous descriptors have left the buffer
     const std::size_t bytes = sizeof(kernels::BatchImage) * count;
     auto* host = static_cast<kernels::BatchImage*>(ws.pinned_buffer(PinnedSlot::BatchFilterDescs, bytes));
     auto* dev = ws.device_as<kernels::BatchImage>(DeviceSlot::BatchFilterDescs, bytes);
-    std::size_t total = 0;
-    for (std::size_t k = 0; k < count; ++k) {
-        host[k] = describe(first + k, total);
-        total += blocks_of(b.src[first + k]);
-        check_blocks(total);
-    }
+    const std::size_t total =
+        lay_out_pass(count, unit, work_of, [&](std::size_t k, std::size_t begin) { host[k] = describe(first + k, begin); });
     BATCH_CUDA(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cu(stream)));
     BATCH_CUDA(cudaEventRecord(copied, cu(stream)));
     r.descs = dev;
@@ -120,6 +134,7 @@ void launch_batch_luts(Workspace& ws, const DeviceBatch& b, const std::uint8_t* 
 
 void cuda_equalize_batch(const DeviceBatch& b, int device, Stream stream) {
     check_batch_size(b.count, "equalize_hist_batch");
+    refuse_capture(stream, "equalize_hist_batch", layout_obstacle(b));
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;
@@ -138,6 +153,7 @@ void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int dev
         return;
     }
     check_batch_size(b.count, "equalize_hist_color_batch");
+    refuse_capture(stream, "equalize_hist_color_batch", layout_obstacle(b));
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;
@@ -160,6 +176,9 @@ void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int dev
 void cuda_threshold_batch(const DeviceBatch& b, const ThresholdParams& p, AutoThreshold automatic, int* computed,
                           int* host_levels, int device, Stream stream) {
     check_batch_size(b.count, "threshold_batch");
+    refuse_capture(stream, "threshold_batch",
+                   host_levels ? "the call waits for the levels it returns (pass `computed` to keep them on the device)"
+                               : layout_obstacle(b));
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;

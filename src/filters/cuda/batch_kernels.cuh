@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "filters/batch_blocks.hpp"
 #include "filters/cuda/level_kernels.cuh"
 
 namespace imghist::detail::kernels {
@@ -51,16 +52,9 @@ struct BatchRef {
         b.dst += static_cast<long long>(i) * dst_stride;
         return b;
     }
-    /// The image whose pixels block `b` of a pass works on: the last one whose first block is at most b.
+    /// The image whose pixels block `b` of a pass works on (batch_blocks.hpp).
     __device__ __forceinline__ unsigned int image_of_block(unsigned int b) const {
-        if (!descs) return b / blocks_per_image;
-        unsigned int lo = 0, hi = count - 1;
-        while (lo < hi) {
-            const unsigned int mid = (lo + hi + 1) / 2;
-            if (descs[mid].block_begin <= b) lo = mid;
-            else hi = mid - 1;
-        }
-        return lo;
+        return descs ? ::imghist::detail::image_of_block(descs, count, b) : b / blocks_per_image;
     }
     __device__ __forceinline__ unsigned int first_block(unsigned int i) const {
         return descs ? descs[i].block_begin : i * blocks_per_image;

@@ -34,10 +34,15 @@ enum class PassUnit { Bytes, Pixels };
 /// with one block per `unit` bytes or pixels (at least one). A uniform batch (and, for CLAHE, one geometry)
 /// needs nothing on the device; otherwise the descriptors are written to page-locked memory and copied to the
 /// workspace with one asynchronous copy (the previous call's copy is waited for before the buffer is rewritten,
-/// and a stream being captured is refused: the graph would copy whatever the buffer holds when it replays).
+/// and a stream being captured is refused, refuse_capture: the graph would copy whatever the buffer holds when it
+/// replays).
 /// `clahe`: each image's CLAHE geometry (indexed from `first`), or null.
 kernels::BatchRef batch_ref(Workspace& ws, const DeviceBatch& b, std::size_t first, std::size_t count,
                             std::size_t unit, PassUnit per, const fmath::ClaheGeometry* clahe = nullptr);
+
+/// What keeps a call on device batch `b` out of a CUDA graph because of its layout: null when batch_ref addresses
+/// it without descriptors (a uniform batch; `clahe`: each image's geometry, all with one extent), else why not.
+const char* layout_obstacle(const DeviceBatch& b, const fmath::ClaheGeometry* clahe = nullptr);
 
 /// The histograms of every image of a device batch over `bins` levels (256: u8, 65536: u16) in one launch (the
 /// core's batch histogram), 32-bit, into the workspace's Counts: image i, channel c at the returned pointer +

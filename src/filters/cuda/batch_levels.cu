@@ -18,6 +18,9 @@
 namespace imghist::detail {
 namespace {
 
+/// Why a 16-bit table batch cannot be captured into a CUDA graph.
+constexpr const char* kHostTables = "16-bit tables are made on the host from histograms the call waits for";
+
 /// The luma histograms of a batch of BGR(A) images into the workspace's Counts: image i at + i * levels.
 unsigned int* batch_luma_histograms(Workspace& ws, const DeviceBatch& b, int levels) {
     const std::size_t bytes = b.count * static_cast<std::size_t>(levels) * sizeof(unsigned int);
@@ -95,6 +98,7 @@ LevelTable identity16() {
 void cuda_stretch_batch(const DeviceBatch& b, double low_percent, double high_percent, bool luma, int device,
                         Stream stream) {
     check_batch_size(b.count, "stretch_contrast_batch");
+    refuse_capture(stream, "stretch_contrast_batch", b.src[0].type == SampleType::U8 ? layout_obstacle(b) : kHostTables);
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;
@@ -127,6 +131,10 @@ void cuda_stretch_batch(const DeviceBatch& b, double low_percent, double high_pe
 void cuda_match_batch(const DeviceBatch& b, const ImageView* reference, const Histogram* target, int device,
                       Stream stream) {
     check_batch_size(b.count, "histogram matching batch");
+    refuse_capture(stream, "histogram matching batch",
+                   b.src[0].type != SampleType::U8 ? kHostTables
+                   : reference                     ? layout_obstacle(b)
+                                                   : "the target histogram is copied from pageable host memory");
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;
@@ -200,6 +208,7 @@ std::vector<std::vector<int>> multiotsu_batch_u16(Workspace& ws, const DeviceBat
 std::vector<std::vector<int>> cuda_multiotsu_batch(const DeviceBatch& b, int classes, int* computed, int device,
                                                    Stream stream) {
     check_batch_size(b.count, "threshold_multiotsu_batch");
+    refuse_capture(stream, "threshold_multiotsu_batch", "the call waits for the thresholds it returns");
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;

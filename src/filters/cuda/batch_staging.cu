@@ -20,6 +20,7 @@ std::size_t packed_bytes(const ImageView& v) {
 
 void cuda_staged_batch(const ImageView* src, const ImageView* dst, std::size_t count, int device, Stream stream,
                        const DeviceBatchOp& op) {
+    refuse_capture(stream, "batch filters", "a host batch waits for its outputs");
     DeviceGuard guard(device);
     WorkspaceLease lease = stream ? acquire_workspace(-1, stream) : acquire_private_workspace(-1);
     Workspace& ws = *lease;

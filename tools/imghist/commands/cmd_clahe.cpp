@@ -14,13 +14,13 @@ Command add_clahe(CLI::App& app) {
     sub->add_option("--clip", params->clip, "Clip limit (OpenCV's clipLimit)")->default_str("2.0")->check(CLI::NonNegativeNumber);
     sub->add_option("--tiles", *tiles, "Tile grid, COLSxROWS")->default_str("8x8");
     sub->footer("Example:\n  imghist clahe xray.png xray-clahe.png --clip 3 --tiles 16x16");
-    return Command{sub, [job, params, tiles] {
+    return image_command(sub, [job, params, tiles] {
         ClaheParams p = *params;
         if (std::sscanf(tiles->c_str(), "%dx%d", &p.tiles_x, &p.tiles_y) != 2 || p.tiles_x < 1 || p.tiles_y < 1)
             fail_usage("--tiles: expected COLSxROWS such as 8x8, got '" + *tiles + "'");
         p.max_memory = job->common.limits.max_memory;
-        return run_image_job(*job, [p](Item& it, const Device& d) { clahe(it.image, p, d); });
-    }};
+        return ImageTask{*job, [p](Item& it, const Device& d) { clahe(it.image, p, d); }};
+    });
 }
 
 }  // namespace cli

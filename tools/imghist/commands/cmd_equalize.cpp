@@ -18,19 +18,21 @@ Command add_equalize(CLI::App& app) {
         "  imghist equalize photo.png photo-eq.png\n"
         "  imghist equalize --recursive shots/ shots-eq/ --to jpg --quality 92\n"
         "  imghist equalize --shard 2/8 --skip-existing big-folder/ out/");
-    return Command{sub, [job, mode] {
+    return image_command(sub, [job, mode] {
         const EqualizeMode m = *mode == "luma" ? EqualizeMode::Luma : EqualizeMode::PerChannel;
         // A JPEG going to a JPEG in luma mode only needs its Y plane: no colour conversion, no resampling.
         auto planar_ok = [m](const InputFile&, const std::string& out) {
             return m == EqualizeMode::Luma && format_from_extension(extension_of(out)) == Format::Jpeg;
         };
-        return run_image_job(*job, [m](Item& it, const Device& d) {
+        auto process = [m](Item& it, const Device& d) {
             if (it.planar)
                 equalize_luma_planes(it.planes, d);
             else
                 equalize(it.image, m, d);
-        }, planar_ok, m == EqualizeMode::Luma ? GpuImageWork::EqualizeLuma : GpuImageWork::EqualizePerChannel);
-    }};
+        };
+        return ImageTask{*job, process, planar_ok,
+                         m == EqualizeMode::Luma ? GpuImageWork::EqualizeLuma : GpuImageWork::EqualizePerChannel};
+    });
 }
 
 }  // namespace cli

@@ -12,7 +12,6 @@
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "gpu/gpu_jobs.hpp"
-#include "gpu/gpu_jpeg.hpp"
 #include "commands/ops.hpp"
 #include "pipeline/output_safety.hpp"
 #include "commands/plot.hpp"
@@ -217,36 +216,34 @@ int run_raw(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
     return kExitOk;
 }
 
-/// The pipeline's stages for histograms of image files (JPEGs through the GPU when the run takes it).
-Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Device>& gpus, bool batch) {
+/// The pipeline's stages for histograms of image files (JPEGs through the GPUs when the run takes them).
+Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Device>& devices, std::size_t jpegs,
+                   bool batch) {
     const DecodeOptions dopt = a.common.decode();
-    const bool gpu = !gpus.empty();
     auto file_name = [batch](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
-    const CpuLoad cpu_load = [dopt](Item& it, Bytes&& data) {
+    const auto cpu_load = [dopt](Item& it, Bytes&& data) {
         DecodeOptions o = dopt;
         o.memory = &it.memory;
         it.image = decode_image(data, display_name(it.input.path), o);
     };
     Stages st;
-    st.load = [gpu, cpu_load, dopt](Item& it) {
-        Bytes data = read_image_file(it.input.path, dopt.limits);
-        if (gpu && take_for_gpu(it, data, false)) return;
-        cpu_load(it, std::move(data));
-    };
+    st.load = [cpu_load, dopt](Item& it) { cpu_load(it, read_image_file(it.input.path, dopt.limits)); };
     st.process = [p, file_name](Item& it, const Device& d) {
         it.hist = image_histogram(it.image, p, d);
         it.hist.file = file_name(it);
     };
-    if (gpu) {
-        st.process_batch = [p, file_name, dopt](std::vector<Item*>& b, const Device& d) {
-            gpu_hist_batch(b, d, p, file_name, dopt);
-        };
-        gpu_jpeg_stages(st, nv::kOutputYUV, false);
-        st.decode_kept = [cpu_load](Item& it) {
-            it.memory.set_may_wait(false);  // a store thread: the items holding the budget wait on it
-            cpu_load(it, std::move(it.jpeg));
-        };
-    }
+    GpuCommand c;
+    c.work = GpuWorkload::Hist;
+    c.load = [cpu_load, dopt](Item& it) {
+        Bytes data = read_image_file(it.input.path, dopt.limits);
+        if (!take_for_gpu(it, data, false)) cpu_load(it, std::move(data));
+    };
+    c.decode_kept = [cpu_load](Item& it) { cpu_load(it, std::move(it.jpeg)); };
+    c.decode = dopt;
+    c.hist = p;
+    c.hist_name = file_name;
+    // The gray mode's conversion is a host operation.
+    st.batch = gpu_batch_plan(a.common, devices, jpegs, p.mode == HistMode::Channels, "--mode gray converts on the host", c);
     return st;
 }
 
@@ -290,11 +287,9 @@ int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
     }
     check_hist_outputs(a, all_inputs);
     const std::vector<Device> devices = a.common.devices();
-    // JPEG files through the GPU when this run takes it (the gray mode's conversion is a host operation).
-    const std::vector<Device> gpus = gpu_jpeg_devices(a.common, devices, count_jpeg_names(items), GpuWorkload::Hist,
-                                                      p.mode == HistMode::Channels, "--mode gray converts on the host");
-    const RunOptions ro = run_options(a.common, batch, gpus.empty() ? devices : gpus);
-    Summary s = run_pipeline(items, hist_stages(a, p, gpus, batch), ro);
+    const RunOptions ro = run_options(a.common, batch, devices);
+    const Stages stages = hist_stages(a, p, devices, count_jpeg_names(items), batch);
+    Summary s = run_pipeline(items, stages, ro);
     s.unsupported = unsupported;
     if (!batch) {
         if (items.empty() || !items[0].error.empty()) return kExitFailure;

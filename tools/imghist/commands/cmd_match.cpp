@@ -37,7 +37,7 @@ Command add_match(CLI::App& app) {
         "  imghist match slide.png reference.png slide-matched.png\n"
         "  imghist match --recursive batch/ reference.png batch-matched/\n"
         "  imghist hist --format json ref/ > ref.json && imghist match new/ ref.json new-matched/");
-    return Command{sub, [job] {
+    return image_command(sub, [job] {
         ImageJob j = *job;
         const std::size_t min_args = j.in_place ? 2 : 3;
         if (j.paths.size() < min_args)
@@ -48,8 +48,8 @@ Command add_match(CLI::App& app) {
         j.other_inputs.push_back(ref);
         // The reference is read once, before the inputs; its histogram's JSON "total" serves folders.
         auto target = std::make_shared<MatchTarget>(load_target(ref, j.common));
-        return run_image_job(j, [target](Item& it, const Device& d) { match(it.image, *target, d); });
-    }};
+        return ImageTask{j, [target](Item& it, const Device& d) { match(it.image, *target, d); }};
+    });
 }
 
 }  // namespace cli

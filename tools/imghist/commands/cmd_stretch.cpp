@@ -49,7 +49,7 @@ Command add_stretch(CLI::App& app) {
         "  imghist stretch scan.png scan-stretched.png --low 2% --high 1%\n"
         "  imghist stretch --auto-level shots/ shots-levelled/\n"
         "  imghist stretch photo.jpg out.jpg --mode per-channel --low 0.5% --high 0.5%");
-    return Command{sub, [job, low, high, mode, normalize, auto_level] {
+    return image_command(sub, [job, low, high, mode, normalize, auto_level] {
         StretchParams p;
         p.mode = *mode == "luma" ? StretchMode::Luma : StretchMode::PerChannel;
         if (*auto_level) {
@@ -67,13 +67,14 @@ Command add_stretch(CLI::App& app) {
         auto planar_ok = [p](const InputFile&, const std::string& out) {
             return p.mode == StretchMode::Luma && format_from_extension(extension_of(out)) == Format::Jpeg;
         };
-        return run_image_job(*job, [p](Item& it, const Device& d) {
+        auto process = [p](Item& it, const Device& d) {
             if (it.planar)
                 stretch_luma_planes(it.planes, p, d);
             else
                 stretch(it.image, p, d);
-        }, planar_ok);
-    }};
+        };
+        return ImageTask{*job, process, planar_ok};
+    });
 }
 
 }  // namespace cli

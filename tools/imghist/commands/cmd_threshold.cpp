@@ -44,18 +44,18 @@ Command add_threshold(CLI::App& app) {
     sub->footer("Examples:\n  imghist threshold scan.png scan-bw.png --method otsu\n"
                 "  imghist threshold in.png out.png --method value --value 100 --invert\n"
                 "  imghist threshold cells.png cells-labels.png --method multiotsu --classes 3");
-    return Command{sub, [job, method, params, value_opt, classes, classes_opt] {
+    return image_command(sub, [job, method, params, value_opt, classes, classes_opt] {
         if (*method == "multiotsu") {
             if (value_opt->count() != 0 || params->invert) fail_usage("--value and --invert do not apply to multiotsu");
             const int k = *classes;
-            return run_image_job(*job, [k](Item& it, const Device& d) {
+            return ImageTask{*job, [k](Item& it, const Device& d) {
                 Image out;
                 const std::vector<int> t = threshold_multiotsu(it.image, k, d, out);
                 it.image = std::move(out);
                 std::string note = "thresholds:";
                 for (int v : t) note += " " + std::to_string(v);
                 it.note = note;
-            });
+            }};
         }
         if (classes_opt->count() != 0) fail_usage("--classes is only used with --method multiotsu");
         ThresholdParams p = *params;
@@ -65,14 +65,14 @@ Command add_threshold(CLI::App& app) {
         if (p.method == ThresholdMethod::Value && value_opt->count() == 0) fail_usage("--method value needs --value T");
         if (p.method != ThresholdMethod::Value && value_opt->count() != 0)
             fail_usage("--value is only used with --method value");
-        return run_image_job(*job, [p](Item& it, const Device& d) {
+        return ImageTask{*job, [p](Item& it, const Device& d) {
             Image out;
             double t = threshold(it.image, p, d, out);
             out.meta = std::move(it.image.meta);  // the binary image is still the same photo
             it.image = std::move(out);
             it.note = "threshold: " + fmt_threshold(t);
-        });
-    }};
+        }};
+    });
 }
 
 }  // namespace cli

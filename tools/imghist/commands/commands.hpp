@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct Common {
     int threads = 0;
     bool quiet = false;
     bool verbose = false;
+    bool trace = false;
     DecodeOptions decode() const {
         DecodeOptions o;
         o.limits = limits;
@@ -31,9 +33,14 @@ struct Common {
 };
 void add_common(CLI::App& sub, Common& c);
 
+struct ImageTask;
+
 struct Command {
     CLI::App* app = nullptr;
     std::function<int()> run;
+    /// Image-to-image commands (equalize, stretch, match, threshold, clahe): the parsed job and its per-file
+    /// work, for callers that run the files themselves (ImageFileJob). Empty for the other commands.
+    std::function<ImageTask()> image_task{};
 };
 
 Command add_hist(CLI::App& app);
@@ -71,11 +78,52 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
 /// the device; DecodeOnly decodes on the GPU and leaves the rest to `process` on the CPU.
 enum class GpuImageWork { EqualizeLuma, EqualizePerChannel, DecodeOnly };
 
-/// Runs an image-to-image command. `process` changes item.image (or item.planes when `planar_ok` says the
-/// item may take the JPEG planar path) and may set item.note; it runs on a device worker. When the run
-/// takes the GPU JPEG pipeline (gpu_jobs.hpp: gpu_jpeg_devices), JPEG files go through it as `gpu_work` says.
-int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
-                  const std::function<bool(const InputFile&, const std::string& output)>& planar_ok = {},
-                  GpuImageWork gpu_work = GpuImageWork::DecodeOnly);
+/// An image-to-image command as parsed: its job and its work on one file. `process` changes item.image (or
+/// item.planes when `planar_ok` says the item may take the JPEG planar path) and may set item.note; it runs on
+/// a device worker. When a run takes the GPU JPEG pipeline (gpu_jobs.hpp: gpu_batch_plan), JPEG files go
+/// through it as `gpu_work` says.
+struct ImageTask {
+    ImageJob job;
+    std::function<void(Item&, const Device&)> process;
+    std::function<bool(const InputFile&, const std::string& output)> planar_ok{};
+    GpuImageWork gpu_work = GpuImageWork::DecodeOnly;
+};
+
+/// The Command of an image-to-image subcommand: `task` builds the ImageTask once the line is parsed; run()
+/// runs it with run_image_job.
+Command image_command(CLI::App* sub, std::function<ImageTask()> task);
+
+/// Runs an image-to-image command over its files (the folder pipeline).
+int run_image_job(const ImageTask& task);
+
+/// The files of an image command handed out one at a time, for callers that schedule them themselves (the
+/// Python module's imghist.dask.process_files runs each as a task on a cluster). plan() is run_image_job's
+/// plan: the same output names, the same refusals before anything is written (an output that is an input, two
+/// inputs with one output), --skip-existing; run() is run_image_job's work on one file through the host
+/// codecs — read, decode, --auto-orient, the command's process, --flatten / --depth / --strip, encode, and the
+/// atomic, durable write — so its output is byte for byte the folder run's for that file with the same
+/// options (the GPU JPEG pipeline is not used). Thread-safe: run() may be called from several threads at once.
+class ImageFileJob {
+public:
+    explicit ImageFileJob(ImageTask task);
+    ~ImageFileJob();
+    ImageFileJob(const ImageFileJob&) = delete;
+    ImageFileJob& operator=(const ImageFileJob&) = delete;
+
+    struct Planned {
+        std::string input, output;
+        bool skipped = false;  ///< --skip-existing and the output exists
+    };
+    /// The inputs (files, folders, patterns, as the command line gives them) and their outputs, in input
+    /// order; throws UsageError or Error as run_image_job does before it writes anything.
+    std::vector<Planned> plan() const;
+    /// Processes one planned file; returns its note (e.g. "threshold: 117", may be empty); throws Error naming
+    /// the file. Nothing is left under `output` unless the whole file was written.
+    std::string run(const std::string& input, const std::string& output) const;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
 
 }  // namespace cli

@@ -1,117 +1,26 @@
 #include "gpu/gpu_jpeg.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <functional>
-#include <map>
-#include <mutex>
 #include <thread>
 
-#include "io/codecs/codec_jpeg.hpp"
-#include "io/errors.hpp"
-#include "imghist/buffer.hpp"
 #include "imghist/histogram.hpp"
+#include "io/errors.hpp"
+#include "pipeline/batch_worker.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/trace.hpp"
+#include "pipeline/tuning.hpp"
 
 namespace cli {
 
-bool gpu_jpeg_available(std::string* why) {
-    std::string w;
-    if (!nv::nvjpeg(&w) || !nv::driver(&w)) {
-        if (why) *why = w;
-        return false;
-    }
-    if (imghist::cuda_device_count() == 0) {
-        if (why) *why = "no CUDA device";
-        return false;
-    }
-    return true;
-}
-
-int gpu_jpeg_batch() {
-    if (const char* e = std::getenv("IMGHIST_GPU_BATCH")) {
-        int v = std::atoi(e);
-        if (v >= 1 && v <= 1024) return v;
-    }
-    return 128;
-}
-
-int gpu_jpeg_lanes() {
-    if (const char* e = std::getenv("IMGHIST_GPU_LANES")) {
-        int v = std::atoi(e);
-        if (v >= 1 && v <= 8) return v;
-    }
-    // One: with a batch's encode spread over four threads (encode_threads), a second lane only added contention
-    // (H100, 1000 and 4000 1920x1080 JPEGs: every run 7-16% slower with two; docs/DESIGN.md).
-    return 1;
-}
-
 namespace {
+
 std::atomic<bool> g_gpu_used{false};
-void wait_for_hardware_setups();  // below, with the GPUs' shared state
-// The trace's clock starts at the program's static initialisation, just before main (the dynamic loader's
-// part of the start, about 10 ms on the H100 host, is before it).
-const std::chrono::steady_clock::time_point g_trace_zero = std::chrono::steady_clock::now();
-double trace_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_trace_zero).count();
-}
-}
-
-int gpu_jpeg_exit(int code) {
-    if (!g_gpu_used.load()) return code;
-    std::fflush(nullptr);
-    std::cout.flush();
-    std::cerr.flush();
-    if (gpu_jpeg_trace()) {
-        timespec ts{};
-        clock_gettime(CLOCK_REALTIME, &ts);
-        // The process's peak and current resident memory: the end of the process unmaps it.
-        std::string memory;
-        if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
-            char line[256];
-            while (std::fgets(line, sizeof line, f))
-                if (std::strncmp(line, "VmHWM:", 6) == 0 || std::strncmp(line, "VmRSS:", 6) == 0)
-                    memory += std::string(", ") + std::string(line, std::strcspn(line, "\n"));
-            std::fclose(f);
-        }
-        std::fprintf(stderr, "imghist: gpu: [%.1f ms] exit at %.3f s (epoch)%s\n", trace_ms(),
-                     ts.tv_sec + ts.tv_nsec * 1e-9, memory.c_str());
-    }
-    const char* e = std::getenv("IMGHIST_GPU_EXIT");
-    if (e && std::string(e) == "normal") {
-        // A hardware decoder's set-up may still be running on its thread (a run whose files all went
-        // elsewhere): the process's teardown must not start under it.
-        wait_for_hardware_setups();
-        return code;
-    }
-    // Every output is complete by now (written, flushed to disk and renamed), and so is everything printed.
-    // What remains is tearing down the CUDA runtime, nvJPEG's handles and the GPU memory they hold, which
-    // the driver also does when the process ends: measured on an H100 (docs/DESIGN.md), a 1000-image
-    // run's process ended 0.41-0.47 s after this point with the normal exit, 0.19-0.29 s with this one.
-    std::_Exit(code);
-}
-
-bool gpu_jpeg_trace() {
-    static const bool on = [] {
-        const char* e = std::getenv("IMGHIST_GPU_TRACE");
-        return e && *e && *e != '0';
-    }();
-    return on;
-}
-
-void gpu_jpeg_trace_line(const std::string& line) {
-    if (gpu_jpeg_trace()) std::fprintf(stderr, "imghist: gpu: [%.1f ms] %s\n", trace_ms(), line.c_str());
-}
-
-namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -138,10 +47,54 @@ void chroma_divisors(nv::ChromaSubsampling css, int& dx, int& dy) {
     }
 }
 
-// nvJPEG's name for a YCbCr header's sampling: luma factors over chroma factors of 1x1; kCssUnknown for
-// anything else (chroma factors above 1, unusual ratios).
+std::size_t align256(std::size_t n) { return (n + 255) & ~std::size_t(255); }
+
+/// A 16x16 baseline JPEG: what pads a hardware batch to its state's size (its decode costs next to nothing).
+const Bytes& padding_jpeg() {
+    static const Bytes jpeg = [] {
+        Image img(16, 16, 3, 8);
+        std::memset(img.data(), 128, img.bytes());
+        return encode_jpeg(img, EncodeOptions{}, "padding");
+    }();
+    return jpeg;
+}
+
+}  // namespace
+
+bool gpu_jpeg_available(std::string* why) {
+    std::string w;
+    if (!nv::nvjpeg(&w) || !nv::driver(&w)) {
+        if (why) *why = w;
+        return false;
+    }
+    if (imghist::cuda_device_count() == 0) {
+        if (why) *why = "no CUDA device";
+        return false;
+    }
+    return true;
+}
+
+int gpu_jpeg_exit(int code) {
+    if (!g_gpu_used.load() && !batch_threads_started()) return code;
+    std::fflush(nullptr);
+    std::cout.flush();
+    std::cerr.flush();
+    if (!pipeline_tuning().fast_exit) {
+        // A set-up may still be running on its thread (a run whose files were all done without it): the
+        // process's teardown must not start under it.
+        wait_for_batch_threads();
+        GpuDevice::wait_for_setups();
+        return code;
+    }
+    // Every output is complete by now (written, made durable and renamed), and so is everything printed. What
+    // remains is tearing down the CUDA runtime, nvJPEG's handles and the memory they hold, which the driver also
+    // does when the process ends: measured on an H100 (docs/DESIGN.md), a 1000-image run's process ended
+    // 0.41-0.47 s after this point with the normal exit, 0.19-0.29 s with this one.
+    std::_Exit(code);
+}
+
 nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
-    if (h.h_samp[1] != 1 || h.v_samp[1] != 1 || h.h_samp[2] != 1 || h.v_samp[2] != 1) return nv::kCssUnknown;
+    if (!h.ycbcr || h.h_samp[1] != 1 || h.v_samp[1] != 1 || h.h_samp[2] != 1 || h.v_samp[2] != 1) return nv::kCssUnknown;
     const int hs = h.h_samp[0], vs = h.v_samp[0];
     if (hs == 1 && vs == 1) return nv::kCss444;
     if (hs == 2 && vs == 1) return nv::kCss422;
@@ -152,556 +105,58 @@ nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
     return nv::kCssUnknown;
 }
 
-}  // namespace
+// ---- DecodedBatch ------------------------------------------------------------------------------------------
 
-namespace {
-
-// What the lanes of one GPU share: the primary context and the nvJPEG handles. nvJPEG allows a handle to be
-// used by several threads at once as long as each has its own decoder and encoder states (its "Thread
-// Safety" section), so every lane (GpuJpegEngine) owns those, and the handles, whose creation is the slow
-// part of start-up, are made once per GPU. They live for the rest of the process, as the library itself
-// does: destroying them at exit would race the CUDA runtime's own teardown.
-//
-// The hardware decoder is set up on a thread of its own (start_hardware), started first: it is the longest
-// part of a GPU's start-up (measured on an H100, bench/experiments/nvjpeg_startup.cpp: handle 0.28 s, the
-// first batched state 0.36 s whatever its batch size, each further state 0.1 s), and a lane's first decode
-// waits for it (wait_hardware) while the lane's other set-up goes on.
-struct GpuShared {
-    int ordinal = 0;
-    const nv::NvJpegApi* nj = nullptr;
-    const nv::DriverApi* cu = nullptr;
-    nv::CuContext ctx = nullptr;
-    int cu_device = 0;
-
-    enum class Hw : std::uint8_t { NotStarted, Starting, Ready, None };
-
-    /// Starts the hardware decoder's set-up on its own thread (once; later calls do nothing): the handle and
-    /// `states` batched states initialised for `batch` images of `format` (one per lane). The decoder counts
-    /// as ready with its first state; the others follow on the same thread, and a lane that finds none left
-    /// makes its own.
-    void start_hardware(int batch, nv::OutputFormat format, int states) {
-        {
-            std::lock_guard<std::mutex> l(hw_m_);
-            if (hw_status_ != Hw::NotStarted) return;
-            hw_status_ = Hw::Starting;
-            hw_batch_ = batch;
-            hw_format_ = format;
-        }
-        std::thread([this, batch, format, states] {
-            const auto t0 = std::chrono::steady_clock::now();
-            nv::Handle h = nullptr;
-            double handle_ms = 0, first_ms = 0;
-            int made = 0;
-            // Only GPUs with JPEG decoders (A100, H100, H200, ...) have the hardware backend: its absence is not
-            // an error.
-            if (cu->CtxSetCurrent(ctx) != 0 || nj->CreateEx(nv::kBackendHardware, nullptr, nullptr, 0, &h) != nv::kSuccess)
-                h = nullptr;
-            handle_ms = ms_since(t0);
-            for (int k = 0; k < std::max(1, states); ++k) {
-                nv::JpegState st = nullptr;
-                if (h && nj->JpegStateCreate(h, &st) == nv::kSuccess &&
-                    nj->DecodeBatchedInitialize(h, st, batch, 1, format) != nv::kSuccess) {
-                    nj->JpegStateDestroy(st);
-                    st = nullptr;
+void DecodedBatch::layout(const std::vector<Shape>& shapes) {
+    slots_.assign(shapes.size(), GpuDecoded{});
+    std::vector<std::size_t> offsets[3];
+    for (auto& o : offsets) o.assign(shapes.size(), 0);
+    std::size_t bytes = 0;
+    // Every planar slot's Y plane first (equally spaced when the images have one size), then the rest.
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            const Shape& s = shapes[i];
+            GpuDecoded& d = slots_[i];
+            d.width = s.width;
+            d.height = s.height;
+            d.subsampling = s.subsampling;
+            d.format = s.format;
+            if (s.format != nv::kOutputYUV) {
+                if (pass == 1) {
+                    offsets[0][i] = bytes;
+                    bytes = align256(bytes + static_cast<std::size_t>(s.width) * 3 * static_cast<std::size_t>(s.height));
                 }
-                {
-                    std::lock_guard<std::mutex> l(hw_m_);
-                    if (st) {
-                        hw_states_.push_back(st);
-                        ++made;
-                    }
-                    if (k == 0) {
-                        hw_ = h;
-                        hw_status_ = h ? Hw::Ready : Hw::None;
-                    }
-                }
-                if (k == 0) {
-                    first_ms = ms_since(t0);
-                    hw_cv_.notify_all();
-                }
-                if (!st) break;
+                continue;
             }
-            gpu_jpeg_trace_line("device " + std::to_string(ordinal) + ": hardware decoder " +
-                                (h ? "ready after " + std::to_string(first_ms) + " ms (handle " + std::to_string(handle_ms) +
-                                         " ms), " + std::to_string(made) + " batched states of " + std::to_string(batch) +
-                                         " after " + std::to_string(ms_since(t0)) + " ms"
-                                   : std::string("absent")));
-            {
-                std::lock_guard<std::mutex> l(hw_m_);
-                hw_thread_done_ = true;
-            }
-            hw_cv_.notify_all();
-        }).detach();  // GpuShared lives for the process; the set-up ends on its own or with the process
-    }
-    /// The hardware decoder's handle, once its set-up has ended (started here when nobody started it);
-    /// nullptr on GPUs without one.
-    nv::Handle wait_hardware() {
-        start_hardware(128, nv::kOutputYUV, 1);
-        std::unique_lock<std::mutex> l(hw_m_);
-        hw_cv_.wait(l, [&] { return hw_status_ == Hw::Ready || hw_status_ == Hw::None; });
-        return hw_;
-    }
-    /// A batched state the set-up initialised for `format`, with the batch size it was initialised for;
-    /// false when none is left (the lane makes its own).
-    bool take_hardware_state(nv::OutputFormat format, nv::JpegState& state, int& batch) {
-        std::lock_guard<std::mutex> l(hw_m_);
-        if (hw_states_.empty() || hw_format_ != format) return false;
-        state = hw_states_.back();
-        hw_states_.pop_back();
-        batch = hw_batch_;
-        return true;
-    }
-
-    // The default handle (encoder, single-image decode) and the GPU_HYBRID one (batched decode of what the
-    // hardware decoder does not take) are created on first use: a hist run on a GPU with a hardware decoder
-    // never needs either.
-    nv::Handle default_handle() { return lazy(nv::kBackendDefault, handle_, "nvjpegCreateEx (default backend)"); }
-    nv::Handle hybrid_handle() {
-        // GPU_HYBRID: Huffman decoding on the GPU in batched decodes; where the library refuses it, the default
-        // backend (which decides per image) does the same work.
-        std::lock_guard<std::mutex> l(m_);
-        if (!hybrid_tried_) {
-            hybrid_tried_ = true;
-            if (nj->CreateEx(nv::kBackendGpuHybrid, nullptr, nullptr, 0, &hybrid_) != nv::kSuccess) hybrid_ = nullptr;
-        }
-        if (hybrid_) return hybrid_;
-        if (!handle_) nv_check(nj->CreateEx(nv::kBackendDefault, nullptr, nullptr, 0, &handle_), "nvjpegCreateEx");
-        return handle_;
-    }
-
-    void make_current() const {
-        if (cu->CtxSetCurrent(ctx) != 0)
-            throw Error(ErrorCode::Cuda, "cannot make CUDA device " + std::to_string(ordinal) + " current");
-    }
-
-    /// Lanes a worker thread gave back when it ended (for_thread): the next worker on this GPU takes one
-    /// instead of creating it again, and a run's end does not wait for their teardown (freeing pinned and
-    /// device memory took 250-350 ms per run on an H100).
-    std::vector<GpuJpegEngine*> idle_lanes;
-    std::mutex lanes_mutex;
-
-    /// The process's shared state for CUDA device `ordinal`, created by the first caller.
-    /// GPUs start side by side (--device all): one lock per device while it is created.
-    static GpuShared& get(int ordinal) {
-        Registry& r = registry();
-        Slot* slot = nullptr;
-        {
-            std::lock_guard<std::mutex> l(r.m);
-            slot = &r.all[ordinal];  // std::map nodes stay where they are
-        }
-        std::lock_guard<std::mutex> l(slot->m);
-        if (!slot->g) {
-            auto made = std::make_unique<GpuShared>();
-            made->open(ordinal);     // throws: the next caller tries again
-            slot->g = made.release();  // lives for the process (see above)
-        }
-        return *slot->g;
-    }
-
-    /// Waits for every hardware decoder set-up that was started and has not ended.
-    static void wait_for_setups() {
-        std::vector<GpuShared*> gpus;
-        {
-            Registry& r = registry();
-            std::lock_guard<std::mutex> l(r.m);
-            for (auto& [ordinal, slot] : r.all) {
-                std::lock_guard<std::mutex> ls(slot.m);
-                if (slot.g) gpus.push_back(slot.g);
-            }
-        }
-        for (GpuShared* g : gpus) {
-            std::unique_lock<std::mutex> l(g->hw_m_);
-            g->hw_cv_.wait(l, [&] { return g->hw_status_ == Hw::NotStarted || g->hw_thread_done_; });
-        }
-    }
-
-private:
-    struct Slot {
-        std::mutex m;
-        GpuShared* g = nullptr;
-    };
-    struct Registry {
-        std::mutex m;
-        std::map<int, Slot> all;
-    };
-    static Registry& registry() {
-        static Registry r;
-        return r;
-    }
-
-    std::mutex hw_m_;
-    std::condition_variable hw_cv_;
-    Hw hw_status_ = Hw::NotStarted;
-    bool hw_thread_done_ = false;  // the set-up thread has ended (its later states made too)
-    nv::Handle hw_ = nullptr;
-    std::vector<nv::JpegState> hw_states_;
-    int hw_batch_ = 0;
-    nv::OutputFormat hw_format_ = nv::kOutputUnchanged;
-
-    std::mutex m_;
-    nv::Handle handle_ = nullptr, hybrid_ = nullptr;
-    bool hybrid_tried_ = false;
-
-    nv::Handle lazy(nv::Backend b, nv::Handle& h, const char* what) {
-        std::lock_guard<std::mutex> l(m_);
-        if (!h) nv_check(nj->CreateEx(b, nullptr, nullptr, 0, &h), what);
-        return h;
-    }
-
-    void open(int dev) {
-        const auto t0 = std::chrono::steady_clock::now();
-        std::string why;
-        ordinal = dev;
-        nj = nv::nvjpeg(&why);
-        cu = nj ? nv::driver(&why) : nullptr;
-        if (!nj || !cu) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
-        if (cu->DeviceGet(&cu_device, dev) != 0 || cu->DevicePrimaryCtxRetain(&ctx, cu_device) != 0)
-            throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
-        gpu_jpeg_trace_line("device " + std::to_string(dev) + ": context " + std::to_string(ms_since(t0)) + " ms");
-    }
-};
-
-void wait_for_hardware_setups() { GpuShared::wait_for_setups(); }
-
-}  // namespace
-
-struct GpuJpegEngine::Impl {
-    GpuShared* g = nullptr;
-    const nv::NvJpegApi* nj = nullptr;
-    const nv::DriverApi* cu = nullptr;
-    nv::Stream stream = nullptr;  // decoding, uploads and the device operations
-    // Decoder states of this lane: the hardware decoder's (one per output format), the batched fallback's
-    // (GPU_HYBRID) and the one the image-by-image retry uses (default backend). Each batched state remembers
-    // the batch size and format it was initialised for: re-initialising costs allocations, so a hardware
-    // state decodes fewer images than its size by padding the batch (decode()), and is initialised again
-    // only for more.
-    struct BatchState {
-        nv::JpegState state = nullptr;
-        nv::Handle handle = nullptr;
-        int size = 0;
-        nv::OutputFormat format = nv::kOutputUnchanged;
-    };
-    std::map<int, BatchState> hw;  // by output format
-    BatchState hybrid;
-    nv::JpegState single_state = nullptr;
-    std::vector<imghist::DeviceBuffer> buffers;
-    std::vector<GpuDecoded> slots;
-    // Where the padding images of a short hardware batch go (never read).
-    std::vector<imghist::DeviceBuffer> pad_buffers;
-    std::vector<GpuDecoded> pad_slots;
-    // Encoding: encode_threads() host threads, thread t with its own stream and the encoder states
-    // [t * per_thread, (t + 1) * per_thread).
-    std::vector<nv::Stream> enc_streams;
-    std::vector<nv::EncoderState> encoders;
-    // One per chroma sampling and quality: a batch mixes qualities (each output takes its input's estimate).
-    // Filled on the lane's own thread only (params_for), before any encoding thread reads it.
-    std::map<std::pair<int, int>, nv::EncoderParams> params;
-
-    std::size_t per_thread = kEncoderStates;
-
-    void release() {
-        if (!nj) return;
-        for (auto e : encoders) nj->EncoderStateDestroy(e);
-        for (auto& p : params) nj->EncoderParamsDestroy(p.second);
-        for (auto& [format, b] : hw)
-            if (b.state) nj->JpegStateDestroy(b.state);
-        if (hybrid.state) nj->JpegStateDestroy(hybrid.state);
-        if (single_state) nj->JpegStateDestroy(single_state);
-        buffers.clear();
-        for (auto s : enc_streams) cu->StreamDestroy(s);
-        if (stream) cu->StreamDestroy(stream);
-    }
-
-    nv::JpegState single() {
-        if (!single_state) nv_check(nj->JpegStateCreate(g->default_handle(), &single_state), "nvjpegJpegStateCreate");
-        return single_state;
-    }
-
-    // Ready for a batch of `n` in `format`: the state exists and is initialised for exactly that, or, for the
-    // hardware decoder, for at least that (the caller pads the batch to b.size). The hardware decoder's first
-    // state comes from the GPU's set-up (GpuShared::start_hardware), initialised already.
-    nv::Status prepare(BatchState& b, nv::Handle h, int n, nv::OutputFormat format, bool hardware) {
-        if (!b.state) {
-            b.handle = h;
-            b.size = 0;
-            if (hardware && g->take_hardware_state(format, b.state, b.size)) {
-                b.format = format;
-            } else {
-                nv::Status s = nj->JpegStateCreate(h, &b.state);
-                if (s != nv::kSuccess) {
-                    b.state = nullptr;
-                    return s;
-                }
-            }
-        }
-        if (b.format == format && (b.size == n || (hardware && b.size > n))) return nv::kSuccess;
-        // max_cpu_threads is not used by current nvJPEG versions (documented as ignored); 1 is valid everywhere.
-        nv::Status s = nj->DecodeBatchedInitialize(b.handle, b.state, n, 1, format);
-        b.size = s == nv::kSuccess ? n : 0;
-        b.format = format;
-        return s;
-    }
-
-    nv::EncoderParams params_for(nv::ChromaSubsampling css, int quality) {
-        const std::pair<int, int> key(static_cast<int>(css), quality);
-        auto it = params.find(key);
-        if (it != params.end()) return it->second;
-        nv::EncoderParams p = nullptr;
-        nv_check(nj->EncoderParamsCreate(g->default_handle(), &p, stream), "nvjpegEncoderParamsCreate");
-        params[key] = p;
-        nv_check(nj->EncoderParamsSetQuality(p, quality, stream), "nvjpegEncoderParamsSetQuality");
-        nv_check(nj->EncoderParamsSetSamplingFactors(p, css, stream), "nvjpegEncoderParamsSetSamplingFactors");
-        // libjpeg's defaults (the CPU path) use the standard Huffman tables too.
-        nv_check(nj->EncoderParamsSetOptimizedHuffman(p, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman");
-        return p;
-    }
-
-    // Lays out slot `i` for an image of this header and format, growing its buffer when needed.
-    void layout(std::size_t i, int w, int h, nv::ChromaSubsampling css, nv::OutputFormat format) {
-        layout_into(slots[i], buffers[i], w, h, css, format);
-    }
-    static void layout_into(GpuDecoded& d, imghist::DeviceBuffer& buffer, int w, int h, nv::ChromaSubsampling css,
-                            nv::OutputFormat format) {
-        d = GpuDecoded{};
-        d.width = w;
-        d.height = h;
-        d.subsampling = css;
-        d.format = format;
-        std::size_t bytes = 0;
-        std::size_t offsets[3] = {};
-        if (format == nv::kOutputYUV) {
             int dx = 1, dy = 1;
-            chroma_divisors(css, dx, dy);
+            chroma_divisors(s.subsampling, dx, dy);
             for (int c = 0; c < 3; ++c) {
-                d.plane_w[c] = c == 0 ? w : (w + dx - 1) / dx;
-                d.plane_h[c] = c == 0 ? h : (h + dy - 1) / dy;
-                offsets[c] = bytes;
-                bytes += static_cast<std::size_t>(d.plane_w[c]) * static_cast<std::size_t>(d.plane_h[c]);
-                bytes = (bytes + 255) & ~std::size_t(255);
+                d.plane_w[c] = c == 0 ? s.width : (s.width + dx - 1) / dx;
+                d.plane_h[c] = c == 0 ? s.height : (s.height + dy - 1) / dy;
             }
-        } else {
-            bytes = static_cast<std::size_t>(w) * 3 * static_cast<std::size_t>(h);
+            for (int c = pass == 0 ? 0 : 1; c < (pass == 0 ? 1 : 3); ++c) {
+                offsets[c][i] = bytes;
+                bytes = align256(bytes + static_cast<std::size_t>(d.plane_w[c]) * static_cast<std::size_t>(d.plane_h[c]));
+            }
         }
-        buffer.reserve(std::max<std::size_t>(bytes, 256));
-        auto* base = buffer.as<unsigned char>();
-        if (format == nv::kOutputYUV) {
+    arena_.reserve(std::max<std::size_t>(bytes, 256));
+    auto* base = arena_.as<unsigned char>();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+        GpuDecoded& d = slots_[i];
+        if (d.format == nv::kOutputYUV) {
             for (int c = 0; c < 3; ++c) {
-                d.image.channel[c] = base + offsets[c];
+                d.image.channel[c] = base + offsets[c][i];
                 d.image.pitch[c] = static_cast<std::size_t>(d.plane_w[c]);
             }
         } else {
-            d.image.channel[0] = base;
-            d.image.pitch[0] = static_cast<std::size_t>(w) * 3;
+            d.image.channel[0] = base + offsets[0][i];
+            d.image.pitch[0] = static_cast<std::size_t>(d.width) * 3;
         }
     }
-};
-
-std::size_t GpuJpegEngine::encode_threads() {
-    static const std::size_t n = [] {
-        const char* e = std::getenv("IMGHIST_GPU_ENCODE_THREADS");
-        const int v = e ? std::atoi(e) : 0;
-        return v == 1 || v == 2 || v == 4 || v == 8 ? static_cast<std::size_t>(v) : std::size_t(4);
-    }();
-    return n;
 }
 
-GpuJpegEngine& GpuJpegEngine::for_thread(int ordinal) {
-    // A thread borrows one lane per GPU and gives it back to that GPU's idle lanes when it ends; lanes live
-    // for the process, as the GPU's handles do.
-    struct Borrowed {
-        std::map<int, GpuJpegEngine*> lanes;
-        ~Borrowed() {
-            for (auto& [dev, lane] : lanes) {
-                GpuShared& g = GpuShared::get(dev);
-                std::lock_guard<std::mutex> l(g.lanes_mutex);
-                g.idle_lanes.push_back(lane);
-            }
-        }
-    };
-    thread_local Borrowed borrowed;
-    GpuJpegEngine*& e = borrowed.lanes[ordinal];
-    if (!e) {
-        GpuShared& g = GpuShared::get(ordinal);
-        {
-            std::lock_guard<std::mutex> l(g.lanes_mutex);
-            if (!g.idle_lanes.empty()) {
-                e = g.idle_lanes.back();
-                g.idle_lanes.pop_back();
-            }
-        }
-        if (!e) {
-            try {
-                e = new GpuJpegEngine(ordinal);  // lives for the process (see above)
-            } catch (...) {
-                borrowed.lanes.erase(ordinal);
-                throw;
-            }
-        }
-    }
-    return *e;
-}
-
-GpuJpegEngine::GpuJpegEngine(int ordinal) : impl_(std::make_unique<Impl>()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Impl& m = *impl_;
-    m.g = &GpuShared::get(ordinal);  // throws Error(NoDevice) when nvJPEG or the device is unusable
-    g_gpu_used = true;
-    m.nj = m.g->nj;
-    m.cu = m.g->cu;
-    try {
-        // The primary context is the one the CUDA runtime (and so libimghist) uses: making it current here
-        // selects this GPU for nvJPEG and for the library's allocations on this thread.
-        m.g->make_current();
-        if (m.cu->StreamCreate(&m.stream, nv::kStreamNonBlocking) != 0)
-            throw Error(ErrorCode::Cuda, "cannot create a CUDA stream on device " + std::to_string(ordinal));
-        m.enc_streams.resize(encode_threads(), nullptr);
-        m.per_thread = kEncoderStates / encode_threads();
-        for (auto& s : m.enc_streams)
-            if (m.cu->StreamCreate(&s, nv::kStreamNonBlocking) != 0)
-                throw Error(ErrorCode::Cuda, "cannot create a CUDA stream on device " + std::to_string(ordinal));
-    } catch (...) {
-        m.release();
-        throw;
-    }
-    gpu_jpeg_trace_line("lane on device " + std::to_string(ordinal) + ": " + std::to_string(ms_since(t0)) + " ms");
-}
-
-GpuJpegEngine::~GpuJpegEngine() {
-    if (impl_) {
-        if (impl_->stream) impl_->cu->StreamSynchronize(impl_->stream);
-        impl_->release();
-    }
-}
-
-int GpuJpegEngine::device() const noexcept { return impl_->g->ordinal; }
-nv::Stream GpuJpegEngine::stream() const noexcept { return impl_->stream; }
-bool GpuJpegEngine::hardware() { return impl_->g->wait_hardware() != nullptr; }
-
-void GpuJpegEngine::synchronize() {
-    if (impl_->cu->StreamSynchronize(impl_->stream) != 0)
-        throw Error(ErrorCode::Cuda, "CUDA stream synchronisation failed on device " + std::to_string(impl_->g->ordinal));
-}
-
-void GpuJpegEngine::start_hardware_decoder(int batch, nv::OutputFormat format, int lanes) {
-    impl_->g->start_hardware(batch, format, lanes);
-}
-
-
-void GpuJpegEngine::reserve_slots(std::size_t count) {
-    Impl& m = *impl_;
-    if (m.buffers.size() < count) m.buffers.resize(count);
-    if (m.slots.size() < count) m.slots.resize(count);
-}
-
-std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item*>& items, nv::OutputFormat format,
-                                                          const DecodeOptions& opt, std::size_t first_slot) {
-    Impl& m = *impl_;
-    m.g->make_current();
-    const std::size_t n = items.size();
-    reserve_slots(first_slot + n);
-    std::vector<Outcome> out(n, Outcome::Decoded);
-
-    const auto t0 = std::chrono::steady_clock::now();
-    // The hardware decoder: its set-up may still be running (it starts on its own thread in the lane's
-    // warm-up, start_hardware_decoder).
-    const nv::Handle hwh = m.g->wait_hardware();
-    // Headers: size, sampling, pixel limit, from the header the load stage read with libjpeg-turbo on the
-    // reader threads (in parallel, before the batch reaches this thread). Anything the GPU decoders do not
-    // take is left to the CPU, whose decoder then names any problem.
-    std::vector<std::size_t> hw_list, gpu_list;
-    for (std::size_t i = 0; i < n; ++i) {
-        Item& it = *items[i];
-        if (it.jpeg_header.components == 0) read_jpeg_header(it.jpeg, it.jpeg_header);
-        const JpegHeader& h = it.jpeg_header;
-        const nv::ChromaSubsampling css = h.ycbcr ? sampling_of(h) : nv::kCssUnknown;
-        if (css == nv::kCssUnknown || h.arithmetic || h.width <= 0 || h.height <= 0) {
-            out[i] = Outcome::Declined;
-            continue;
-        }
-        try {
-            // The CPU decoders' header check (the pixel limit; the output format's limits where opt names one).
-            checked_image_bytes(static_cast<std::uint64_t>(h.width), static_cast<std::uint64_t>(h.height), 3, 8, opt,
-                                display_name(it.input.path));
-            check_jpeg_scans(h.scans, opt.limits, display_name(it.input.path));
-            m.layout(first_slot + i, h.width, h.height, css, format);
-        } catch (const std::exception& e) {
-            it.error = file_message(display_name(it.input.path), e);
-            out[i] = Outcome::Failed;
-            continue;
-        }
-        // The hardware decoder takes baseline (sequential, Huffman) files, not 4:1:1 / 4:1:0.
-        const bool hw_ok = hwh && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
-        (hw_ok ? hw_list : gpu_list).push_back(i);
-    }
-
-    // One batched call per backend; when a batch fails, its images are decoded one at a time so that only
-    // the damaged file fails.
-    const double layout_ms = ms_since(t0);
-    std::string trace;
-    auto run_batch = [&](bool hardware, const std::vector<std::size_t>& list) {
-        if (list.empty()) return;
-        const auto tb = std::chrono::steady_clock::now();
-        std::vector<const unsigned char*> data;
-        std::vector<std::size_t> lengths;
-        std::vector<nv::Image> dest;
-        for (std::size_t i : list) {
-            data.push_back(items[i]->jpeg.data());
-            lengths.push_back(items[i]->jpeg.size());
-            dest.push_back(m.slots[first_slot + i].image);
-        }
-        Impl::BatchState& b = hardware ? m.hw[format] : m.hybrid;
-        nv::Status s = m.prepare(b, hardware ? hwh : m.g->hybrid_handle(), static_cast<int>(list.size()), format, hardware);
-        // A hardware state initialised for more images: the batch is padded with copies of its first file,
-        // decoded into slots of their own (cheaper than initialising the state again, which allocates).
-        for (std::size_t p = 0; s == nv::kSuccess && data.size() < static_cast<std::size_t>(b.size); ++p) {
-            if (m.pad_slots.size() <= p) {
-                m.pad_slots.resize(p + 1);
-                m.pad_buffers.resize(p + 1);
-            }
-            const GpuDecoded& first = m.slots[first_slot + list[0]];
-            Impl::layout_into(m.pad_slots[p], m.pad_buffers[p], first.width, first.height, first.subsampling, format);
-            data.push_back(data[0]);
-            lengths.push_back(lengths[0]);
-            dest.push_back(m.pad_slots[p].image);
-        }
-        if (s == nv::kSuccess) s = m.nj->DecodeBatched(b.handle, b.state, data.data(), lengths.data(), dest.data(), m.stream);
-        if (s == nv::kSuccess && m.cu->StreamSynchronize(m.stream) == 0) {
-            if (gpu_jpeg_trace())
-                trace += std::string(hardware ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) + " " +
-                         std::to_string(ms_since(tb)) + " ms;";
-            return;
-        }
-        b.size = 0;  // initialise again next time: a failed call may leave the state half set up
-        if (gpu_jpeg_trace())
-            trace += std::string(hardware ? " hardware" : " gpu") + " batch of " + std::to_string(list.size()) +
-                     " failed (" + nv::status_name(s) + "), one by one;";
-        for (std::size_t i : list) {
-            Item& it = *items[i];
-            nv::Image d = m.slots[first_slot + i].image;
-            nv::Status one = m.nj->Decode(m.g->default_handle(), m.single(), it.jpeg.data(), it.jpeg.size(), format, &d,
-                                          m.stream);
-            if (one == nv::kSuccess && m.cu->StreamSynchronize(m.stream) != 0) one = nv::kExecutionFailed;
-            if (one == nv::kJpegNotSupported) {
-                out[i] = Outcome::Declined;
-            } else if (one != nv::kSuccess) {
-                it.error = display_name(it.input.path) + ": truncated or corrupt JPEG (GPU decoder: " +
-                           nv::status_name(one) + ")";
-                out[i] = Outcome::Failed;
-            }
-        }
-    };
-    run_batch(true, hw_list);
-    run_batch(false, gpu_list);
-    if (gpu_jpeg_trace())
-        gpu_jpeg_trace_line("decode " + std::to_string(n) + ": layout " + std::to_string(layout_ms) + " ms;" + trace +
-                            " total " + std::to_string(ms_since(t0)) + " ms");
-    return out;
-}
-
-const GpuDecoded& GpuJpegEngine::decoded(std::size_t slot) const { return impl_->slots.at(slot); }
-
-imghist::ImageView GpuJpegEngine::view(std::size_t slot, int c) const {
-    const GpuDecoded& d = impl_->slots.at(slot);
+imghist::ImageView DecodedBatch::view(std::size_t i, int c) const {
+    const GpuDecoded& d = slots_.at(i);
     if (d.format == nv::kOutputYUV)
         return imghist::ImageView::device(d.image.channel[c], d.plane_w[c], d.plane_h[c], imghist::SampleType::U8, 1,
                                           d.image.pitch[c]);
@@ -709,154 +164,508 @@ imghist::ImageView GpuJpegEngine::view(std::size_t slot, int c) const {
                                       d.image.pitch[0]);
 }
 
+void DecodedBatch::download(std::size_t i, void* host, const nv::DriverApi& cu, nv::Stream stream) const {
+    const GpuDecoded& d = slots_.at(i);
+    if (d.format == nv::kOutputYUV)
+        throw Error(ErrorCode::InvalidArgument, "DecodedBatch::download: an interleaved slot is expected");
+    const std::size_t bytes = static_cast<std::size_t>(d.width) * 3 * static_cast<std::size_t>(d.height);
+    if (cu.MemcpyDtoHAsync(host, reinterpret_cast<unsigned long long>(d.image.channel[0]), bytes, stream) != 0)
+        throw Error(ErrorCode::Cuda, "cannot copy a decoded image to the host");
+}
+
+// ---- GpuDevice ---------------------------------------------------------------------------------------------
+
 namespace {
-// Runs work(t) for t = 0 .. threads-1, t = 0 on the calling thread, the others on threads of their own
-// (a few per batch: their creation costs microseconds against milliseconds of encoding).
-void on_threads(std::size_t threads, const std::function<void(std::size_t)>& work) {
-    std::vector<std::thread> others;
-    for (std::size_t t = 1; t < threads; ++t) others.emplace_back(work, t);
-    work(0);
-    for (auto& th : others) th.join();
+struct Registry {
+    std::mutex m;
+    std::map<int, std::unique_ptr<std::mutex>> locks;
+    std::map<int, GpuDevice*> all;
+};
+Registry& registry() {
+    static Registry* r = new Registry;  // lives for the process, as the devices do
+    return *r;
 }
 }  // namespace
 
-void GpuJpegEngine::prepare_encoders(bool warm) {
-    Impl& m = *impl_;
-    m.g->make_current();
-    const nv::Handle h = m.g->default_handle();
-    const bool made = m.encoders.empty();
-    if (made) {
-        m.encoders.resize(kEncoderStates, nullptr);
-        for (std::size_t k = 0; k < kEncoderStates; ++k)
-            nv_check(m.nj->EncoderStateCreate(h, &m.encoders[k], m.enc_streams[k / m.per_thread]),
-                     "nvjpegEncoderStateCreate");
+GpuDevice& GpuDevice::get(int ordinal) {
+    Registry& r = registry();
+    std::mutex* lock = nullptr;
+    {
+        std::lock_guard<std::mutex> l(r.m);
+        auto it = r.all.find(ordinal);
+        if (it != r.all.end()) return *it->second;
+        auto& slot = r.locks[ordinal];
+        if (!slot) slot = std::make_unique<std::mutex>();
+        lock = slot.get();
     }
-    if (!warm || !made) return;
-    // A state's first encode allocates its buffers (about 9 ms each on an H100; 32 states one after the other
-    // took 0.26-0.33 s, on four threads 0.09-0.12 s): do that now, on a blank 1920x1080 4:2:0 image, while the
-    // first files are read. Larger images grow the buffers later.
+    // GPUs start side by side (--device all): one lock per device while it is created.
+    std::lock_guard<std::mutex> l(*lock);
+    {
+        std::lock_guard<std::mutex> lr(r.m);
+        auto it = r.all.find(ordinal);
+        if (it != r.all.end()) return *it->second;
+    }
+    std::unique_ptr<GpuDevice> made(new GpuDevice);
+    made->open(ordinal);  // throws: the next caller tries again
+    g_gpu_used = true;
+    std::lock_guard<std::mutex> lr(r.m);
+    return *(r.all[ordinal] = made.release());
+}
+
+void GpuDevice::wait_for_setups() {
+    std::vector<GpuDevice*> devices;
+    {
+        Registry& r = registry();
+        std::lock_guard<std::mutex> l(r.m);
+        for (auto& [ordinal, d] : r.all) devices.push_back(d);
+    }
+    for (GpuDevice* d : devices) {
+        std::unique_lock<std::mutex> l(d->hw_m_);
+        d->hw_cv_.wait(l, [&] { return d->hw_status_ == Hw::NotStarted || d->hw_thread_done_; });
+    }
+}
+
+void GpuDevice::open(int dev) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string why;
+    ordinal_ = dev;
+    nj_ = nv::nvjpeg(&why);
+    cu_ = nj_ ? nv::driver(&why) : nullptr;
+    if (!nj_ || !cu_) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
+    if (cu_->DeviceGet(&cu_device_, dev) != 0)
+        throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
+    // Several threads per GPU wait for it at once (decoder states, encoders, counts): sleeping instead of
+    // spinning leaves their cores to the CPU workers. A driver that refuses (the runtime made the context
+    // already, on an old driver) keeps its own choice.
+    cu_->DevicePrimaryCtxSetFlags(cu_device_, pipeline_tuning().blocking_wait ? nv::kCtxSchedBlockingSync
+                                                                              : nv::kCtxSchedAuto);
+    if (cu_->DevicePrimaryCtxRetain(&ctx_, cu_device_) != 0)
+        throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
+    trace_line("cuda:" + std::to_string(dev) + ": context " + std::to_string(ms_since(t0)) + " ms");
+}
+
+void GpuDevice::make_current() const {
+    if (cu_->CtxSetCurrent(ctx_) != 0)
+        throw Error(ErrorCode::Cuda, "cannot make CUDA device " + std::to_string(ordinal_) + " current");
+}
+
+nv::Stream GpuDevice::new_stream() const {
+    make_current();
+    nv::Stream s = nullptr;
+    if (cu_->StreamCreate(&s, nv::kStreamNonBlocking) != 0)
+        throw Error(ErrorCode::Cuda, "cannot create a CUDA stream on device " + std::to_string(ordinal_));
+    return s;
+}
+
+nv::Event GpuDevice::new_event(bool timing) const {
+    make_current();
+    nv::Event e = nullptr;
+    if (cu_->EventCreate(&e, timing ? nv::kEventDefault : nv::kEventDisableTiming) != 0)
+        throw Error(ErrorCode::Cuda, "cannot create a CUDA event on device " + std::to_string(ordinal_));
+    return e;
+}
+
+void GpuDevice::start_hardware(int batch, nv::OutputFormat format, int states) {
+    {
+        std::lock_guard<std::mutex> l(hw_m_);
+        if (hw_status_ != Hw::NotStarted) return;
+        hw_status_ = Hw::Starting;
+        hw_batch_ = batch;
+        hw_format_ = format;
+    }
+    std::thread([this, batch, format, states] {
+        const auto t0 = std::chrono::steady_clock::now();
+        nv::Handle h = nullptr;
+        double handle_ms = 0, first_ms = 0;
+        int made = 0;
+        // Only GPUs with JPEG decoders (A100, H100, H200, ...) have the hardware backend: its absence is not an
+        // error.
+        if (cu_->CtxSetCurrent(ctx_) != 0 || nj_->CreateEx(nv::kBackendHardware, nullptr, nullptr, 0, &h) != nv::kSuccess)
+            h = nullptr;
+        handle_ms = ms_since(t0);
+        for (int k = 0; k < std::max(1, states); ++k) {
+            nv::JpegState st = nullptr;
+            if (h && nj_->JpegStateCreate(h, &st) == nv::kSuccess &&
+                nj_->DecodeBatchedInitialize(h, st, batch, 1, format) != nv::kSuccess) {
+                nj_->JpegStateDestroy(st);
+                st = nullptr;
+            }
+            {
+                std::lock_guard<std::mutex> l(hw_m_);
+                if (st) {
+                    hw_states_.push_back(st);
+                    ++made;
+                }
+                if (k == 0) {
+                    hw_ = h;
+                    hw_status_ = h ? Hw::Ready : Hw::None;
+                }
+            }
+            if (k == 0) {
+                first_ms = ms_since(t0);
+                hw_cv_.notify_all();
+            }
+            if (!st) break;
+        }
+        trace_line("cuda:" + std::to_string(ordinal_) + ": hardware decoder " +
+                   (h ? "ready after " + std::to_string(first_ms) + " ms (handle " + std::to_string(handle_ms) + " ms), " +
+                            std::to_string(made) + " batched states of " + std::to_string(batch) + " after " +
+                            std::to_string(ms_since(t0)) + " ms"
+                      : std::string("absent")));
+        {
+            std::lock_guard<std::mutex> l(hw_m_);
+            hw_thread_done_ = true;
+        }
+        hw_cv_.notify_all();
+    }).detach();  // the device lives for the process; the set-up ends on its own or with the process
+}
+
+nv::Handle GpuDevice::hardware(const std::function<bool()>& wanted, bool* abandoned) {
+    start_hardware(128, nv::kOutputYUV, 1);
+    std::unique_lock<std::mutex> l(hw_m_);
+    auto ready = [&] { return hw_status_ == Hw::Ready || hw_status_ == Hw::None; };
+    while (!ready()) {
+        if (wanted && !wanted()) {
+            if (abandoned) *abandoned = true;
+            return nullptr;
+        }
+        hw_cv_.wait_for(l, std::chrono::milliseconds(10));
+    }
+    return hw_;
+}
+
+bool GpuDevice::take_hardware_state(nv::OutputFormat format, nv::JpegState& state, int& batch) {
+    std::lock_guard<std::mutex> l(hw_m_);
+    if (hw_states_.empty() || hw_format_ != format) return false;
+    state = hw_states_.back();
+    hw_states_.pop_back();
+    batch = hw_batch_;
+    return true;
+}
+
+nv::Handle GpuDevice::lazy(nv::Backend b, nv::Handle& h, const char* what) {
+    std::lock_guard<std::mutex> l(m_);
+    if (!h) nv_check(nj_->CreateEx(b, nullptr, nullptr, 0, &h), what);
+    return h;
+}
+
+nv::Handle GpuDevice::default_handle() { return lazy(nv::kBackendDefault, handle_, "nvjpegCreateEx (default backend)"); }
+
+nv::Handle GpuDevice::hybrid_handle() {
+    std::lock_guard<std::mutex> l(m_);
+    if (!hybrid_tried_) {
+        hybrid_tried_ = true;
+        if (nj_->CreateEx(nv::kBackendGpuHybrid, nullptr, nullptr, 0, &hybrid_) != nv::kSuccess) hybrid_ = nullptr;
+    }
+    if (hybrid_) return hybrid_;
+    if (!handle_) nv_check(nj_->CreateEx(nv::kBackendDefault, nullptr, nullptr, 0, &handle_), "nvjpegCreateEx");
+    return handle_;
+}
+
+nv::EncoderParams GpuDevice::encoder_params(nv::ChromaSubsampling css, int quality, nv::Stream stream) {
+    const nv::Handle h = default_handle();
+    std::lock_guard<std::mutex> l(m_);
+    const std::pair<int, int> key(static_cast<int>(css), quality);
+    auto it = params_.find(key);
+    if (it != params_.end()) return it->second;
+    nv::EncoderParams p = nullptr;
+    nv_check(nj_->EncoderParamsCreate(h, &p, stream), "nvjpegEncoderParamsCreate");
+    nv_check(nj_->EncoderParamsSetQuality(p, quality, stream), "nvjpegEncoderParamsSetQuality");
+    nv_check(nj_->EncoderParamsSetSamplingFactors(p, css, stream), "nvjpegEncoderParamsSetSamplingFactors");
+    // libjpeg's defaults (the CPU path) use the standard Huffman tables too.
+    nv_check(nj_->EncoderParamsSetOptimizedHuffman(p, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman");
+    // Whatever the calls above enqueued is complete before any encoder's stream uses the parameters.
+    if (cu_->StreamSynchronize(stream) != 0) throw Error(ErrorCode::Cuda, "nvjpegEncoderParams set-up failed");
+    params_[key] = p;
+    return p;
+}
+
+// ---- GpuDecoder --------------------------------------------------------------------------------------------
+
+GpuDecoder::GpuDecoder(GpuDevice& device, int hardware_states) : d_(device), hw_states_(std::max(1, hardware_states)) {}
+
+GpuDecoder::~GpuDecoder() {
+    const nv::NvJpegApi& nj = d_.nj();
+    const nv::DriverApi& cu = d_.cu();
+    auto release = [&](State& s) {
+        if (s.used) {
+            cu.EventSynchronize(s.used);
+            cu.EventDestroy(s.used);
+        }
+        if (s.state) nj.JpegStateDestroy(s.state);
+    };
+    for (auto& [format, states] : hw_)
+        for (State& s : states) release(s);
+    release(hybrid_);
+    if (single_) nj.JpegStateDestroy(single_);
+}
+
+bool GpuDecoder::shape_of(const JpegHeader& h, nv::OutputFormat format, DecodedBatch::Shape& shape) {
+    const nv::ChromaSubsampling css = sampling_of(h);
+    if (css == nv::kCssUnknown || h.arithmetic || h.width <= 0 || h.height <= 0) return false;
+    shape = DecodedBatch::Shape{h.width, h.height, css, format};
+    return true;
+}
+
+nv::JpegState GpuDecoder::single() {
+    if (!single_) nv_check(d_.nj().JpegStateCreate(d_.default_handle(), &single_), "nvjpegJpegStateCreate");
+    return single_;
+}
+
+// Ready for a batch of `n` in `format`: the state exists and is initialised for exactly that, or, for the
+// hardware decoder, for at least that (the caller pads the batch to s.size: initialising a state again
+// allocates). Its previous decode must have completed before it is used again.
+nv::Status GpuDecoder::prepare(State& s, nv::Handle h, int n, nv::OutputFormat format, bool hardware) {
+    const nv::NvJpegApi& nj = d_.nj();
+    if (!s.state) {
+        s.handle = h;
+        s.size = 0;
+        if (hardware && d_.take_hardware_state(format, s.state, s.size)) {
+            s.format = format;
+        } else {
+            const nv::Status st = nj.JpegStateCreate(h, &s.state);
+            if (st != nv::kSuccess) {
+                s.state = nullptr;
+                return st;
+            }
+        }
+        s.used = d_.new_event(false);
+    }
+    if (s.pending && d_.cu().EventSynchronize(s.used) != 0) return nv::kExecutionFailed;
+    s.pending = false;
+    if (s.format == format && (s.size == n || (hardware && s.size > n))) return nv::kSuccess;
+    // max_cpu_threads is not used by current nvJPEG versions (documented as ignored); 1 is valid everywhere.
+    const nv::Status st = nj.DecodeBatchedInitialize(s.handle, s.state, n, 1, format);
+    s.size = st == nv::kSuccess ? n : 0;
+    s.format = format;
+    return st;
+}
+
+bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, const std::vector<Item*>& items,
+                           const std::vector<std::size_t>& slots, nv::OutputFormat format, DecodedBatch& out,
+                           nv::Stream stream, std::vector<Outcome>& outcomes) {
+    if (list.empty()) return true;
+    const auto t0 = std::chrono::steady_clock::now();
+    State* s = &hybrid_;
+    nv::Handle h = nullptr;
+    if (hardware) {
+        std::vector<State>& states = hw_[format];
+        if (states.empty()) states.resize(static_cast<std::size_t>(hw_states_));
+        std::size_t& next = hw_next_[format];
+        s = &states[next % states.size()];
+        ++next;
+        h = d_.hardware();
+    } else {
+        h = d_.hybrid_handle();
+    }
+    std::vector<const unsigned char*> data;
+    std::vector<std::size_t> lengths;
+    std::vector<nv::Image> dest;
+    for (std::size_t i : list) {
+        data.push_back(items[i]->jpeg.data());
+        lengths.push_back(items[i]->jpeg.size());
+        dest.push_back(out[slots[i]].image);
+    }
+    nv::Status st = prepare(*s, h, static_cast<int>(list.size()), format, hardware);
+    if (st == nv::kSuccess && data.size() < static_cast<std::size_t>(s->size)) {
+        // Padding: the hardware state decodes exactly its size; the rest are a 16x16 JPEG into a scratch buffer.
+        const Bytes& pad = padding_jpeg();
+        const std::size_t per = align256(16 * 16 * 3);
+        const std::size_t count = static_cast<std::size_t>(s->size) - data.size();
+        // Sized once for a whole state (growing would free the old buffer, which waits for the device). The
+        // batches of two states may write their padding here at the same time: nobody reads it.
+        pad_out_.reserve(per * static_cast<std::size_t>(s->size));
+        for (std::size_t p = 0; p < count; ++p) {
+            nv::Image img{};
+            auto* base = pad_out_.as<unsigned char>() + p * per;
+            if (format == nv::kOutputYUV) {
+                img.channel[0] = base;
+                img.pitch[0] = 16;
+                img.channel[1] = base + 256;
+                img.pitch[1] = 8;
+                img.channel[2] = base + 256 + 64;
+                img.pitch[2] = 8;
+            } else {
+                img.channel[0] = base;
+                img.pitch[0] = 48;
+            }
+            data.push_back(pad.data());
+            lengths.push_back(pad.size());
+            dest.push_back(img);
+        }
+    }
+    if (st == nv::kSuccess) st = d_.nj().DecodeBatched(s->handle, s->state, data.data(), lengths.data(), dest.data(), stream);
+    if (st == nv::kSuccess && d_.cu().EventRecord(s->used, stream) == 0) {
+        s->pending = true;
+        trace_ += std::string(hardware ? " hardware" : " hybrid") + " " + std::to_string(list.size()) + " (host " +
+                  std::to_string(ms_since(t0)) + " ms);";
+        return true;
+    }
+    s->size = 0;  // initialise again next time: a failed call may leave the state half set up
+    trace_ += std::string(hardware ? " hardware" : " hybrid") + " batch of " + std::to_string(list.size()) + " failed (" +
+              nv::status_name(st) + "), one by one;";
+    one_by_one(list, items, slots, format, out, stream, outcomes);
+    return false;
+}
+
+// The image-by-image retry of a failed batch: each image waits for its own decode, so a damaged file fails
+// alone and by name.
+void GpuDecoder::one_by_one(const std::vector<std::size_t>& list, const std::vector<Item*>& items,
+                            const std::vector<std::size_t>& slots, nv::OutputFormat format, DecodedBatch& out,
+                            nv::Stream stream, std::vector<Outcome>& outcomes) {
+    for (std::size_t i : list) {
+        Item& it = *items[i];
+        nv::Image d = out[slots[i]].image;
+        nv::Status one = d_.nj().Decode(d_.default_handle(), single(), it.jpeg.data(), it.jpeg.size(), format, &d, stream);
+        if (one == nv::kSuccess && d_.cu().StreamSynchronize(stream) != 0) one = nv::kExecutionFailed;
+        if (one == nv::kJpegNotSupported) {
+            outcomes[i] = Outcome::Declined;
+        } else if (one != nv::kSuccess) {
+            it.error = display_name(it.input.path) + ": truncated or corrupt JPEG (GPU decoder: " + nv::status_name(one) + ")";
+            outcomes[i] = Outcome::Failed;
+        }
+    }
+}
+
+std::vector<GpuDecoder::Outcome> GpuDecoder::decode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots,
+                                                    nv::OutputFormat format, DecodedBatch& out, nv::Stream stream) {
+    d_.make_current();
+    trace_.clear();
+    std::vector<Outcome> outcomes(items.size(), Outcome::Decoded);
+    const nv::Handle hw = d_.hardware();
+    std::vector<std::size_t> hw_list, hybrid_list;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const JpegHeader& h = items[i]->jpeg_header;
+        const nv::ChromaSubsampling css = out[slots[i]].subsampling;
+        // The hardware decoder takes baseline (sequential, Huffman) files, not 4:1:1 / 4:1:0.
+        const bool hw_ok = hw && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
+        (hw_ok ? hw_list : hybrid_list).push_back(i);
+    }
+    run_batch(true, hw_list, items, slots, format, out, stream, outcomes);
+    run_batch(false, hybrid_list, items, slots, format, out, stream, outcomes);
+    return outcomes;
+}
+
+// ---- GpuEncoder --------------------------------------------------------------------------------------------
+
+GpuEncoder::GpuEncoder(GpuDevice& device, int states) : d_(device) {
+    stream_ = d_.new_stream();
+    const nv::Handle h = d_.default_handle();
+    states_.assign(static_cast<std::size_t>(std::max(1, states)), nullptr);
+    for (auto& s : states_) nv_check(d_.nj().EncoderStateCreate(h, &s, stream_), "nvjpegEncoderStateCreate");
+}
+
+GpuEncoder::~GpuEncoder() {
+    d_.cu().StreamSynchronize(stream_);
+    for (auto s : states_)
+        if (s) d_.nj().EncoderStateDestroy(s);
+    d_.cu().StreamDestroy(stream_);
+}
+
+void GpuEncoder::warm_up() {
+    d_.make_current();
     const int w = 1920, hgt = 1080;
     imghist::DeviceBuffer blank(static_cast<std::size_t>(w) * hgt * 3 / 2);
-    blank.fill_zero(m.stream);
-    nv::Image img{};
+    blank.fill_zero(stream_);
+    GpuDecoded img;
+    img.width = w;
+    img.height = hgt;
+    img.subsampling = nv::kCss420;
+    img.format = nv::kOutputYUV;
     auto* base = blank.as<unsigned char>();
-    img.channel[0] = base;
-    img.pitch[0] = w;
-    img.channel[1] = base + static_cast<std::size_t>(w) * hgt;
-    img.pitch[1] = w / 2;
-    img.channel[2] = img.channel[1] + static_cast<std::size_t>(w / 2) * (hgt / 2);
-    img.pitch[2] = w / 2;
-    const nv::EncoderParams p = m.params_for(nv::kCss420, 90);
-    synchronize();
-    std::vector<std::string> errors(m.enc_streams.size());
-    on_threads(m.enc_streams.size(), [&](std::size_t t) {
-        try {
-            m.g->make_current();
-            const nv::Stream s = m.enc_streams[t];
-            Bytes out;
-            for (std::size_t k = t * m.per_thread; k < (t + 1) * m.per_thread; ++k) {
-                nv_check(m.nj->EncodeYUV(h, m.encoders[k], p, &img, nv::kCss420, w, hgt, s), "nvjpegEncodeYUV");
-                std::size_t length = 0;
-                nv_check(m.nj->EncodeRetrieveBitstream(h, m.encoders[k], nullptr, &length, s), "nvjpegEncodeRetrieveBitstream");
-                out.resize(length);
-                nv_check(m.nj->EncodeRetrieveBitstream(h, m.encoders[k], out.data(), &length, s), "nvjpegEncodeRetrieveBitstream");
-            }
-        } catch (const std::exception& e) {
-            errors[t] = user_message(e);
-        }
-    });
-    for (const std::string& e : errors)
-        if (!e.empty()) throw Error(ErrorCode::Cuda, e);
-}
-
-void GpuJpegEngine::encode(const std::vector<Item*>& items, const std::vector<std::size_t>& slots,
-                           const EncodeOptions& opt, bool wait_for_lane) {
-    Impl& m = *impl_;
-    const auto t0 = std::chrono::steady_clock::now();
-    if (items.size() != slots.size())
-        throw Error(ErrorCode::InvalidArgument, "GpuJpegEngine::encode: one slot per item expected");
-    prepare_encoders(false);
-    const nv::Handle h = m.g->default_handle();
-    // Each image's parameters, made here on the lane's thread (params_for fills a map) before the encoding
-    // threads read them. As the CPU encoder: --quality, else the input's estimated quality, else 90.
-    const std::size_t n = slots.size();
-    std::vector<nv::EncoderParams> params(n);
-    for (std::size_t k = 0; k < n; ++k) {
-        const GpuDecoded& d = m.slots.at(slots[k]);
-        const int quality = jpeg_quality_for(opt, items[k]->jpeg_header.meta);
-        params[k] = m.params_for(d.format == nv::kOutputYUV ? d.subsampling : nv::kCss420, quality);
+    img.image.channel[0] = base;
+    img.image.pitch[0] = w;
+    img.image.channel[1] = base + static_cast<std::size_t>(w) * hgt;
+    img.image.pitch[1] = w / 2;
+    img.image.channel[2] = img.image.channel[1] + static_cast<std::size_t>(w / 2) * (hgt / 2);
+    img.image.pitch[2] = w / 2;
+    const nv::EncoderParams p = d_.encoder_params(nv::kCss420, 90, stream_);
+    Bytes out;
+    for (int k = 0; k < states(); ++k) {
+        nv_check(enqueue(k, img, p), "nvjpegEncodeYUV");
+        nv_check(retrieve(k, out), "nvjpegEncodeRetrieveBitstream");
     }
-    // The encoding streams read what the lane's stream decoded and processed.
-    if (wait_for_lane) synchronize();
-    // nvJPEG's encoder takes one image per call (there is no batched encode in nvJPEG 11-13), and a call
-    // keeps the host busy while the GPU's part is short: the batch is split over encode_threads(), each
-    // with its own stream and states (measured on an H100, 128 1920x1080 images: 25 ms on one thread,
-    // 17.5 ms on two, 13-14 ms on four). A thread works in rounds of its states: it enqueues a round's
-    // encodes, then collects their bitstreams (each state holds one until it is retrieved; the first
-    // retrieval waits for the round).
-    const std::size_t threads = std::clamp<std::size_t>((n + m.per_thread - 1) / m.per_thread, 1, m.enc_streams.size());
-    on_threads(threads, [&](std::size_t t) {
-        const std::size_t first = n * t / threads, last = n * (t + 1) / threads;
-        auto fail = [&](std::size_t k, const std::string& why) {
-            Item& it = *items[k];
-            it.encoded.clear();
-            it.error = display_name(it.output, true) + ": cannot encode JPEG on the GPU (" + why + ")";
-        };
-        try {
-            m.g->make_current();
-        } catch (const std::exception& e) {
-            for (std::size_t k = first; k < last; ++k) fail(k, user_message(e));
-            return;
-        }
-        const nv::Stream stream = m.enc_streams[t];
-        const nv::EncoderState* states = &m.encoders[t * m.per_thread];
-        for (std::size_t round = first; round < last; round += m.per_thread) {
-            const std::size_t end = std::min(last, round + m.per_thread);
-            bool queued[kEncoderStates] = {};
-            for (std::size_t k = round; k < end; ++k) {
-                const GpuDecoded& d = m.slots.at(slots[k]);
-                const nv::EncoderState st = states[k - round];
-                nv::Status s;
-                if (d.format == nv::kOutputYUV) {
-                    s = m.nj->EncodeYUV(h, st, params[k], &d.image, d.subsampling, d.width, d.height, stream);
-                } else {
-                    const nv::InputFormat in = d.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
-                    s = m.nj->EncodeImage(h, st, params[k], &d.image, in, d.width, d.height, stream);
-                }
-                if (s != nv::kSuccess)
-                    fail(k, nv::status_name(s));
-                else
-                    queued[k - round] = true;
-            }
-            for (std::size_t k = round; k < end; ++k) {
-                if (!queued[k - round]) continue;
-                Item& it = *items[k];
-                const nv::EncoderState st = states[k - round];
-                // The size first, then the bitstream straight into the item: no scratch buffer, one copy.
-                std::size_t length = 0;
-                nv::Status s = m.nj->EncodeRetrieveBitstream(h, st, nullptr, &length, stream);
-                if (s == nv::kSuccess) {
-                    it.encoded.resize(length);
-                    s = m.nj->EncodeRetrieveBitstream(h, st, it.encoded.data(), &length, stream);
-                    it.encoded.resize(length);
-                }
-                if (s != nv::kSuccess) fail(k, nv::status_name(s));
-            }
-        }
-    });
-    if (gpu_jpeg_trace())
-        gpu_jpeg_trace_line("encode " + std::to_string(n) + " on " + std::to_string(threads) + " threads: " +
-                            std::to_string(ms_since(t0)) + " ms");
 }
 
-void GpuJpegEngine::download(std::size_t slot, void* host, std::size_t host_pitch) {
-    Impl& m = *impl_;
-    const GpuDecoded& d = m.slots.at(slot);
-    const std::size_t row = static_cast<std::size_t>(d.width) * 3;
-    if (d.format == nv::kOutputYUV || host_pitch != row)
-        throw Error(ErrorCode::InvalidArgument, "GpuJpegEngine::download: an interleaved slot and packed rows are expected");
-    m.buffers.at(slot).download(host, row * static_cast<std::size_t>(d.height), m.stream);
+nv::Status GpuEncoder::enqueue(int k, const GpuDecoded& img, nv::EncoderParams params) {
+    const nv::Handle h = d_.default_handle();
+    const nv::EncoderState st = states_.at(static_cast<std::size_t>(k));
+    if (img.format == nv::kOutputYUV)
+        return d_.nj().EncodeYUV(h, st, params, &img.image, img.subsampling, img.width, img.height, stream_);
+    const nv::InputFormat in = img.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
+    return d_.nj().EncodeImage(h, st, params, &img.image, in, img.width, img.height, stream_);
+}
+
+nv::Status GpuEncoder::retrieve(int k, Bytes& out) {
+    const nv::Handle h = d_.default_handle();
+    const nv::EncoderState st = states_.at(static_cast<std::size_t>(k));
+    // The size first, then the bitstream straight into its buffer: no scratch copy.
+    std::size_t length = 0;
+    nv::Status s = d_.nj().EncodeRetrieveBitstream(h, st, nullptr, &length, stream_);
+    if (s != nv::kSuccess) return s;
+    out.resize(length);
+    s = d_.nj().EncodeRetrieveBitstream(h, st, out.data(), &length, stream_);
+    out.resize(length);
+    return s;
+}
+
+// ---- GpuJpegEngine -----------------------------------------------------------------------------------------
+
+GpuJpegEngine& GpuJpegEngine::for_thread(int ordinal) {
+    thread_local std::map<int, GpuJpegEngine*> engines;  // one per thread and GPU, for the process
+    GpuJpegEngine*& e = engines[ordinal];
+    if (!e) {
+        try {
+            e = new GpuJpegEngine(ordinal);
+        } catch (...) {
+            engines.erase(ordinal);
+            throw;
+        }
+    }
+    return *e;
+}
+
+GpuJpegEngine::GpuJpegEngine(int ordinal)
+    : device_(GpuDevice::get(ordinal)), stream_(device_.new_stream()), decoder_(device_, 1) {}
+
+std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item*>& items, nv::OutputFormat format,
+                                                          const DecodeOptions& opt) {
+    device_.make_current();
+    std::vector<Outcome> outcomes(items.size(), Outcome::Declined);
+    std::vector<Item*> take;
+    std::vector<std::size_t> index;
+    std::vector<DecodedBatch::Shape> shapes;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        Item& it = *items[i];
+        if (it.jpeg_header.components == 0) read_jpeg_header(it.jpeg, it.jpeg_header);
+        DecodedBatch::Shape shape;
+        if (!GpuDecoder::shape_of(it.jpeg_header, format, shape)) continue;
+        try {
+            checked_image_bytes(static_cast<std::uint64_t>(shape.width), static_cast<std::uint64_t>(shape.height), 3, 8,
+                                opt, display_name(it.input.path));
+            check_jpeg_scans(it.jpeg_header.scans, opt.limits, display_name(it.input.path));
+        } catch (const std::exception& e) {
+            it.error = file_message(display_name(it.input.path), e);
+            outcomes[i] = Outcome::Failed;
+            continue;
+        }
+        take.push_back(&it);
+        index.push_back(i);
+        shapes.push_back(shape);
+    }
+    // Slot i for items[i]: slots of images not taken stay empty.
+    std::vector<DecodedBatch::Shape> all(items.size(), DecodedBatch::Shape{1, 1, nv::kCss444, format});
+    for (std::size_t k = 0; k < take.size(); ++k) all[index[k]] = shapes[k];
+    batch_.layout(all);
+    const std::vector<Outcome> got = decoder_.decode(take, index, format, batch_, stream_);
+    for (std::size_t k = 0; k < take.size(); ++k) outcomes[index[k]] = got[k];
     synchronize();
+    return outcomes;
+}
+
+void GpuJpegEngine::synchronize() {
+    if (device_.cu().StreamSynchronize(stream_) != 0)
+        throw Error(ErrorCode::Cuda, "CUDA stream synchronisation failed on device " + std::to_string(device_.ordinal()));
 }
 
 }  // namespace cli

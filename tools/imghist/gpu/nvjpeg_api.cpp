@@ -105,10 +105,20 @@ const DriverApi* driver(std::string* why) {
         state.ok = bind(lib, "cuInit", api.Init, w) && bind(lib, "cuDeviceGet", api.DeviceGet, w) &&
                    bind(lib, "cuDevicePrimaryCtxRetain", api.DevicePrimaryCtxRetain, w) &&
                    bind(lib, "cuDevicePrimaryCtxRelease_v2", api.DevicePrimaryCtxRelease, w) &&
+                   bind(lib, "cuDevicePrimaryCtxSetFlags_v2", api.DevicePrimaryCtxSetFlags, w) &&
                    bind(lib, "cuCtxSetCurrent", api.CtxSetCurrent, w) &&
                    bind(lib, "cuStreamCreate", api.StreamCreate, w) &&
                    bind(lib, "cuStreamDestroy_v2", api.StreamDestroy, w) &&
-                   bind(lib, "cuStreamSynchronize", api.StreamSynchronize, w);
+                   bind(lib, "cuStreamSynchronize", api.StreamSynchronize, w) &&
+                   bind(lib, "cuStreamWaitEvent", api.StreamWaitEvent, w) &&
+                   bind(lib, "cuEventCreate", api.EventCreate, w) &&
+                   bind(lib, "cuEventDestroy_v2", api.EventDestroy, w) &&
+                   bind(lib, "cuEventRecord", api.EventRecord, w) &&
+                   bind(lib, "cuEventSynchronize", api.EventSynchronize, w) &&
+                   bind(lib, "cuEventQuery", api.EventQuery, w) &&
+                   (bind(lib, "cuEventElapsedTime_v2", api.EventElapsedTime, w) ||
+                    bind(lib, "cuEventElapsedTime", api.EventElapsedTime, w)) &&
+                   bind(lib, "cuMemcpyDtoHAsync_v2", api.MemcpyDtoHAsync, w);
         if (state.ok && api.Init(0) != 0) {
             state.ok = false;
             state.why = "cuInit failed (no usable GPU driver)";

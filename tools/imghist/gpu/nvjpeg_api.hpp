@@ -123,19 +123,35 @@ const char* status_name(Status s) noexcept;
 // ---- CUDA driver ------------------------------------------------------------------------------------------
 
 using CuResult = int;  // CUresult: 0 = CUDA_SUCCESS
+constexpr CuResult kCuNotReady = 600;  // CUDA_ERROR_NOT_READY
 struct CuCtxOpaque;
 using CuContext = CuCtxOpaque*;
+struct CuEventOpaque;
+using Event = CuEventOpaque*;  // CUevent = cudaEvent_t
 constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
+constexpr unsigned kEventDefault = 0;       // CU_EVENT_DEFAULT: timing on
+constexpr unsigned kEventDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
+constexpr unsigned kCtxSchedAuto = 0;         // CU_CTX_SCHED_AUTO
+constexpr unsigned kCtxSchedBlockingSync = 4; // CU_CTX_SCHED_BLOCKING_SYNC
 
 struct DriverApi {
     CuResult (*Init)(unsigned flags);
     CuResult (*DeviceGet)(int* device, int ordinal);
     CuResult (*DevicePrimaryCtxRetain)(CuContext* ctx, int device);
     CuResult (*DevicePrimaryCtxRelease)(int device);
+    CuResult (*DevicePrimaryCtxSetFlags)(int device, unsigned flags);
     CuResult (*CtxSetCurrent)(CuContext ctx);
     CuResult (*StreamCreate)(Stream* stream, unsigned flags);
     CuResult (*StreamDestroy)(Stream stream);
     CuResult (*StreamSynchronize)(Stream stream);
+    CuResult (*StreamWaitEvent)(Stream stream, Event event, unsigned flags);
+    CuResult (*EventCreate)(Event* event, unsigned flags);
+    CuResult (*EventDestroy)(Event event);
+    CuResult (*EventRecord)(Event event, Stream stream);
+    CuResult (*EventSynchronize)(Event event);
+    CuResult (*EventQuery)(Event event);
+    CuResult (*EventElapsedTime)(float* ms, Event start, Event end);
+    CuResult (*MemcpyDtoHAsync)(void* host, unsigned long long device, std::size_t bytes, Stream stream);
 };
 
 /// Loads both libraries once (thread-safe). Returns nullptr and sets `why` when either is missing.

@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <set>
 
 #include "io/codecs/codec_jpeg.hpp"
@@ -11,13 +13,14 @@
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "gpu/gpu_jobs.hpp"
-#include "gpu/gpu_jpeg.hpp"
 #include "pipeline/output_safety.hpp"
+#include "pipeline/trace.hpp"
+#include "pipeline/tuning.hpp"
 
 namespace cli {
 
 void add_common(CLI::App& sub, Common& c) {
-    sub.add_option("--device", c.device, "Where to compute: cpu, cuda, cuda:N, all (every GPU), or auto (the CPU; the GPU JPEG pipeline for large JPEG folders)")
+    sub.add_option("--device", c.device, "Where to compute: cpu, cuda, cuda:N, all (every GPU and the CPU), or auto (the CPU, and every GPU for JPEG files where the GPU does the whole job)")
         ->default_str("auto")
         ->group("Common");
     sub.add_option("--threads", c.threads, "Decode/encode threads (0 = one per hardware thread)")
@@ -70,6 +73,10 @@ void add_common(CLI::App& sub, Common& c) {
         ->group(limits);
     sub.add_flag("-q,--quiet", c.quiet, "No progress bar, notes or summary; errors only")->group("Common");
     sub.add_flag("-v,--verbose", c.verbose, "One line per file: the device and the time of each stage")->group("Common");
+    sub.add_flag("--trace", c.trace,
+                 "Where a folder run's time goes: each stage's busy and waiting time, per GPU batch and in total "
+                 "(stderr; sizes: IMGHIST_PIPELINE, see the README)")
+        ->group("Common");
 }
 
 void ImageJob::add_options(CLI::App& sub) {
@@ -170,6 +177,7 @@ struct JobItems {
     std::vector<Item> items;
     Summary pre;  ///< skipped and unsupported files
     std::size_t outside_shard = 0;
+    std::vector<PlannedOutput> mine;  ///< this shard's files in input order; written false: left by --skip-existing
 };
 
 /// With --skip-existing (resuming a run that was stopped): our temporaries that a killed run left in the
@@ -216,32 +224,33 @@ JobItems collect_items(const ImageJob& job, const OutputPlan& plan) {
     }
     refuse_conflicts(output_conflicts(planned, ids));
     if (job.skip_existing) clear_stale_temporaries(mine, job.common.quiet);
+    j.mine = std::move(mine);
     return j;
 }
 
-/// The load and store stages of an image job, and what they share.
+/// The load and encode steps of an image job, and what they share.
 class ImageRun {
 public:
-    ImageRun(const ImageJob& job, const OutputPlan& plan, const std::vector<Device>& devices, std::vector<Item>& items,
+    ImageRun(const ImageJob& job, const OutputPlan& plan,
              const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work)
         : job_(job), plan_(plan), planar_ok_(planar_ok), gpu_work_(gpu_work), dopt_(job.common.decode()),
           background_(parse_colour(job.background)) {
         eopt_ = job.encode;
         eopt_.threads = job.common.threads;
-        // JPEG files through the GPU when this run takes it (gpu_jpeg_devices decides, --device auto included);
-        // every other file (and any JPEG the GPU declines) through the CPU codecs.
-        const GpuWorkload workload = gpu_work == GpuImageWork::DecodeOnly ? GpuWorkload::Other : GpuWorkload::Equalize;
-        gpus_ = gpu_jpeg_devices(job.common, devices, count_jpeg_names(items), workload, true, "");
     }
-    const std::vector<Device>& gpus() const { return gpus_; }
-    Stages stages(const std::function<void(Item&, const Device&)>& process);
+    /// JPEG files through the GPUs when this run takes them (gpu_batch_plan decides, --device auto included);
+    /// every other file (and any JPEG a GPU declines) through the CPU codecs.
+    Stages stages(const std::function<void(Item&, const Device&)>& process, const std::vector<Device>& devices,
+                  std::size_t jpeg_inputs);
+    /// The CPU steps of one file, for callers that schedule files themselves (ImageFileJob).
+    void load(Item& it) const;
+    Bytes encode(Item& it) const;
 
 private:
     Format output_format(const Item& it) const;
     DecodeOptions item_decode(const Item& it) const;
     void cpu_load(Item& it, Bytes&& data) const;
-    void load(Item& it) const;
-    void store(Item& it);
+    void load_for_gpu(Item& it) const;
 
     const ImageJob& job_;
     const OutputPlan& plan_;
@@ -250,8 +259,6 @@ private:
     const DecodeOptions dopt_;
     EncodeOptions eopt_;
     const Rgb background_;
-    std::vector<Device> gpus_;
-    std::mutex dir_mutex_;
 };
 
 // The output's format: the output's extension; for standard output --to, else the input's (read from its
@@ -288,10 +295,16 @@ void ImageRun::cpu_load(Item& it, Bytes&& data) const {
 }
 
 void ImageRun::load(Item& it) const {
+    Bytes data = read_image_file(it.input.path, dopt_.limits);
+    it.input_format = sniff_format(data, it.input.path);
+    cpu_load(it, std::move(data));
+}
+
+void ImageRun::load_for_gpu(Item& it) const {
     const std::string in_name = display_name(it.input.path);
     Bytes data = read_image_file(it.input.path, dopt_.limits);
     it.input_format = sniff_format(data, it.input.path);
-    if (!gpus_.empty() && take_for_gpu(it, data, true)) {
+    if (take_for_gpu(it, data, true)) {
         // --auto-orient that must turn the pixels: the GPU path has no rotation, so such a file goes through
         // the CPU codecs (cpu_load rotates it and resets the tag). Files stored upright stay on the GPU.
         if (job_.auto_orient && exif_orientation(it.jpeg_header.meta.exif) != 1) {
@@ -308,51 +321,47 @@ void ImageRun::load(Item& it) const {
     cpu_load(it, std::move(data));
 }
 
-void ImageRun::store(Item& it) {
+Bytes ImageRun::encode(Item& it) const {
     const Format f = output_format(it);
     const std::string out_name = display_name(it.output, true);
-    if (it.output != "-" && plan_.batch) {
-        std::lock_guard<std::mutex> l(dir_mutex_);
-        make_dirs(parent_dir(it.output));
-    }
-    Bytes b;
     if (!it.encoded.empty()) {  // encoded on the GPU: the input's metadata added as the CPU encoder writes it
         Metadata m = it.jpeg_header.meta;
         if (job_.strip) m.strip();
-        b = jpeg_with_metadata(it.encoded, m, out_name);
-    } else if (it.planar) {
-        if (job_.strip) it.planes.meta.strip();
-        b = encode_jpeg_planes(it.planes, eopt_, out_name);
-    } else {
-        if (job_.flatten && (it.image.channels() == 2 || it.image.channels() == 4)) it.image = flatten(it.image, background_);
-        if (job_.depth == 8 && it.image.depth() == 16) it.image = to_depth8(it.image);
-        if (job_.strip) it.image.meta.strip();
-        b = encode_image(it.image, f, eopt_, out_name);
+        return jpeg_with_metadata(it.encoded, m, out_name);
     }
-    write_file_atomic(it.output, b.data(), b.size());
+    if (it.planar) {
+        if (job_.strip) it.planes.meta.strip();
+        return encode_jpeg_planes(it.planes, eopt_, out_name);
+    }
+    if (job_.flatten && (it.image.channels() == 2 || it.image.channels() == 4)) it.image = flatten(it.image, background_);
+    if (job_.depth == 8 && it.image.depth() == 16) it.image = to_depth8(it.image);
+    if (job_.strip) it.image.meta.strip();
+    return encode_image(it.image, f, eopt_, out_name);
 }
 
-Stages ImageRun::stages(const std::function<void(Item&, const Device&)>& process) {
+Stages ImageRun::stages(const std::function<void(Item&, const Device&)>& process, const std::vector<Device>& devices,
+                        std::size_t jpeg_inputs) {
     Stages st;
     st.load = [this](Item& it) { load(it); };
-    if (!gpus_.empty()) {
-        const GpuImageWork work = gpu_work_;
-        st.process_batch = [this, work](std::vector<Item*>& b, const Device& d) { gpu_image_batch(b, d, work, eopt_, dopt_); };
-        const bool encodes = work != GpuImageWork::DecodeOnly;
-        gpu_jpeg_stages(st, work == GpuImageWork::EqualizeLuma ? nv::kOutputYUV : nv::kOutputRGBI, encodes);
-        st.decode_kept = [this](Item& it) {
-            it.memory.set_may_wait(false);  // a store thread: the items holding the budget wait on it
-            cpu_load(it, std::move(it.jpeg));
-        };
-    }
     st.process = process;
-    st.store = [this](Item& it) { store(it); };
+    st.encode = [this](Item& it) { return encode(it); };
+    GpuCommand c;
+    c.work = gpu_work_ == GpuImageWork::EqualizeLuma         ? GpuWorkload::EqualizeLuma
+             : gpu_work_ == GpuImageWork::EqualizePerChannel ? GpuWorkload::EqualizePerChannel
+                                                             : GpuWorkload::DecodeOnly;
+    c.load = [this](Item& it) { load_for_gpu(it); };
+    c.decode_kept = [this](Item& it) { cpu_load(it, std::move(it.jpeg)); };
+    c.decode = dopt_;
+    c.encode = eopt_;
+    st.batch = gpu_batch_plan(job_.common, devices, jpeg_inputs, true, "", c);
     return st;
 }
 
 }  // namespace
 
 RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices) {
+    pipeline_tuning();  // a mistake in IMGHIST_PIPELINE is a usage error before anything runs
+    set_tracing(common.trace);
     RunOptions ro;
     ro.threads = batch ? common.threads : 1;
     ro.quiet = common.quiet;
@@ -361,20 +370,30 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
     ro.max_memory = common.limits.max_memory;
     for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
     ro.devices = devices;
+    ro.make_parent_dirs = batch;
     return ro;
 }
 
-int run_image_job(const ImageJob& job, const std::function<void(Item&, const Device&)>& process,
-                  const std::function<bool(const InputFile&, const std::string&)>& planar_ok, GpuImageWork gpu_work) {
+Command image_command(CLI::App* sub, std::function<ImageTask()> task) {
+    Command c;
+    c.app = sub;
+    c.image_task = task;
+    c.run = [task] { return run_image_job(task()); };
+    return c;
+}
+
+int run_image_job(const ImageTask& task) {
+    const ImageJob& job = task.job;
     const OutputPlan plan = plan_outputs(job);
     const std::vector<Device> devices = job.common.devices();
     JobItems j = collect_items(job, plan);
-    ImageRun run(job, plan, devices, j.items, planar_ok, gpu_work);
+    ImageRun run(job, plan, task.planar_ok, task.gpu_work);
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
-    RunOptions ro = run_options(job.common, plan.batch, run.gpus().empty() ? devices : run.gpus());
+    RunOptions ro = run_options(job.common, plan.batch, devices);
     ro.prefix_notes = plan.batch;
     ro.skipped = j.pre.skipped;
-    Summary s = run_pipeline(j.items, run.stages(process), ro);
+    const Stages stages = run.stages(task.process, devices, count_jpeg_names(j.items));
+    Summary s = run_pipeline(j.items, stages, ro);
     s.skipped = j.pre.skipped;
     s.unsupported = j.pre.unsupported;
     if (plan.batch && !job.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
@@ -384,6 +403,57 @@ int run_image_job(const ImageJob& job, const std::function<void(Item&, const Dev
         return kExitFailure;
     }
     return s.failed ? kExitFailure : kExitOk;
+}
+
+struct ImageFileJob::State {
+    ImageTask task;
+    OutputPlan plan;
+    Device device;
+    std::unique_ptr<ImageRun> run;
+};
+
+ImageFileJob::ImageFileJob(ImageTask task) : state_(std::make_unique<State>()) {
+    State& st = *state_;
+    st.task = std::move(task);
+    st.plan = plan_outputs(st.task.job);
+    st.device = st.task.job.common.devices().front();
+    // Each file is one task of the caller's scheduler: --threads is what one file's work may use.
+    st.device.cpu_threads = st.task.job.common.threads;
+    st.run = std::make_unique<ImageRun>(st.task.job, st.plan, st.task.planar_ok, st.task.gpu_work);
+}
+
+ImageFileJob::~ImageFileJob() = default;
+
+std::vector<ImageFileJob::Planned> ImageFileJob::plan() const {
+    std::vector<Planned> out;
+    for (const PlannedOutput& o : collect_items(state_->task.job, state_->plan).mine)
+        out.push_back(Planned{o.input, o.output, !o.written});
+    return out;
+}
+
+std::string ImageFileJob::run(const std::string& input, const std::string& output) const {
+    const State& st = *state_;
+    Item it;
+    it.input = InputFile{input, input.substr(input.find_last_of('/') + 1)};
+    it.output = output;
+    try {
+        make_dirs(parent_dir(output));
+        st.run->load(it);
+        st.task.process(it, st.device);
+        const Bytes b = st.run->encode(it);
+        write_file_atomic(output, b.data(), b.size());
+    } catch (const std::exception& e) {
+        // As the folder run's log lines: every message names the file (the library's about the processing
+        // itself do not).
+        const auto* error = dynamic_cast<const Error*>(&e);
+        const ErrorCode code = error ? error->code()
+                               : dynamic_cast<const std::bad_alloc*>(&e) ? ErrorCode::OutOfMemory
+                                                                         : ErrorCode::InvalidArgument;
+        const std::string what = user_message(e);
+        if (what.rfind(input, 0) == 0 || what.rfind(output, 0) == 0) throw Error(code, what);
+        throw Error(code, input + ": " + what);
+    }
+    return it.note;
 }
 
 }  // namespace cli

@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,6 +27,10 @@
 #include "io/limits.hpp"
 #include "imghist/filters.hpp"
 #include "io/parallel.hpp"
+#include "pipeline/durable_writer.hpp"
+#include "pipeline/trace.hpp"
+#include "pipeline/tuning.hpp"
+#include "pipeline/work_queue.hpp"
 
 namespace cli {
 
@@ -184,58 +187,6 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool
 
 namespace {
 
-template <class T>
-class BoundedQueue {
-public:
-    explicit BoundedQueue(std::size_t cap) : cap_(cap) {}
-    void push(T v) {
-        std::unique_lock<std::mutex> l(m_);
-        not_full_.wait(l, [&] { return q_.size() < cap_; });
-        q_.push_back(std::move(v));
-        // All: the waiters may want different amounts (one item, or a whole batch).
-        not_empty_.notify_all();
-    }
-    std::optional<T> pop() {
-        std::unique_lock<std::mutex> l(m_);
-        not_empty_.wait(l, [&] { return !q_.empty() || closed_; });
-        if (q_.empty()) return std::nullopt;
-        T v = std::move(q_.front());
-        q_.pop_front();
-        not_full_.notify_one();
-        return v;
-    }
-    /// Waits until an item is queued or the queue is closed; true when an item is there (nothing is taken).
-    bool wait_nonempty() {
-        std::unique_lock<std::mutex> l(m_);
-        not_empty_.wait(l, [&] { return !q_.empty() || closed_; });
-        return !q_.empty();
-    }
-    /// Waits until `n` items are queued or the queue is closed; returns up to `n` (none: closed and empty).
-    std::vector<T> pop_batch(std::size_t n) {
-        std::unique_lock<std::mutex> l(m_);
-        not_empty_.wait(l, [&] { return q_.size() >= n || q_.size() >= cap_ || closed_; });
-        std::vector<T> out;
-        while (!q_.empty() && out.size() < n) {
-            out.push_back(std::move(q_.front()));
-            q_.pop_front();
-        }
-        not_full_.notify_all();
-        return out;
-    }
-    void close() {
-        std::lock_guard<std::mutex> l(m_);
-        closed_ = true;
-        not_empty_.notify_all();
-    }
-
-private:
-    std::size_t cap_;
-    std::deque<T> q_;
-    bool closed_ = false;
-    std::mutex m_;
-    std::condition_variable not_empty_, not_full_;
-};
-
 /// Width of the terminal on stderr (80 when it cannot be read).
 std::size_t terminal_columns() {
     winsize ws{};
@@ -288,12 +239,6 @@ private:
     bool drawn_ = false;
 };
 
-}  // namespace
-
-namespace {
-// One host thread per GPU: measured on an H200 host, four threads per GPU made a folder run slower
-// (0.50 s instead of 0.35 s for 120 JPEGs), as their staging buffers and transfers compete.
-constexpr int kWorkersPerGpu = 1;
 
 using Clock = std::chrono::steady_clock;
 
@@ -301,91 +246,155 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-/// One run of run_pipeline: loader threads -> to_process -> device workers -> to_store -> store threads.
-/// Each step below is one kind of thread's loop; finish() is where every item ends, failed or done.
+// Batch worker threads of the process: a set-up may outlive its run (the run does not wait for it), and a
+// normal exit must not tear down the CUDA runtime under it (wait_for_batch_threads).
+std::mutex g_batch_m;
+std::condition_variable g_batch_cv;
+int g_batch_threads = 0;
+std::atomic<bool> g_batch_started{false};
+
+struct BatchThread {
+    BatchThread() {
+        std::lock_guard<std::mutex> l(g_batch_m);
+        ++g_batch_threads;
+    }
+    ~BatchThread() {
+        std::lock_guard<std::mutex> l(g_batch_m);
+        --g_batch_threads;
+        g_batch_cv.notify_all();
+    }
+};
+
+class PipelineRun;
+
+/// What a run shares with its batch threads, which may outlive it.
+struct BatchLaunch {
+    BatchLaunch(std::size_t files, int cpu_workers, bool cpu_takes_files)
+        : queue(files, cpu_workers, cpu_takes_files) {}
+    WorkQueue queue;
+    std::shared_ptr<BatchPlan> plan;
+    std::mutex m;
+    PipelineRun* run = nullptr;  ///< null once the run is over: say nothing, touch nothing of it
+    bool verbose = false;
+    std::vector<std::string> summaries;
+    std::vector<std::pair<std::string, std::size_t>> taken;  ///< each joined worker's name and files
+    void note(const std::string& line, bool always);
+};
+
+/// One run of run_pipeline: CPU workers and batch workers over one WorkQueue, outputs through one
+/// DurableWriter. finish() is where every item ends, failed or done.
 class PipelineRun {
 public:
-    PipelineRun(std::vector<Item>& items, const Stages& stages, const RunOptions& opt)
-        : items_(items),
-          stages_(stages),
-          opt_(opt),
-          t0_(Clock::now()),
-          // No stage needs more threads than there are files.
-          threads_(static_cast<int>(std::min<std::size_t>(
-              opt.threads > 0 ? static_cast<std::size_t>(opt.threads) : static_cast<std::size_t>(hardware_threads()),
-              std::max<std::size_t>(1, items.size())))),
-          budget_(opt.max_memory),
-          devices_(opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices),
-          progress_(items.size(), opt.progress && !opt.quiet),
-          batched_(static_cast<bool>(stages.process_batch)),
-          batch_(static_cast<std::size_t>(std::max(1, stages.batch))),
-          to_process_(queue_capacity()),
-          to_store_(queue_capacity()),
-          loaders_left_(threads_) {}
+    PipelineRun(std::vector<Item>& items, const Stages& stages, const RunOptions& opt);
     // The items outlive the run: none may keep a share of this run's budget.
     ~PipelineRun() {
         for (Item& it : items_) it.memory = MemoryReservation();
     }
-
     Summary run();
 
-private:
-    int workers_per_gpu() const { return batched_ ? std::max(1, stages_.workers_per_gpu) : kWorkersPerGpu; }
-    /// Two small queues of item indices; the capacity bounds images in memory. A batch stage needs two
-    /// batches queued: one for the GPU to work on, one being filled by the readers.
-    std::size_t queue_capacity() const;
+    // What a batch worker reaches through RunAccess (WorkerAccess below).
+    std::vector<Item*> claim(int id, std::size_t most, const BatchStats& s);
+    bool load_for_batch(Item& it);
+    void to_cpu(Item& it) { launch_->queue.hand_to_cpu(static_cast<std::size_t>(&it - items_.data())); }
+    void store(Item& it);
     void finish(Item& it);
+    void say(const std::string& line);
+
+private:
+    void cpu_worker(int rank);
+    void cpu_file(Item& it, bool handed, const Device& d, const std::string& name);
     void log_done(const Item& it);
     template <class Fn>
-    void guarded(Item& it, Fn&& fn);
-    void load_loop();
-    std::vector<std::pair<Device, int>> device_workers() const;
-    void device_worker(const Device& d, int rank);
-    bool gpu_worker_starts(const Device& d, int rank);
-    double warm_up_gpu(const Device& d);
-    void batch_loop(const Device& d, Clock::time_point started, double library_ms);
-    void end_batch(std::vector<Item*>& gpu, const std::string& batch_error, double batch_ms);
-    void item_loop(const Device& d);
-    void store_loop();
-    void mark_ready(int ordinal);
-    void processor_left();
+    void guarded(Item& it, const char* step, Fn&& fn);
+    Device cpu_device(int rank) const;
+    void warm_up_gpus();
+    void launch_batch_workers();
+    void trace_summary(double wall_ms) const;
 
     std::vector<Item>& items_;
     const Stages& stages_;
     const RunOptions& opt_;
     const Clock::time_point t0_;
     const int threads_;
-    MemoryBudget budget_;  ///< RunOptions::max_memory; the items' shares (Item::memory) are released in finish()
+    /// RunOptions::max_memory. A CPU worker binds the item it takes to it (cpu_file); the share is given back
+    /// when the output is handed to the writer (store) or the item ends (finish).
+    MemoryBudget budget_;
     const std::vector<Device> devices_;
     std::mutex log_mutex_;
     std::atomic<std::size_t> done_{0}, failed_{0};
     Progress progress_;
-    const bool batched_;
-    const std::size_t batch_;
-    BoundedQueue<std::size_t> to_process_, to_store_;
-    std::atomic<std::size_t> next_load_{0};
-    std::atomic<int> loaders_left_;
-    std::atomic<int> processors_left_{0};
-    // A GPU's workers warm up one after the other: measured on an H100, two workers warming up together
-    // made the first one ready 0.5 s later than one alone (they contend in the driver), while the GPU could
-    // already be working. Worker k starts its warm-up once worker k-1 of its GPU is ready (or has left).
-    std::mutex ready_mutex_;
-    std::condition_variable ready_cv_;
-    std::map<int, int> ready_per_gpu_;
-    std::atomic<std::size_t> taken_{0};  // items the GPU workers took from the queue
+    std::shared_ptr<BatchLaunch> launch_;
+    DurableWriter writer_;
+    std::map<int, std::mutex> gpu_locks_;  // GPUs of CPU workers (images decoded on the host): one operation at a time
+    std::vector<std::thread> warm_ups_;
+    StageClock cpu_clock_;
+    StageClock cpu_load_{"  read+decode", 0}, cpu_process_{"  process", 0}, cpu_store_{"  encode+write", 0};
 };
 
-std::size_t PipelineRun::queue_capacity() const {
-    std::size_t gpu_workers = 0;
-    for (auto& d : devices_)
-        if (d.cuda()) gpu_workers += static_cast<std::size_t>(workers_per_gpu());
-    std::size_t cap = static_cast<std::size_t>(threads_) * 2 + 2;
-    if (batched_) cap = std::max(cap, (gpu_workers + 1) * batch_);
-    return cap;
+void BatchLaunch::note(const std::string& line, bool always) {
+    std::lock_guard<std::mutex> l(m);
+    if (run && (always || verbose)) run->say(line);
+}
+
+/// RunAccess for batch worker `id`: a view of the run that is valid while the worker has joined.
+class WorkerAccess final : public RunAccess {
+public:
+    WorkerAccess(PipelineRun& run, int id) : run_(run), id_(id) {}
+    std::vector<Item*> claim(std::size_t most, const BatchStats& s) override { return run_.claim(id_, most, s); }
+    bool load(Item& it) override { return run_.load_for_batch(it); }
+    void to_cpu(Item& it) override { run_.to_cpu(it); }
+    void store(Item& it) override { run_.store(it); }
+    void finish(Item& it) override { run_.finish(it); }
+
+private:
+    PipelineRun& run_;
+    const int id_;
+};
+
+DurableWriter::Options writer_options(const RunOptions& opt) {
+    const PipelineTuning& t = pipeline_tuning();
+    DurableWriter::Options o;
+    o.sync = t.sync;
+    o.sync_threads = t.sync_threads;
+    o.pending = t.pending;
+    o.make_parent_dirs = opt.make_parent_dirs;
+    return o;
+}
+
+PipelineRun::PipelineRun(std::vector<Item>& items, const Stages& stages, const RunOptions& opt)
+    : items_(items),
+      stages_(stages),
+      opt_(opt),
+      t0_(Clock::now()),
+      // No more CPU workers than there are files.
+      threads_(static_cast<int>(std::min<std::size_t>(
+          opt.threads > 0 ? static_cast<std::size_t>(opt.threads) : static_cast<std::size_t>(hardware_threads()),
+          std::max<std::size_t>(1, items.size())))),
+      budget_(opt.max_memory),
+      devices_(stages.batch || opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices),
+      progress_(items.size(), opt.progress && !opt.quiet && !tracing()),
+      launch_(std::make_shared<BatchLaunch>(items.size(), threads_, !stages.batch || stages.batch->cpu_takes_files)),
+      writer_(writer_options(opt)),
+      cpu_clock_("cpu workers", threads_) {
+    for (const Device& d : devices_)
+        if (d.cuda()) gpu_locks_[d.ordinal];
+    launch_->plan = stages.batch;
+    launch_->run = this;
+    launch_->verbose = opt.verbose;
+}
+
+void PipelineRun::say(const std::string& line) {
+    std::lock_guard<std::mutex> l(log_mutex_);
+    progress_.clear();
+    std::fprintf(stderr, "imghist: %s\n", line.c_str());
 }
 
 void PipelineRun::finish(Item& it) {
-    it.memory.release();
+    it.image = Image();
+    it.planes = JpegPlanes();
+    it.jpeg = Bytes();
+    it.encoded = Bytes();
+    it.memory.release();  // after its memory is freed
     std::lock_guard<std::mutex> l(log_mutex_);
     if (!it.error.empty()) {
         ++failed_;
@@ -404,10 +413,10 @@ void PipelineRun::log_done(const Item& it) {
     if (opt_.verbose) {
         progress_.clear();
         std::string t;
-        const char* names[] = {"read+decode", "process", "encode+write"};
-        for (std::size_t k = 0; k < it.stage_ms.size() && k < 3; ++k)
-            t += std::string(k ? ", " : "") + names[k] + " " + std::to_string(static_cast<int>(it.stage_ms[k] + 0.5)) + " ms";
-        std::fprintf(stderr, "imghist: %s: %s (%s)\n", it.input.path.c_str(), t.c_str(), opt_.verbose_device.c_str());
+        for (const auto& [step, ms] : it.stage_ms)
+            t += std::string(t.empty() ? "" : ", ") + step + " " + std::to_string(static_cast<int>(ms + 0.5)) + " ms";
+        std::fprintf(stderr, "imghist: %s: %s (%s)\n", it.input.path.c_str(), t.c_str(),
+                     it.worker.empty() ? opt_.verbose_device.c_str() : it.worker.c_str());
     }
     if (!it.note.empty()) {
         // Notes are results (e.g. the threshold): stdout, unless the image itself goes there. One line each:
@@ -421,260 +430,245 @@ void PipelineRun::log_done(const Item& it) {
     }
 }
 
-// Every message names the file: library errors that do not are prefixed with the input's name.
+// Every message names the file: library errors that do not are prefixed with the input's name. A null `step`
+// records no time: the item may be another thread's once `fn` returns.
 template <class Fn>
-void PipelineRun::guarded(Item& it, Fn&& fn) {
+void PipelineRun::guarded(Item& it, const char* step, Fn&& fn) {
     try {
         const auto start = Clock::now();
         fn();
-        it.stage_ms.push_back(ms_between(start, Clock::now()));
+        if (step) it.stage_ms.emplace_back(step, ms_between(start, Clock::now()));
     } catch (const std::exception& e) {
         it.error = file_message(display_name(it.input.path), e, it.output.empty() ? "" : display_name(it.output, true));
     }
 }
 
-void PipelineRun::load_loop() {
-    for (;;) {
-        std::size_t i = next_load_.fetch_add(1);
-        if (i >= items_.size()) break;
-        Item& it = items_[i];
-        if (opt_.max_memory) it.memory = MemoryReservation(&budget_);
-        guarded(it, [&] { stages_.load(it); });
-        if (!it.error.empty()) {
-            finish(it);
-            continue;
-        }
-        if (batched_ && !it.gpu) {
-            // Not for the batch stage: straight to the store threads, which process it on the CPU. (Through
-            // the GPU workers' queue it would wait for their start-up.)
-            it.deferred = true;
-            to_store_.push(i);
-            continue;
-        }
-        to_process_.push(i);
-    }
-    if (--loaders_left_ == 0) to_process_.close();
-}
-
-// GPU workers: Stages::workers_per_gpu per GPU with a batch stage, one otherwise; the CPU backend gets as
-// many workers as there are threads.
-std::vector<std::pair<Device, int>> PipelineRun::device_workers() const {
-    std::vector<std::pair<Device, int>> workers;  // device, and the worker's rank among that GPU's workers
-    for (auto& d : devices_) {
-        if (d.cuda()) {
-            for (int t = 0; t < workers_per_gpu(); ++t) workers.emplace_back(d, t);
-        } else {
-            Device one = d;
-            one.cpu_threads = threads_ > 1 ? 1 : 0;  // parallel over images, not within one
-            for (int t = 0; t < threads_; ++t) workers.emplace_back(one, 0);
-        }
-    }
-    return workers;
-}
-
-void PipelineRun::mark_ready(int ordinal) {
-    {
-        std::lock_guard<std::mutex> l(ready_mutex_);
-        ++ready_per_gpu_[ordinal];
-    }
-    ready_cv_.notify_all();
-}
-
-void PipelineRun::processor_left() {
-    if (--processors_left_ == 0) to_store_.close();
-}
-
-/// Whether a GPU worker starts at all (it has left, counted as ready, when not).
-bool PipelineRun::gpu_worker_starts(const Device& d, int rank) {
-    if (rank > 0) {
-        {
-            std::unique_lock<std::mutex> l(ready_mutex_);
-            ready_cv_.wait(l, [&] { return ready_per_gpu_[d.ordinal] >= rank; });
-        }
-        // A later worker pays only with work left for it: its warm-up takes about as long as four batches
-        // (H100), and the run's end would wait for it.
-        if (batched_ && items_.size() <= taken_.load() + 4 * batch_) {
-            mark_ready(d.ordinal);  // the next worker decides for itself
-            return false;
-        }
-    }
-    // A batch stage's worker starts its GPU only once a file for it is queued (the first one is, a few
-    // milliseconds into the run): a run whose files all take the CPU path (other formats, JPEGs the GPU
-    // does not take) does not wait at its end for a GPU's start-up (0.9 s on an H100).
-    if (batched_ && !to_process_.wait_nonempty()) {
-        mark_ready(d.ordinal);
-        if (stages_.trace) stages_.trace("worker on " + describe(d) + ": no file for the GPU in this run, not started");
-        return false;
-    }
-    return true;
-}
-
-/// Creates the GPU's context and this thread's filter workspace now, while the first images are still
-/// being decoded (together they take a good part of a second); an error here surfaces again, per file, in
-/// the real calls. The library's part and the batch stage's (nvJPEG handles and states) run side by side.
-/// Returns the library's part in milliseconds.
-double PipelineRun::warm_up_gpu(const Device& d) {
-    double library_ms = 0;
-    std::thread library([&] {
-        const auto lt = Clock::now();
-        try {
-            imghist::CudaHistogrammer warm(d.ordinal);
-            std::uint8_t tiny[64 * 64] = {};
-            const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
-            imghist::FilterOptions fo;
-            fo.backend = imghist::Backend::Cuda;
-            fo.device = d.ordinal;
-            imghist::equalize_hist(v, v, fo);
-        } catch (const std::exception&) {
-        }
-        library_ms = ms_between(lt, Clock::now());
-    });
-    if (stages_.warm_up) {
-        try {
-            stages_.warm_up(d);
-        } catch (const std::exception&) {
-        }
-    }
-    library.join();
-    mark_ready(d.ordinal);
-    return library_ms;
-}
-
-void PipelineRun::device_worker(const Device& d, int rank) {
-    if (d.cuda() && !gpu_worker_starts(d, rank)) {
-        processor_left();
+/// Encodes the output and hands it to the durable writer; the item ends when its round has made it durable.
+void PipelineRun::store(Item& it) {
+    if (!stages_.encode) {
+        finish(it);
         return;
     }
-    const auto started = Clock::now();
-    const double library_ms = d.cuda() ? warm_up_gpu(d) : 0;
-    if (batched_ && d.cuda())
-        batch_loop(d, started, library_ms);
-    else
-        item_loop(d);
-    processor_left();
-}
-
-// Batches: items the batch stage does not take went straight to the store threads (load_loop).
-void PipelineRun::batch_loop(const Device& d, Clock::time_point started, double library_ms) {
-    const auto ready = Clock::now();
-    double waited = 0, busy = 0;
-    std::size_t batches = 0, images = 0;
-    for (;;) {
-        const auto asked = Clock::now();
-        std::vector<std::size_t> got = to_process_.pop_batch(batch_);
-        taken_ += got.size();
-        waited += ms_between(asked, Clock::now());
-        if (got.empty()) break;
-        std::vector<Item*> gpu;
-        for (std::size_t i : got) gpu.push_back(&items_[i]);
-        const auto start = Clock::now();
-        std::string batch_error;
-        try {
-            stages_.process_batch(gpu, d);
-        } catch (const std::exception& e) {
-            batch_error = user_message(e);  // the whole batch failed (e.g. the GPU ran out of memory)
-        }
-        const double batch_ms = ms_between(start, Clock::now());
-        busy += batch_ms;
-        ++batches;
-        images += gpu.size();
-        if (!batch_error.empty()) {
-            std::lock_guard<std::mutex> l(log_mutex_);
-            progress_.clear();
-            std::fprintf(stderr, "imghist: %s: GPU batch failed (%s); its files go through the CPU codecs\n",
-                         describe(d).c_str(), batch_error.c_str());
-        }
-        end_batch(gpu, batch_error, batch_ms);
-    }
-    if (stages_.trace) {
-        char line[256];
-        std::snprintf(line, sizeof line,
-                      "worker on %s: start-up %.1f ms (library %.1f ms; from the run's start %.1f ms), "
-                      "%zu batches, %zu images, waiting for input %.1f ms, batch work %.1f ms, ended at %.1f ms",
-                      describe(d).c_str(), ms_between(started, ready), library_ms, ms_between(t0_, ready), batches,
-                      images, waited, busy, ms_between(t0_, Clock::now()));
-        stages_.trace(line);
-    }
-}
-
-/// Hands a finished batch's items on. When the GPU failed as a whole (out of memory, a driver error), the
-/// batch's files that still have their bytes go through the CPU codecs instead, as in a CPU run.
-void PipelineRun::end_batch(std::vector<Item*>& gpu, const std::string& batch_error, double batch_ms) {
-    for (Item* it : gpu) {
-        if (!batch_error.empty() && it->error.empty() && !it->jpeg.empty()) {
-            if (stages_.decode_kept) {
-                it->deferred = true;
-                it->encoded = Bytes();
-            } else {
-                it->error = display_name(it->input.path) + ": " + batch_error;
-            }
-        }
-        it->stage_ms.push_back(batch_ms);
-        if (!it->error.empty()) {
-            it->image = Image();
-            it->jpeg = Bytes();
-            it->encoded = Bytes();
-            finish(*it);
-            continue;
-        }
-        to_store_.push(static_cast<std::size_t>(it - items_.data()));
-    }
-}
-
-void PipelineRun::item_loop(const Device& d) {
-    while (auto i = to_process_.pop()) {
-        Item& it = items_[*i];
-        it.deferred = false;  // processed here
-        guarded(it, [&] { stages_.process(it, d); });
-        if (!it.error.empty() || !stages_.store) {
-            it.image = Image();
-            finish(it);
-            continue;
-        }
-        to_store_.push(*i);
-    }
-}
-
-// Deferred items (batch runs) are processed here on the CPU backend, one image per thread.
-void PipelineRun::store_loop() {
-    Device cpu_one{imghist::Backend::Cpu, -1};
-    cpu_one.cpu_threads = threads_ > 1 ? 1 : 0;
-    while (auto i = to_store_.pop()) {
-        Item& it = items_[*i];
-        if (it.deferred && !it.jpeg.empty() && stages_.decode_kept) guarded(it, [&] { stages_.decode_kept(it); });
-        if (it.deferred && it.error.empty()) guarded(it, [&] { stages_.process(it, cpu_one); });
-        if (it.error.empty() && stages_.store) guarded(it, [&] { stages_.store(it); });
+    Bytes b;
+    guarded(it, "encode", [&] {
+        b = stages_.encode(it);
         it.image = Image();
         it.planes = JpegPlanes();
-        it.jpeg = Bytes();
         it.encoded = Bytes();
+    });
+    if (!it.error.empty()) {
         finish(it);
+        return;
     }
+    // The item's share of the memory budget leaves it here: once write() has queued the file, its round may
+    // end the item on the sync thread before write() returns, and nothing here touches the item after that.
+    // The share is given back once the writer has the bytes (it writes them before returning).
+    MemoryReservation share = std::move(it.memory);
+    bool queued = false;
+    guarded(it, nullptr, [&] {
+        writer_.write(it.output, b.data(), b.size(), [this, &it](const std::string& error) {
+            if (!error.empty()) it.error = error;
+            finish(it);
+        });
+        queued = true;
+    });
+    Bytes().swap(b);
+    share.release();
+    if (!queued) finish(it);  // writing the temporary failed: nothing is pending
+}
+
+Device PipelineRun::cpu_device(int rank) const {
+    Device d = devices_[static_cast<std::size_t>(rank) % devices_.size()];
+    if (!d.cuda()) d.cpu_threads = threads_ > 1 ? 1 : 0;  // parallel over images, not within one
+    return d;
+}
+
+// The CPU path of one file. A handed-over item was loaded by a batch worker: its kept bytes (Item::jpeg) are
+// decoded here, or its pixels are ready.
+void PipelineRun::cpu_file(Item& it, bool handed, const Device& d, const std::string& name) {
+    if (it.worker.empty()) it.worker = name;
+    // The file's share of the memory budget. The decoder takes it from the header, before the pixels are
+    // allocated, and this worker waits there while the budget has no room; it holds no other share then,
+    // and neither do files waiting in the queue, so the files holding the budget never wait on it. A file a
+    // batch worker decoded already is counted at once, without waiting: its memory is spent.
+    if (opt_.max_memory) it.memory = MemoryReservation(&budget_);
+    if (handed && it.jpeg.empty() && opt_.max_memory) {
+        std::uint64_t decoded = it.image.bytes();
+        for (const JpegPlane& p : it.planes.planes) decoded += p.data.size();
+        it.memory.set_may_wait(false);
+        guarded(it, nullptr, [&] { it.memory.ensure(in_flight_bytes(decoded, 0), display_name(it.input.path)); });
+        it.memory.set_may_wait(true);
+        if (!it.error.empty()) {
+            finish(it);
+            return;
+        }
+    }
+    if (!handed) {
+        StageTimer t(cpu_load_, StageClock::Busy);
+        guarded(it, "read+decode", [&] { stages_.load(it); });
+    } else if (!it.jpeg.empty() && launch_->plan && launch_->plan->decode_kept) {
+        StageTimer t(cpu_load_, StageClock::Busy);
+        guarded(it, "decode", [&] { launch_->plan->decode_kept(it); });
+    }
+    if (it.error.empty()) {
+        StageTimer t(cpu_process_, StageClock::Busy);
+        if (d.cuda()) {
+            std::lock_guard<std::mutex> l(gpu_locks_.at(d.ordinal));
+            guarded(it, "process", [&] { stages_.process(it, d); });
+        } else {
+            guarded(it, "process", [&] { stages_.process(it, d); });
+        }
+    }
+    if (!it.error.empty()) {
+        finish(it);
+        return;
+    }
+    StageTimer t(cpu_store_, StageClock::Busy);
+    store(it);
+}
+
+void PipelineRun::cpu_worker(int rank) {
+    const Device d = cpu_device(rank);
+    const std::string name = describe(d);
+    StageTimer timer(cpu_clock_);
+    while (const auto taken = launch_->queue.next_for_cpu(rank)) {
+        timer.to(StageClock::Busy);
+        const auto start = Clock::now();
+        cpu_file(items_[taken->file], taken->handed, d, name);
+        launch_->queue.cpu_finished(ms_between(start, Clock::now()) / 1e3);
+        cpu_clock_.add_count(1);
+        timer.to(StageClock::WaitIn);
+    }
+}
+
+std::vector<Item*> PipelineRun::claim(int id, std::size_t most, const BatchStats& s) {
+    std::vector<Item*> out;
+    for (std::size_t i : launch_->queue.claim(id, most, s.rate, s.backlog, s.latency_s, s.host_cores))
+        out.push_back(&items_[i]);
+    return out;
+}
+
+bool PipelineRun::load_for_batch(Item& it) {
+    guarded(it, "read", [&] { launch_->plan->load(it); });
+    if (it.error.empty()) return true;
+    finish(it);
+    return false;
+}
+
+/// Creates each GPU's context and this run's workspace on it while the first files are read (together a good
+/// part of a second); an error here surfaces again, per file, in the real calls. It holds the GPU's lock, so
+/// the first operation there waits for it rather than doing the same at once.
+void PipelineRun::warm_up_gpus() {
+    for (auto& [ordinal, lock] : gpu_locks_) {
+        warm_ups_.emplace_back([ordinal = ordinal, &lock = lock] {
+            std::lock_guard<std::mutex> held(lock);
+            try {
+                std::uint8_t tiny[64 * 64] = {};
+                const imghist::ImageView v = imghist::ImageView::host(tiny, 64, 64);
+                imghist::FilterOptions fo;
+                fo.backend = imghist::Backend::Cuda;
+                fo.device = ordinal;
+                imghist::equalize_hist(v, v, fo);
+            } catch (const std::exception&) {
+            }
+        });
+    }
+}
+
+// The batch threads: one that finds the devices (loading the driver takes a while), then one per device that
+// sets it up and, when files are still left, runs it. They hold `launch` (which outlives the run); the run
+// itself only while a worker has joined (the run waits for those).
+void PipelineRun::launch_batch_workers() {
+    g_batch_started = true;
+    std::shared_ptr<BatchLaunch> launch = launch_;
+    // Registered before any CPU worker starts: with --device cuda they wait for the GPUs from the first file.
+    const int probe = launch->queue.batch_starting();  // finding the devices holds a core too
+    std::thread([launch, probe] {
+        BatchThread alive;
+        const bool always = launch->plan->say_unavailable;
+        std::string why = "not needed: every file was taken";
+        std::vector<Device> devices;
+        if (launch->queue.files_left()) devices = launch->plan->devices(why);
+        trace_line("batch devices: " + std::to_string(devices.size()) + (devices.empty() ? " (" + why + ")" : ""));
+        if (devices.empty()) launch->note("no GPU takes files in this run (" + why + "); the CPU workers take them", always);
+        for (const Device& d : devices) {
+            const int id = launch->queue.batch_starting();
+            std::thread([launch, d, id, always] {
+                BatchThread alive_too;
+                std::unique_ptr<BatchWorker> w;
+                std::string failure;
+                bool ok = false;
+                try {
+                    w = launch->plan->make(d);
+                    ok = w->start([launch] { return launch->queue.files_left(); }, failure);
+                } catch (const std::exception& e) {
+                    failure = user_message(e);
+                }
+                const std::string name = w ? w->name() : describe(d);
+                if (!ok) {
+                    if (failure != "not needed") launch->note(name + ": " + failure + "; its files go to the CPU workers", always);
+                    launch->queue.batch_left(id);
+                    return;
+                }
+                if (!launch->queue.batch_joined(id)) return;  // the run is over (or has nothing left): not touched
+                PipelineRun* run = nullptr;
+                {
+                    std::lock_guard<std::mutex> l(launch->m);
+                    run = launch->run;  // set while a worker may join: the run waits for joined workers
+                }
+                WorkerAccess access(*run, id);
+                w->run(access);
+                {
+                    std::lock_guard<std::mutex> l(launch->m);
+                    for (const std::string& line : w->summary()) launch->summaries.push_back(line);
+                    launch->taken.emplace_back(name, launch->queue.batch_taken(id));
+                }
+                launch->queue.batch_left(id);
+            }).detach();
+        }
+        launch->queue.batch_left(probe);
+    }).detach();
+}
+
+void PipelineRun::trace_summary(double wall_ms) const {
+    if (!tracing()) return;
+    std::string split = "CPU workers " + std::to_string(launch_->queue.cpu_taken());
+    for (const auto& [name, n] : launch_->taken) split += ", " + name + " " + std::to_string(n);
+    char head[256];
+    std::snprintf(head, sizeof head, "run: %zu files in %.3f s (%.0f files/s); ", items_.size(), wall_ms / 1e3,
+                  wall_ms > 0 ? items_.size() / (wall_ms / 1e3) : 0.0);
+    trace_line(head + split + "; " + describe(pipeline_tuning()));
+    trace_line(cpu_clock_.summary(wall_ms, "files"));
+    for (const StageClock* c : {&cpu_load_, &cpu_process_, &cpu_store_})
+        trace_line(c->name() + ": " + std::to_string(c->ms(StageClock::Busy) / 1e3) + " s");
+    trace_line(writer_.summary(wall_ms));
+    for (const std::string& line : launch_->summaries) trace_line(line);
 }
 
 Summary PipelineRun::run() {
-    std::vector<std::thread> loaders, processors, storers;
-    for (int t = 0; t < threads_; ++t) loaders.emplace_back([this] { load_loop(); });
-    const auto workers = device_workers();
-    processors_left_ = static_cast<int>(workers.size());
-    for (const auto& [d, rank] : workers) processors.emplace_back([this, d = d, rank = rank] { device_worker(d, rank); });
-    const bool storing = stages_.store || batched_;
-    for (int t = 0; t < (storing ? threads_ : 0); ++t) storers.emplace_back([this] { store_loop(); });
-    if (!storing) to_store_.close();
-    for (auto& th : loaders) th.join();
-    const auto loaded = Clock::now();
-    for (auto& th : processors) th.join();
-    const auto processed = Clock::now();
-    for (auto& th : storers) th.join();
-    if (stages_.trace) {
-        auto at = [&](Clock::time_point t) { return std::to_string(ms_between(t0_, t)); };
-        stages_.trace("run: reading done at " + at(loaded) + " ms, processing at " + at(processed) + " ms, writing at " +
-                      at(Clock::now()) + " ms");
+    warm_up_gpus();
+    if (stages_.batch && !items_.empty()) launch_batch_workers();
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads_; ++t) workers.emplace_back([this, t] { cpu_worker(t); });
+    for (auto& th : workers) th.join();
+    // The CPU workers end once no file is left and no batch worker that joined is still at work.
+    launch_->queue.close();
+    {
+        std::lock_guard<std::mutex> l(launch_->m);
+        launch_->run = nullptr;
     }
+    for (auto& th : warm_ups_) th.join();
+    const auto processed = Clock::now();
+    writer_.finish();
+    const double wall = ms_between(t0_, Clock::now());
+    if (tracing())
+        trace_line("run: workers done at " + std::to_string(ms_between(t0_, processed)) + " ms, last output durable at " +
+                   std::to_string(wall) + " ms");
+    trace_summary(wall);
     Summary s;
     s.done = done_;
     s.failed = failed_;
-    s.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    s.seconds = wall / 1e3;
     {
         std::lock_guard<std::mutex> l(log_mutex_);
         progress_.draw(done_, failed_, s.seconds, true);
@@ -690,6 +684,13 @@ Summary PipelineRun::run() {
 }
 
 }  // namespace
+
+void wait_for_batch_threads() {
+    std::unique_lock<std::mutex> l(g_batch_m);
+    g_batch_cv.wait(l, [] { return g_batch_threads == 0; });
+}
+
+bool batch_threads_started() { return g_batch_started.load(); }
 
 Summary run_pipeline(std::vector<Item>& items, const Stages& stages, const RunOptions& opt) {
     RunCounts& counts = run_counts();

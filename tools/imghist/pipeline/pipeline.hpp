@@ -1,27 +1,34 @@
-// imghist CLI — batch runs over many files: input collection, sharding, and the threaded pipeline.
+// imghist CLI — batch runs over many files: input collection, sharding, and the folder run.
 //
-//   read+decode (N threads) --bounded queue--> process (one thread per GPU, or N on the CPU)
-//                           --bounded queue--> encode+write (N threads)
+// A run is one queue of files (work_queue.hpp) and the workers that take from it:
 //
-// With a batch stage (Stages::process_batch, the GPU JPEG pipeline of gpu_jpeg.hpp) each GPU runs
-// Stages::workers_per_gpu workers that take items in batches of up to Stages::batch from the queue, which
-// then holds one batch more than there are workers: while the GPU works on some, the readers fill the next. Items the batch stage does not take (Item::gpu false after load, or
-// Item::deferred set by it) are processed on the CPU backend by the encode+write threads.
+//   CPU workers (one per thread)   take a file, then read, decode, process, encode and write it
+//   batch workers (one per GPU)    take files a batch at a time through their own stages (gpu_pipeline.hpp),
+//                                  joining when their device is ready; files they cannot take go back to the
+//                                  CPU workers
+//   the sync thread                makes written outputs durable in rounds, renames them into place, and only
+//                                  then counts each file as done (durable_writer.hpp)
 //
-// A failure in any stage is reported with the file's name and the run goes on; the summary counts it and
-// the exit status says that something failed. Queues are bounded, so memory stays at a few images per
-// thread whatever the folder's size, and within the memory budget (RunOptions::max_memory) whatever the
-// images' sizes. A progress bar is drawn on stderr only when stderr is a terminal.
+// A failure in any step is reported with the file's name and the run goes on; the summary counts it and the
+// exit status says that something failed. Memory stays bounded whatever the folder's size: one file per CPU
+// worker, PipelineTuning::depth batches per GPU, PipelineTuning::pending written outputs awaiting their sync.
+// Whatever the images' sizes, the images decoded on the host stay within the memory budget
+// (RunOptions::max_memory): a CPU worker reserves a file's share from its header before decoding it, and
+// gives it back once the output is handed to the durable writer or the file fails. A batch worker's own
+// buffers are bounded by its batches instead (gpu/gpu_pipeline.hpp; docs/DESIGN.md, "Resource model").
+// A progress bar is drawn on stderr only when stderr is a terminal (and --trace is off).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/codecs/codec.hpp"
 #include "io/codecs/codec_jpeg.hpp"
+#include "pipeline/batch_worker.hpp"
 #include "pipeline/device.hpp"
 #include "io/histio.hpp"
 #include "io/image.hpp"
@@ -61,50 +68,43 @@ struct Item {
     JpegPlanes planes;
     bool planar = false;
     HistResult hist;
-    Bytes jpeg;          ///< the file's bytes, kept for the GPU decoder (load sets gpu when it keeps them)
-    JpegHeader jpeg_header;  ///< read by the load stage for the GPU decoder (its size and sampling)
-    Bytes encoded;       ///< the output file's bytes when the GPU encoded them (store writes them as they are)
-    bool gpu = false;    ///< taken by the batch stage
-    bool deferred = false;  ///< to be processed on the CPU by the store threads
+    Bytes jpeg;          ///< the file's bytes, kept for a batch worker's decoder (its load step sets gpu then)
+    JpegHeader jpeg_header;  ///< read by a batch worker's load step (size, sampling, metadata)
+    Bytes encoded;       ///< the output's pixels as a device encoded them (Stages::encode adds the metadata)
+    bool gpu = false;    ///< kept for a batch worker (its load step took it)
     std::string note;    ///< per-file line for the log (e.g. "threshold: 117")
     std::string error;
-    std::vector<double> stage_ms;  ///< time spent in each stage that ran (for --verbose)
-    /// The item's share of the run's memory budget (RunOptions::max_memory): given to the decoder through
-    /// DecodeOptions::memory by the load stage, released when the item is done.
+    std::string worker;  ///< who did it, for -v ("cpu", "cuda:0"); empty: the run's devices
+    std::vector<std::pair<const char*, double>> stage_ms;  ///< each step that ran and its milliseconds (--verbose)
+    /// The item's share of the run's memory budget (RunOptions::max_memory): bound to the run's budget when
+    /// the run starts, taken by the decoder from the header (DecodeOptions::memory), given back when the
+    /// output is handed to the durable writer or the item ends.
     MemoryReservation memory;
 };
 
 struct Stages {
-    std::function<void(Item&)> load;                      ///< read and decode (worker threads)
-    std::function<void(Item&, const Device&)> process;    ///< on a device worker
-    std::function<void(Item&)> store;                     ///< encode and write (worker threads); may be empty
-    /// Optional: the device work of a batch of items whose `gpu` flag load set, on a GPU worker. It may set
-    /// an item's error (that item fails alone) or its `deferred` flag (then `process` runs on the CPU later).
-    std::function<void(std::vector<Item*>&, const Device&)> process_batch;
-    int batch = 1;                                        ///< most items per process_batch call
-    /// With process_batch: decodes an item's kept bytes (Item::jpeg) on the CPU, for items the batch stage
-    /// deferred without decoding them (files nvJPEG declines). Runs on the store threads.
-    std::function<void(Item&)> decode_kept;
-    /// Optional: run once on each GPU worker before it takes work (creates the decoder while files load).
-    std::function<void(const Device&)> warm_up;
-    /// With process_batch: GPU workers per GPU, each with its own batch in flight (its own stream and
-    /// decoder/encoder states: while one encodes, another decodes). The queue holds one batch more than
-    /// there are workers, so memory stays (workers + 1) batches whatever the folder's size.
-    int workers_per_gpu = 1;
-    /// Optional: receives one line per GPU worker at its end (start-up, time waiting for input, busy time).
-    std::function<void(const std::string&)> trace;
+    std::function<void(Item&)> load;                      ///< read and decode on the CPU
+    std::function<void(Item&, const Device&)> process;    ///< the operation, on a CPU worker's device
+    /// The output file's bytes (encoded on the CPU, or Item::encoded with the metadata added); empty for
+    /// commands without output files. The run writes them durably.
+    std::function<Bytes(Item&)> encode;
+    /// Optional: the command's batch path (GPUs). Without it every file goes through the CPU workers.
+    std::shared_ptr<BatchPlan> batch;
 };
 
 struct RunOptions {
-    int threads = 0;          ///< decode/encode threads; 0 = hardware threads
+    int threads = 0;          ///< CPU workers; 0 = hardware threads
     bool quiet = false;
     bool progress = true;     ///< only drawn when stderr is a terminal
     bool prefix_notes = true; ///< notes as "<file>: <note>" (batch) or "<note>" (one file)
     bool verbose = false;     ///< one line per file with the time of each stage, and the peak memory at the end
+    bool make_parent_dirs = false;  ///< outputs in sub-folders that may not exist yet (folder runs)
     std::string verbose_device;
     /// The budget of decoded images held at once (Limits::max_memory): each item gets a share of it
-    /// (Item::memory), so a loader decodes its next file only when the budget has room. 0: no budget.
+    /// (Item::memory), so a CPU worker decodes its next file only when the budget has room. 0: no budget.
     std::uint64_t max_memory = 0;
+    /// The CPU workers' devices: the CPU, or GPUs for images decoded on the host (each worker takes one
+    /// of them; the operations on one GPU run one at a time). Runs with a batch plan use the CPU here.
     std::vector<Device> devices;
     std::size_t skipped = 0;  ///< files left out before the run (--skip-existing): counted in an interruption's message
 };

@@ -1,0 +1,385 @@
+// The folder run's one queue (tools/imghist/pipeline/work_queue.hpp, pipeline.hpp), without a GPU: the CPU
+// workers and stand-in batch workers that take files in batches through the same interface a GPU uses
+// (pipeline/batch_worker.hpp). Every file gets exactly one output, equal to the CPU path's; a batch worker
+// that fails to start leaves the run to the CPU workers with a note; a slow set-up never delays a run the CPU
+// workers finish; --device cuda's CPU workers take only what the GPU hands them; and the end-of-run rule gives a
+// batch worker the share with which every worker finishes together (against a brute-force search).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/fileio.hpp"
+#include "pipeline/batch_worker.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/tuning.hpp"
+#include "pipeline/work_queue.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// ---- the end-of-run rule against a brute-force search ------------------------------------------------------
+
+/// The claim with which this worker and the others finish closest together, searched over every claim.
+std::size_t searched_share(std::size_t left, std::size_t most, double rate, std::size_t backlog, double others_rate,
+                           std::size_t others_backlog) {
+    std::size_t best = 0;
+    double best_gap = 1e300;
+    for (std::size_t x = 0; x <= std::min(left, most); ++x) {
+        const double mine = static_cast<double>(backlog + x) / rate;
+        const double theirs = static_cast<double>(left - x + others_backlog) / others_rate;
+        const double gap = std::abs(mine - theirs);
+        if (gap < best_gap - 1e-12) {
+            best_gap = gap;
+            best = x;
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+TEST_CASE("work queue: a batch worker's claim near the end makes every worker finish together", "[pipeline]") {
+    // Rates not measured yet: a full batch (or what is left).
+    CHECK(cli::batch_share(1000, 128, 0, 0, 0, 500, 0) == 128);
+    CHECK(cli::batch_share(1000, 128, 3000, 0, 0, 0, 0) == 128);
+    CHECK(cli::batch_share(50, 128, 0, 0, 0, 0, 0) == 50);
+    // Many files left: a full batch.
+    CHECK(cli::batch_share(100000, 128, 3000, 256, 0.05, 600, 16) == 128);
+    // Near the end: within one file of the claim a search over every claim finds best.
+    for (std::size_t left : {10u, 40u, 100u, 300u, 700u})
+        for (double rate : {500.0, 3000.0, 6000.0})
+            for (std::size_t backlog : {0u, 64u, 256u})
+                for (double others : {100.0, 600.0, 2000.0}) {
+                    INFO("left " << left << " rate " << rate << " backlog " << backlog << " others " << others);
+                    const std::size_t got = cli::batch_share(left, 128, rate, backlog, 0, others, 8);
+                    const std::size_t want = searched_share(left, 128, rate, backlog, others, 8);
+                    CHECK(got + 1 >= want);
+                    CHECK(got <= want + 1);
+                }
+    // A worker whose own batch would end after everyone else is done takes nothing.
+    CHECK(cli::batch_share(20, 128, 3000, 0, 0.5, 600, 0) == 0);
+    // Holding more than its share already: nothing.
+    CHECK(cli::batch_share(30, 128, 1000, 500, 0, 1000, 0) == 0);
+}
+
+TEST_CASE("work queue: every file is taken once; a starting batch worker holds a core; cuda mode waits for it", "[pipeline]") {
+    SECTION("CPU workers and a batch worker share the files") {
+        cli::WorkQueue q(1000, 4, true);
+        const int gpu = q.batch_starting();
+        CHECK(q.cpu_allowed() == 3);  // its set-up runs on one core
+        REQUIRE(q.batch_joined(gpu));
+        std::vector<int> seen(1000, 0);
+        std::mutex m;
+        std::vector<std::thread> threads;
+        for (int r = 0; r < 4; ++r)
+            threads.emplace_back([&, r] {
+                while (auto t = q.next_for_cpu(r)) {
+                    std::lock_guard<std::mutex> l(m);
+                    ++seen[t->file];
+                    q.cpu_finished(0.001);
+                }
+            });
+        threads.emplace_back([&] {
+            for (;;) {
+                const auto got = q.claim(gpu, 32, 0, 0, 0, 1.5);  // its threads use 1.5 cores: two CPU places
+                if (got.empty()) break;
+                std::lock_guard<std::mutex> l(m);
+                for (std::size_t f : got) ++seen[f];
+            }
+            q.batch_left(gpu);
+        });
+        for (auto& th : threads) th.join();
+        for (std::size_t f = 0; f < seen.size(); ++f) {
+            INFO("file " << f);
+            CHECK(seen[f] == 1);
+        }
+    }
+    SECTION("a running batch worker takes as many CPU places as its host threads use") {
+        cli::WorkQueue q(100, 8, true);
+        const int gpu = q.batch_starting();
+        REQUIRE(q.batch_joined(gpu));
+        CHECK(q.cpu_allowed() == 8);  // not measured yet
+        q.claim(gpu, 4, 0, 0, 0, 2.3);
+        CHECK(q.cpu_allowed() == 5);
+        q.batch_left(gpu);
+        CHECK(q.cpu_allowed() == 8);
+    }
+    SECTION("--device cuda: the CPU workers take fresh files only once no batch worker is left") {
+        cli::WorkQueue q(10, 2, false);
+        const int gpu = q.batch_starting();
+        std::atomic<int> taken{0};
+        std::thread cpu([&] {
+            while (q.next_for_cpu(0)) ++taken;
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        CHECK(taken == 0);  // waiting for the GPU
+        q.hand_to_cpu(3);   // but what it hands over is taken at once
+        for (int k = 0; k < 100 && taken == 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        CHECK(taken == 1);
+        q.batch_left(gpu);  // its set-up failed: the CPU takes everything
+        cpu.join();
+        CHECK(taken == 11);
+    }
+    SECTION("a batch worker ready after the files are all taken does not join") {
+        cli::WorkQueue q(3, 2, true);
+        const int gpu = q.batch_starting();
+        while (q.files_left()) q.next_for_cpu(0);
+        CHECK_FALSE(q.batch_joined(gpu));
+    }
+}
+
+// ---- runs with stand-in batch workers --------------------------------------------------------------------
+
+namespace {
+
+/// A folder of small text files; the job reverses each file's bytes into the output.
+struct Folder {
+    fs::path dir, in, out;
+    std::vector<cli::Item> items;
+    explicit Folder(int files) {
+        char tmpl[] = "/tmp/imghist-folder-XXXXXX";
+        REQUIRE(mkdtemp(tmpl) != nullptr);
+        dir = tmpl;
+        in = dir / "in";
+        out = dir / "out";
+        fs::create_directories(in);
+        for (int k = 0; k < files; ++k) {
+            const std::string name = "f" + std::to_string(1000 + k) + ".txt";
+            std::ofstream(in / name) << "file " << k << " of " << files << std::string(static_cast<std::size_t>(k % 7), '!');
+            cli::Item it;
+            it.index = items.size();
+            it.input = cli::InputFile{(in / name).string(), name};
+            it.output = (out / name).string();
+            items.push_back(std::move(it));
+        }
+    }
+    ~Folder() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    static std::string read(const fs::path& p) {
+        std::ifstream f(p, std::ios::binary);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return ss.str();
+    }
+    /// Every input has exactly its reversed bytes as output, and nothing else is in the output folder.
+    void check_outputs() const {
+        std::set<std::string> names;
+        for (const auto& e : fs::directory_iterator(out)) names.insert(e.path().filename().string());
+        CHECK(names.size() == items.size());
+        for (const cli::Item& it : items) {
+            INFO(it.input.rel);
+            std::string want = read(it.input.path);
+            std::reverse(want.begin(), want.end());
+            CHECK(read(it.output) == want);
+            CHECK(it.error.empty());
+        }
+    }
+};
+
+/// `slow`: each file's operation takes 2 ms (a run that outlasts a short set-up).
+cli::Stages text_stages(bool slow = false) {
+    cli::Stages st;
+    st.load = [](cli::Item& it) { it.jpeg = cli::read_file(it.input.path); };
+    st.process = [slow](cli::Item& it, const cli::Device&) {
+        if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        it.encoded.assign(it.jpeg.rbegin(), it.jpeg.rend());
+        it.jpeg = cli::Bytes();
+    };
+    st.encode = [](cli::Item& it) { return it.encoded; };
+    return st;
+}
+
+/// A stand-in for a GPU: takes files in batches through RunAccess; each file it keeps goes through the same
+/// steps as on the CPU, odd-numbered ones (when `hand_back`) go to the CPU workers.
+class FakeWorker final : public cli::BatchWorker {
+public:
+    FakeWorker(std::chrono::milliseconds setup, bool fails, bool hand_back, std::atomic<std::size_t>& took)
+        : setup_(setup), fails_(fails), hand_back_(hand_back), took_(took) {}
+    std::string name() const override { return "fake"; }
+    bool start(const std::function<bool()>& wanted, std::string& why) override {
+        const auto until = Clock::now() + setup_;
+        while (Clock::now() < until)
+            if (!wanted()) {
+                why = "not needed";
+                return false;
+            } else {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+        if (fails_) why = "the device said no";
+        return !fails_;
+    }
+    void run(cli::RunAccess& run) override {
+        std::size_t held = 0;
+        for (;;) {
+            cli::BatchStats s;
+            s.backlog = held;
+            const std::vector<cli::Item*> batch = run.claim(16, s);
+            if (batch.empty()) break;
+            for (cli::Item* it : batch) {
+                if (!run.load(*it)) continue;
+                if (hand_back_ && it->index % 2 == 1) {
+                    run.to_cpu(*it);
+                    continue;
+                }
+                it->encoded.assign(it->jpeg.rbegin(), it->jpeg.rend());
+                it->jpeg = cli::Bytes();
+                it->worker = "fake";
+                ++took_;
+                run.store(*it);
+            }
+        }
+    }
+    std::vector<std::string> summary() const override { return {}; }
+
+private:
+    std::chrono::milliseconds setup_;
+    bool fails_, hand_back_;
+    std::atomic<std::size_t>& took_;
+};
+
+std::shared_ptr<cli::BatchPlan> fake_plan(std::chrono::milliseconds setup, bool fails, bool hand_back, bool cpu_takes,
+                                          std::atomic<std::size_t>& took) {
+    auto plan = std::make_shared<cli::BatchPlan>();
+    plan->devices = [](std::string&) { return std::vector<cli::Device>{cli::Device{imghist::Backend::Cuda, 0}}; };
+    plan->make = [setup, fails, hand_back, &took](const cli::Device&) {
+        return std::make_unique<FakeWorker>(setup, fails, hand_back, took);
+    };
+    plan->load = [](cli::Item& it) { it.jpeg = cli::read_file(it.input.path); };
+    plan->cpu_takes_files = cpu_takes;
+    plan->say_unavailable = true;
+    return plan;
+}
+
+cli::RunOptions options(int threads) {
+    cli::RunOptions o;
+    o.threads = threads;
+    o.quiet = true;
+    o.progress = false;
+    o.make_parent_dirs = true;
+    o.devices = {cli::Device{}};
+    return o;
+}
+
+/// stderr of `fn`, captured through a file.
+template <class Fn>
+std::string captured_stderr(Fn&& fn) {
+    std::fflush(stderr);
+    char tmpl[] = "/tmp/imghist-stderr-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    const int saved = dup(2);
+    dup2(fd, 2);
+    fn();
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    const std::string text = Folder::read(tmpl);
+    unlink(tmpl);
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("folder run: CPU workers and a batch worker give every file exactly one output, the CPU path's", "[pipeline]") {
+    Folder f(500);
+    std::atomic<std::size_t> took{0};
+    cli::Stages st = text_stages();
+    st.batch = fake_plan(std::chrono::milliseconds(0), false, true, true, took);
+    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    CHECK(s.done == 500);
+    CHECK(s.failed == 0);
+    f.check_outputs();
+    // Both kinds of worker did files, and the odd ones the batch worker handed back were done on the CPU.
+    std::size_t by_fake = 0;
+    for (const cli::Item& it : f.items) {
+        by_fake += it.worker == "fake";
+        if (it.worker == "fake") CHECK(it.index % 2 == 0);
+    }
+    CHECK(by_fake == took.load());
+    CHECK(by_fake > 0);
+    CHECK(by_fake < 500);
+}
+
+TEST_CASE("folder run: a batch worker that fails to start leaves the run to the CPU workers, with a note", "[pipeline]") {
+    for (bool cpu_takes : {true, false}) {  // --device auto / all, and --device cuda
+        INFO("CPU workers take files: " << cpu_takes);
+        Folder f(60);
+        std::atomic<std::size_t> took{0};
+        cli::Stages st = text_stages(true);  // 60 files of 2 ms on 2 threads outlast the 10 ms set-up
+        st.batch = fake_plan(std::chrono::milliseconds(10), true, false, cpu_takes, took);
+        cli::Summary s;
+        const std::string err = captured_stderr([&] { s = cli::run_pipeline(f.items, st, options(2)); });
+        INFO(err);
+        CHECK(s.done == 60);
+        CHECK(took == 0);
+        f.check_outputs();
+        CHECK(err.find("imghist: fake: the device said no; its files go to the CPU workers") != std::string::npos);
+    }
+}
+
+TEST_CASE("folder run: a run the CPU workers finish does not wait for a batch worker's set-up", "[pipeline]") {
+    // The stand-in's set-up would take 10 s; the run ends as soon as its files are durable, and the worker
+    // never touches them. (The real GPU's set-up is about 1 s.)
+    Folder f(8);
+    std::atomic<std::size_t> took{0};
+    cli::Stages st = text_stages();
+    st.batch = fake_plan(std::chrono::milliseconds(10000), false, false, true, took);
+    const auto t0 = Clock::now();
+    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    CHECK(s.done == 8);
+    CHECK(seconds < 3.0);
+    CHECK(took == 0);
+    f.check_outputs();
+}
+
+TEST_CASE("folder run: with --device cuda the CPU workers take only what the batch worker hands them", "[pipeline]") {
+    Folder f(200);
+    std::atomic<std::size_t> took{0};
+    cli::Stages st = text_stages();
+    st.batch = fake_plan(std::chrono::milliseconds(100), false, true, false, took);
+    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    CHECK(s.done == 200);
+    f.check_outputs();
+    CHECK(took == 100);
+    for (const cli::Item& it : f.items) CHECK((it.worker == "fake") == (it.index % 2 == 0));
+}
+
+TEST_CASE("folder pipeline tuning: IMGHIST_PIPELINE's keys, defaults and refusals", "[pipeline]") {
+    const cli::PipelineTuning d = cli::parse_tuning("");
+    CHECK(d.batch == 128);
+    CHECK(d.depth == 4);
+    CHECK(d.sync == cli::PipelineTuning::Sync::Syncfs);
+    CHECK(d.fast_exit);
+    const cli::PipelineTuning t = cli::parse_tuning("batch=256,encoders=6,sync=fdatasync,exit=normal,,pending=64");
+    CHECK(t.batch == 256);
+    CHECK(t.encoders == 6);
+    CHECK(t.sync == cli::PipelineTuning::Sync::Fdatasync);
+    CHECK_FALSE(t.fast_exit);
+    CHECK(t.pending == 64);
+    CHECK(cli::describe(cli::parse_tuning(cli::describe(t))) == cli::describe(t));
+    CHECK_THROWS_WITH(cli::parse_tuning("batchsize=3"), Catch::Contains("unknown key 'batchsize'"));
+    CHECK_THROWS_WITH(cli::parse_tuning("batch=0"), Catch::Contains("batch=0") && Catch::Contains("from 1 to 1024"));
+    CHECK_THROWS_WITH(cli::parse_tuning("depth=two"), Catch::Contains("depth=two"));
+    CHECK_THROWS_WITH(cli::parse_tuning("sync=fsync"), Catch::Contains("syncfs or fdatasync"));
+    CHECK_THROWS_WITH(cli::parse_tuning("batch"), Catch::Contains("expected key=value"));
+}

@@ -1,0 +1,706 @@
+#include "gpu/gpu_pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "imghist/batch_filters.hpp"
+#include "io/errors.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/trace.hpp"
+
+namespace cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+/// A closable bounded FIFO between two stages.
+template <class T>
+class Channel {
+public:
+    explicit Channel(std::size_t capacity) : cap_(std::max<std::size_t>(1, capacity)) {}
+    /// False when closed.
+    bool push(T v) {
+        std::unique_lock<std::mutex> l(m_);
+        not_full_.wait(l, [&] { return q_.size() < cap_ || closed_; });
+        if (closed_) return false;
+        q_.push_back(std::move(v));
+        not_empty_.notify_one();
+        return true;
+    }
+    /// Waits for one; nullopt once closed and empty.
+    std::optional<T> pop() {
+        std::unique_lock<std::mutex> l(m_);
+        not_empty_.wait(l, [&] { return !q_.empty() || closed_; });
+        if (q_.empty()) return std::nullopt;
+        T v = std::move(q_.front());
+        q_.pop_front();
+        not_full_.notify_one();
+        return v;
+    }
+    /// Waits for one, then takes up to `most` of those queued; empty once closed and empty.
+    std::vector<T> pop_some(std::size_t most) {
+        std::unique_lock<std::mutex> l(m_);
+        not_empty_.wait(l, [&] { return !q_.empty() || closed_; });
+        std::vector<T> out;
+        while (!q_.empty() && out.size() < most) {
+            out.push_back(std::move(q_.front()));
+            q_.pop_front();
+        }
+        not_full_.notify_all();
+        return out;
+    }
+    void close() {
+        std::lock_guard<std::mutex> l(m_);
+        closed_ = true;
+        not_empty_.notify_all();
+        not_full_.notify_all();
+    }
+
+private:
+    const std::size_t cap_;
+    std::mutex m_;
+    std::condition_variable not_empty_, not_full_;
+    std::deque<T> q_;
+    bool closed_ = false;
+};
+
+/// Adds a thread's CPU time to a total, at every tick() and at its end (host_cores of BatchStats).
+class CpuMeter {
+public:
+    explicit CpuMeter(std::atomic<std::int64_t>& total) : total_(total), last_(thread_cpu_seconds()) {}
+    ~CpuMeter() { tick(); }
+    void tick() {
+        const double now = thread_cpu_seconds();
+        total_.fetch_add(static_cast<std::int64_t>((now - last_) * 1e9));
+        last_ = now;
+    }
+
+private:
+    std::atomic<std::int64_t>& total_;
+    double last_;
+};
+
+/// One of the GPU's batches in flight: its items, the device buffers they decode into, and its events.
+struct Batch {
+    std::size_t serial = 0;  // for the trace
+    DecodedBatch slots;
+    nv::Event start = nullptr, decoded = nullptr, ready = nullptr;
+    bool timed = false;  // the events were recorded
+    std::vector<Item*> items;
+    std::vector<std::size_t> item_slot;  // items[k] decoded into slot item_slot[k]
+    std::atomic<int> pending{0};         // tasks not finished (+1 while the decoder hands them out)
+    std::size_t claimed = 0;
+    Clock::time_point claimed_at;
+    double read_ms = 0, decode_host_ms = 0;
+    std::string decode_trace;
+};
+
+struct Task {
+    enum Kind : std::uint8_t { Encode, Download, Count } kind = Encode;
+    Batch* batch = nullptr;
+    Item* item = nullptr;  // Encode, Download
+    std::size_t slot = 0;
+    nv::EncoderParams params = nullptr;
+};
+
+class GpuPipeline final : public BatchWorker {
+public:
+    GpuPipeline(const Device& d, std::shared_ptr<const GpuJob> job, const PipelineTuning& t)
+        : d_(d), job_(std::move(job)), t_(t), name_("cuda:" + std::to_string(d.ordinal)),
+          free_(static_cast<std::size_t>(t.depth)), decode_q_(static_cast<std::size_t>(t.depth)),
+          tasks_(static_cast<std::size_t>(t.depth) * static_cast<std::size_t>(t.batch)),
+          write_q_(static_cast<std::size_t>(t.batch) * 2) {}
+
+    std::string name() const override { return name_; }
+    bool start(const std::function<bool()>& wanted, std::string& why) override;
+    void run(RunAccess& run) override;
+    std::vector<std::string> summary() const override;
+
+private:
+    void reader(RunAccess& run);
+    void decoder(RunAccess& run);
+    void decode_batch(RunAccess& run, Batch& b);
+    /// The decoded items' next step: tasks for the finishers.
+    void hand_out(RunAccess& run, Batch& b, const std::vector<GpuJob::Action>& actions);
+    void finisher(RunAccess& run, std::size_t t);
+    void finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>& tasks, StageTimer& timer);
+    void count_task(RunAccess& run, std::size_t t, Task& task);
+    void writer(RunAccess& run);
+    /// An item leaves this GPU's hands (it ended, or another worker has it now).
+    void ended(std::size_t n = 1) { ended_.fetch_add(n); }
+    void task_done(Batch& b);
+    void release(Batch& b);
+    BatchStats stats() const;
+
+    const Device d_;
+    const std::shared_ptr<const GpuJob> job_;
+    const PipelineTuning t_;
+    std::string name_;
+    GpuDevice* dev_ = nullptr;
+    nv::Stream stream_ = nullptr;  // decoding and the device operation
+    std::unique_ptr<GpuDecoder> decoder_;
+    std::vector<std::unique_ptr<GpuEncoder>> encoders_;
+    std::vector<nv::Stream> finisher_streams_;
+    std::vector<std::unique_ptr<Batch>> batches_;
+    Channel<Batch*> free_, decode_q_;
+    Channel<Task> tasks_;
+    Channel<Item*> write_q_;
+
+    Clock::time_point started_, ready_, ended_at_;
+    std::atomic<std::size_t> claimed_{0}, ended_{0}, batches_done_{0}, serial_{0};
+    std::atomic<std::int64_t> cpu_ns_{0};
+    std::atomic<Clock::rep> first_claim_{0};  // time_since_epoch of the first claim; 0: none yet
+    mutable std::mutex latency_m_;
+    double latency_s_ = 0;
+    std::string setup_;  // start-up steps, for the trace
+    StageClock read_{"read", 0}, decode_{"decode", 1}, device_decode_{"decoder (GPU)", 1},
+        device_op_{"operation (GPU)", 1}, finish_{"encode", 0}, write_{"write", 0};
+};
+
+bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
+    started_ = Clock::now();
+    if (!wanted()) {
+        why = "not needed";
+        return false;
+    }
+    dev_ = &GpuDevice::get(d_.ordinal);  // the context
+    name_ = describe(d_);
+    const double context_ms = ms_between(started_, Clock::now());
+    dev_->start_hardware(t_.batch, job_->warm_format, t_.decoders);
+    // Meanwhile the stream and the library's workspace on it (the first batch-filter call makes it).
+    stream_ = dev_->new_stream();
+    if (job_->operate) {
+        imghist::DeviceBuffer tiny(64 * 64);
+        tiny.fill_zero(stream_);
+        const imghist::ImageView v = imghist::ImageView::device(tiny.data(), 64, 64);
+        imghist::FilterOptions fo;
+        fo.backend = imghist::Backend::Cuda;
+        fo.device = d_.ordinal;
+        fo.stream = stream_;
+        job_->operate({v}, {}, fo);
+        dev_->cu().StreamSynchronize(stream_);
+    }
+    bool abandoned = false;
+    dev_->hardware(wanted, &abandoned);
+    if (abandoned) {
+        why = "not needed";
+        return false;
+    }
+    const double hardware_ms = ms_between(started_, Clock::now());
+    decoder_ = std::make_unique<GpuDecoder>(*dev_, t_.decoders);
+    for (int k = 0; k < t_.depth; ++k) {
+        auto b = std::make_unique<Batch>();
+        b->start = dev_->new_event(true);
+        b->decoded = dev_->new_event(true);
+        b->ready = dev_->new_event(true);
+        free_.push(b.get());
+        batches_.push_back(std::move(b));
+    }
+    // The encoders after the hardware decoder: made side by side, the two contended in the driver (H100: the
+    // decoder ready 0.3 s later), while the encoders' warm-up takes about 0.1 s. Each state's first encode
+    // allocates: done now, on the finishers' threads at once.
+    if (job_->encodes) {
+        encoders_.resize(static_cast<std::size_t>(t_.encoders));
+        std::vector<std::string> errors(encoders_.size());
+        std::vector<std::thread> warm;
+        for (std::size_t k = 0; k < encoders_.size(); ++k)
+            warm.emplace_back([&, k] {
+                try {
+                    dev_->make_current();
+                    encoders_[k] = std::make_unique<GpuEncoder>(*dev_, t_.states);
+                    encoders_[k]->warm_up();
+                } catch (const std::exception& e) {
+                    errors[k] = user_message(e);
+                }
+            });
+        for (auto& th : warm) th.join();
+        for (const std::string& e : errors)
+            if (!e.empty()) throw Error(ErrorCode::Cuda, "encoder set-up: " + e);
+        for (auto& e : encoders_) finisher_streams_.push_back(e->stream());
+    } else {
+        for (int k = 0; k < t_.encoders; ++k) finisher_streams_.push_back(dev_->new_stream());
+    }
+    ready_ = Clock::now();
+    char line[256];
+    std::snprintf(line, sizeof line, "ready after %.1f ms (context %.1f ms, hardware decoder %s at %.1f ms, %s %.1f ms)",
+                  ms_between(started_, ready_), context_ms, dev_->hardware() ? "ready" : "absent", hardware_ms,
+                  job_->encodes ? "encoders warmed" : "streams", ms_between(started_, ready_) - hardware_ms);
+    setup_ = line;
+    trace_line(name_ + ": " + setup_);
+    return true;
+}
+
+BatchStats GpuPipeline::stats() const {
+    BatchStats s;
+    const auto now = Clock::now();
+    const std::size_t done = ended_.load();
+    const Clock::rep first = first_claim_.load();
+    if (done > 0 && first != 0) {
+        const double secs = ms_between(Clock::time_point(Clock::duration(first)), now) / 1e3;
+        s.rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    }
+    s.backlog = claimed_.load() - done;
+    {
+        std::lock_guard<std::mutex> l(latency_m_);
+        s.latency_s = latency_s_;
+    }
+    const double wall = ms_between(ready_, now) / 1e3;
+    s.host_cores = wall > 0.05 ? static_cast<double>(cpu_ns_.load()) / 1e9 / wall : 0;
+    return s;
+}
+
+void GpuPipeline::run(RunAccess& run) {
+    ready_ = Clock::now();
+    std::vector<std::thread> readers, finishers, writers;
+    for (int k = 0; k < t_.readers; ++k) readers.emplace_back([&] { reader(run); });
+    std::thread decoding([&] { decoder(run); });
+    for (std::size_t k = 0; k < finisher_streams_.size(); ++k) finishers.emplace_back([&, k] { finisher(run, k); });
+    for (int k = 0; k < (job_->encodes ? t_.writers : 0); ++k) writers.emplace_back([&] { writer(run); });
+    for (auto& th : readers) th.join();
+    decode_q_.close();
+    decoding.join();
+    tasks_.close();
+    for (auto& th : finishers) th.join();
+    write_q_.close();
+    for (auto& th : writers) th.join();
+    ended_at_ = Clock::now();
+}
+
+void GpuPipeline::reader(RunAccess& run) {
+    CpuMeter cpu(cpu_ns_);
+    StageTimer timer(read_, StageClock::WaitOut);
+    for (;;) {
+        const std::optional<Batch*> got = free_.pop();  // waiting for room: a free batch slot
+        if (!got) break;
+        Batch& b = **got;
+        timer.to(StageClock::WaitIn);
+        const std::vector<Item*> claimed = run.claim(static_cast<std::size_t>(t_.batch), stats());
+        if (claimed.empty()) {
+            free_.push(&b);
+            break;
+        }
+        timer.to(StageClock::Busy);
+        Clock::rep none = 0;
+        first_claim_.compare_exchange_strong(none, Clock::now().time_since_epoch().count());
+        claimed_.fetch_add(claimed.size());
+        b.claimed_at = Clock::now();
+        b.claimed = claimed.size();
+        b.items.clear();
+        for (Item* it : claimed) {
+            if (!run.load(*it)) {
+                ended();
+                continue;
+            }
+            if (!it->gpu || job_->action(*it) == GpuJob::Action::Cpu) {
+                run.to_cpu(*it);
+                ended();
+                continue;
+            }
+            b.items.push_back(it);
+        }
+        read_.add_count(claimed.size());
+        b.read_ms = ms_between(b.claimed_at, Clock::now());
+        cpu.tick();
+        timer.to(StageClock::WaitOut);
+        if (b.items.empty()) {
+            free_.push(&b);
+            continue;
+        }
+        b.serial = ++serial_;
+        decode_q_.push(&b);
+    }
+}
+
+void GpuPipeline::decoder(RunAccess& run) {
+    CpuMeter cpu(cpu_ns_);
+    StageTimer timer(decode_);
+    while (const std::optional<Batch*> b = decode_q_.pop()) {
+        timer.to(StageClock::Busy);
+        decode_batch(run, **b);
+        cpu.tick();
+        timer.to(StageClock::WaitIn);
+    }
+}
+
+void GpuPipeline::decode_batch(RunAccess& run, Batch& b) {
+    const auto t0 = Clock::now();
+    dev_->make_current();
+    const nv::DriverApi& cu = dev_->cu();
+    // Each item's slot: the stored planes first (their Y planes lie one after the other), then RGB.
+    std::vector<Item*> planar, rgb;
+    std::vector<DecodedBatch::Shape> planar_shapes, rgb_shapes;
+    for (Item* it : b.items) {
+        const GpuJob::Action a = job_->action(*it);
+        const bool planes = a == GpuJob::Action::EncodePlanar || a == GpuJob::Action::Count;
+        DecodedBatch::Shape shape;
+        if (!GpuDecoder::shape_of(it->jpeg_header, planes ? nv::kOutputYUV : nv::kOutputRGBI, shape)) {
+            run.to_cpu(*it);  // a sampling nvJPEG does not take: its bytes go to the CPU decoder
+            ended();
+            continue;
+        }
+        try {
+            checked_image_bytes(static_cast<std::uint64_t>(shape.width), static_cast<std::uint64_t>(shape.height), 3, 8,
+                                job_->decode, display_name(it->input.path));
+            check_jpeg_scans(it->jpeg_header.scans, job_->decode.limits, display_name(it->input.path));
+        } catch (const std::exception& e) {
+            it->error = file_message(display_name(it->input.path), e);
+            run.finish(*it);
+            ended();
+            continue;
+        }
+        (planes ? planar : rgb).push_back(it);
+        (planes ? planar_shapes : rgb_shapes).push_back(shape);
+    }
+    std::vector<DecodedBatch::Shape> shapes = planar_shapes;
+    shapes.insert(shapes.end(), rgb_shapes.begin(), rgb_shapes.end());
+    b.items = planar;
+    b.items.insert(b.items.end(), rgb.begin(), rgb.end());
+    b.item_slot.resize(b.items.size());
+    for (std::size_t k = 0; k < b.items.size(); ++k) b.item_slot[k] = k;
+    std::vector<GpuJob::Action> actions;
+    if (!b.items.empty()) {
+        b.slots.layout(shapes);
+        cu.EventRecord(b.start, stream_);
+        std::vector<std::size_t> planar_slots(planar.size()), rgb_slots(rgb.size());
+        for (std::size_t k = 0; k < planar.size(); ++k) planar_slots[k] = k;
+        for (std::size_t k = 0; k < rgb.size(); ++k) rgb_slots[k] = planar.size() + k;
+        std::vector<GpuDecoder::Outcome> outcomes = decoder_->decode(planar, planar_slots, nv::kOutputYUV, b.slots, stream_);
+        b.decode_trace = decoder_->last_trace();
+        const std::vector<GpuDecoder::Outcome> more = decoder_->decode(rgb, rgb_slots, nv::kOutputRGBI, b.slots, stream_);
+        b.decode_trace += decoder_->last_trace();
+        outcomes.insert(outcomes.end(), more.begin(), more.end());
+        cu.EventRecord(b.decoded, stream_);
+        // Failed and declined images leave the batch here; the rest keep their slots.
+        std::vector<Item*> kept;
+        std::vector<std::size_t> kept_slot;
+        for (std::size_t k = 0; k < b.items.size(); ++k) {
+            Item* it = b.items[k];
+            if (outcomes[k] == GpuDecoder::Outcome::Decoded) {
+                kept.push_back(it);
+                kept_slot.push_back(k);
+                actions.push_back(job_->action(*it));
+                continue;
+            }
+            if (outcomes[k] == GpuDecoder::Outcome::Declined) run.to_cpu(*it);
+            else run.finish(*it);
+            ended();
+        }
+        b.items = kept;
+        b.item_slot = kept_slot;
+        // The command's device operation: one call for the whole batch.
+        std::vector<imghist::ImageView> luma, colour;
+        for (std::size_t k = 0; k < b.items.size(); ++k) {
+            if (actions[k] == GpuJob::Action::EncodePlanar) luma.push_back(b.slots.view(b.item_slot[k], 0));
+            if (actions[k] == GpuJob::Action::EncodeRgb) colour.push_back(b.slots.view(b.item_slot[k]));
+        }
+        if (job_->operate && (!luma.empty() || !colour.empty())) {
+            imghist::FilterOptions fo;
+            fo.backend = imghist::Backend::Cuda;
+            fo.device = d_.ordinal;
+            fo.stream = stream_;
+            try {
+                job_->operate(luma, colour, fo);
+            } catch (const std::exception& e) {
+                // The device failed as a whole (out of memory, a driver error): these files go through the CPU
+                // codecs instead, as in a CPU run (their bytes are still here).
+                for (Item* it : b.items) run.to_cpu(*it);
+                ended(b.items.size());
+                trace_line(name_ + ": batch " + std::to_string(b.serial) + " failed on the device (" + user_message(e) +
+                           "); its files go to the CPU workers");
+                b.items.clear();
+                b.item_slot.clear();
+                actions.clear();
+            }
+        }
+        cu.EventRecord(b.ready, stream_);
+        b.timed = true;
+    }
+    b.decode_host_ms = ms_between(t0, Clock::now());
+    hand_out(run, b, actions);
+}
+
+void GpuPipeline::hand_out(RunAccess& run, Batch& b, const std::vector<GpuJob::Action>& actions) {
+    (void)run;
+    std::vector<Task> tasks;
+    bool counted = false;
+    for (std::size_t k = 0; k < b.items.size(); ++k) {
+        Item* it = b.items[k];
+        Task t;
+        t.batch = &b;
+        t.item = it;
+        t.slot = b.item_slot[k];
+        switch (actions[k]) {
+            case GpuJob::Action::EncodePlanar:
+            case GpuJob::Action::EncodeRgb: {
+                t.kind = Task::Encode;
+                const GpuDecoded& d = b.slots[t.slot];
+                const int quality = jpeg_quality_for(job_->encode, it->jpeg_header.meta);
+                // Interleaved images are written at 4:2:0, the CPU encoder's default.
+                t.params = dev_->encoder_params(d.format == nv::kOutputYUV ? d.subsampling : nv::kCss420, quality, stream_);
+                tasks.push_back(t);
+                break;
+            }
+            case GpuJob::Action::Download:
+                t.kind = Task::Download;
+                tasks.push_back(t);
+                break;
+            case GpuJob::Action::Count:
+                if (!counted) {  // one task counts all of the batch's images
+                    t.kind = Task::Count;
+                    t.item = nullptr;
+                    tasks.push_back(t);
+                    counted = true;
+                }
+                break;
+            case GpuJob::Action::Cpu: break;
+        }
+    }
+    b.pending = static_cast<int>(tasks.size()) + 1;  // + the hand-out itself
+    for (Task& t : tasks) tasks_.push(t);
+    task_done(b);
+}
+
+void GpuPipeline::task_done(Batch& b) {
+    if (--b.pending == 0) release(b);
+}
+
+void GpuPipeline::release(Batch& b) {
+    const auto now = Clock::now();
+    const double latency = ms_between(b.claimed_at, now);
+    float decode_ms = 0, op_ms = 0;
+    if (b.timed) {
+        const nv::DriverApi& cu = dev_->cu();
+        cu.EventSynchronize(b.ready);
+        cu.EventElapsedTime(&decode_ms, b.start, b.decoded);
+        cu.EventElapsedTime(&op_ms, b.decoded, b.ready);
+        device_decode_.add(StageClock::Busy, decode_ms);
+        device_op_.add(StageClock::Busy, op_ms);
+        device_decode_.add_count(b.items.size());
+        b.timed = false;
+    }
+    {
+        std::lock_guard<std::mutex> l(latency_m_);
+        // A moving average: the end-of-run rule needs the current latency, not the first batches'.
+        latency_s_ = latency_s_ == 0 ? latency / 1e3 : 0.7 * latency_s_ + 0.3 * latency / 1e3;
+    }
+    ++batches_done_;
+    if (tracing()) {
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "%s batch %zu: %zu files claimed, %zu on the GPU; read %.1f ms; decode host %.1f ms (%s), GPU "
+                      "%.2f ms; operation GPU %.3f ms; claim to last image %.1f ms",
+                      name_.c_str(), b.serial, b.claimed, b.items.size(), b.read_ms, b.decode_host_ms,
+                      b.decode_trace.c_str(), decode_ms, op_ms, latency);
+        trace_line(line);
+    }
+    b.items.clear();
+    free_.push(&b);
+}
+
+void GpuPipeline::finisher(RunAccess& run, std::size_t t) {
+    CpuMeter cpu(cpu_ns_);
+    StageTimer timer(finish_);
+    const std::size_t round = encoders_.empty() ? 1 : static_cast<std::size_t>(encoders_[t]->states());
+    for (;;) {
+        std::vector<Task> tasks = tasks_.pop_some(round);
+        if (tasks.empty()) break;
+        timer.to(StageClock::Busy);
+        dev_->make_current();
+        finish_tasks(run, t, tasks, timer);
+        cpu.tick();
+        timer.to(StageClock::WaitIn);
+    }
+}
+
+void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>& tasks, StageTimer& timer) {
+    const nv::DriverApi& cu = dev_->cu();
+    const nv::Stream s = finisher_streams_[t];
+    GpuEncoder* enc = encoders_.empty() ? nullptr : encoders_[t].get();
+    auto fail = [&](Task& task, const std::string& why) {
+        task.item->error = display_name(task.item->output, true) + ": " + why;
+    };
+    // Enqueue: this stream waits on the device for each batch's images, the host does not.
+    Batch* waited = nullptr;
+    std::vector<int> state(tasks.size(), -1);
+    int next_state = 0;
+    bool downloads = false;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        Task& task = tasks[i];
+        if (task.batch != waited) {
+            cu.StreamWaitEvent(s, task.batch->ready, 0);
+            waited = task.batch;
+        }
+        if (task.kind == Task::Count) {
+            count_task(run, t, task);
+            continue;
+        }
+        const GpuDecoded& d = task.batch->slots[task.slot];
+        if (task.kind == Task::Encode) {
+            const nv::Status st = enc->enqueue(next_state, d, task.params);
+            if (st == nv::kSuccess) state[i] = next_state++;
+            else fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
+        } else {
+            Item& it = *task.item;
+            try {
+                it.image = Image(d.width, d.height, 3, 8);
+                task.batch->slots.download(task.slot, it.image.data(), cu, s);
+                downloads = true;
+            } catch (const std::exception& e) {
+                it.error = file_message(display_name(it.input.path), e);
+            }
+        }
+    }
+    if (downloads && cu.StreamSynchronize(s) != 0)
+        for (Task& task : tasks)
+            if (task.kind == Task::Download && task.item->error.empty())
+                task.item->error = display_name(task.item->input.path) + ": copying the decoded image back failed";
+    // Collect, and hand each item on.
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        Task& task = tasks[i];
+        if (task.kind == Task::Count) {
+            task_done(*task.batch);
+            continue;
+        }
+        Item& it = *task.item;
+        if (task.kind == Task::Encode && state[i] >= 0) {
+            const nv::Status st = enc->retrieve(state[i], it.encoded);
+            if (st != nv::kSuccess) {
+                it.encoded.clear();
+                fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
+            }
+        }
+        finish_.add_count(1);
+        if (!it.error.empty()) {
+            run.finish(it);
+            ended();
+        } else if (task.kind == Task::Download) {
+            it.image.meta = it.jpeg_header.meta;  // as decode_jpeg fills it: the CPU encoder writes it back
+            it.jpeg = Bytes();                    // decoded: nothing left for the CPU decoder
+            run.to_cpu(it);
+            ended();
+        } else {
+            it.jpeg = Bytes();
+            it.worker = name_;
+            it.stage_ms.emplace_back("decode+operation+encode (batch)", ms_between(task.batch->claimed_at, Clock::now()));
+            timer.to(StageClock::WaitOut);  // the writers are behind
+            write_q_.push(&it);
+            timer.to(StageClock::Busy);
+        }
+        task_done(*task.batch);
+    }
+}
+
+void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
+    Batch& b = *task.batch;
+    std::vector<Item*> items;
+    std::vector<imghist::YCbCrPlanes> planes;
+    for (std::size_t k = 0; k < b.items.size(); ++k) {
+        if (job_->action(*b.items[k]) != GpuJob::Action::Count) continue;
+        const std::size_t slot = b.item_slot[k];
+        const GpuDecoded& d = b.slots[slot];
+        imghist::YCbCrPlanes p;
+        if (d.subsampling == nv::kCss444) {
+            p.chroma_x = p.chroma_y = 1;
+        } else if (d.subsampling == nv::kCss422) {
+            p.chroma_x = 2;
+        } else if (d.subsampling == nv::kCss420) {
+            p.chroma_x = p.chroma_y = 2;
+        } else {
+            run.to_cpu(*b.items[k]);  // 4:4:0, 4:1:1, 4:1:0: libjpeg-turbo's upsampling is not counted here
+            ended();
+            continue;
+        }
+        p.y = b.slots.view(slot, 0);
+        p.cb = b.slots.view(slot, 1);
+        p.cr = b.slots.view(slot, 2);
+        planes.push_back(p);
+        items.push_back(b.items[k]);
+    }
+    if (items.empty()) return;
+    imghist::Options o;
+    o.backend = imghist::Backend::Cuda;
+    o.device = d_.ordinal;
+    o.stream = finisher_streams_[t];
+    try {
+        job_->count(items, planes, o);
+    } catch (const std::exception& e) {
+        for (Item* it : items) it->error = file_message(display_name(it->input.path), e);
+    }
+    for (Item* it : items) {
+        it->jpeg = Bytes();
+        it->worker = name_;
+        it->stage_ms.emplace_back("decode+count (batch)", ms_between(b.claimed_at, Clock::now()));
+        finish_.add_count(1);
+        run.finish(*it);
+        ended();
+    }
+}
+
+void GpuPipeline::writer(RunAccess& run) {
+    CpuMeter cpu(cpu_ns_);
+    StageTimer timer(write_);
+    while (const std::optional<Item*> it = write_q_.pop()) {
+        timer.to(StageClock::Busy);
+        run.store(**it);
+        ended();
+        write_.add_count(1);
+        cpu.tick();
+        timer.to(StageClock::WaitIn);
+    }
+}
+
+std::vector<std::string> GpuPipeline::summary() const {
+    const double wall = ms_between(ready_, ended_at_);
+    std::vector<std::string> out;
+    char head[320];
+    std::snprintf(head, sizeof head,
+                  "%s: %s; %zu files claimed in %zu batches over %.3f s since ready (%.0f files/s); host threads %.2f cores",
+                  name_.c_str(), setup_.c_str(), claimed_.load(), batches_done_.load(), wall / 1e3,
+                  wall > 0 ? claimed_.load() / (wall / 1e3) : 0.0,
+                  wall > 0 ? static_cast<double>(cpu_ns_.load()) / 1e6 / wall : 0.0);
+    out.push_back(head);
+    const StageClock* stages[] = {&read_, &decode_, &device_decode_, &device_op_, &finish_, &write_};
+    const int threads[] = {t_.readers, 1, 1, 1, static_cast<int>(finisher_streams_.size()), job_->encodes ? t_.writers : 0};
+    const char* units[] = {"files", "batches", "images", "images", "images", "files"};
+    const StageClock* busiest = nullptr;
+    double top = -1;
+    for (std::size_t k = 0; k < 6; ++k) {
+        if (threads[k] == 0) continue;
+        // The stage clocks were made before the thread counts were known: scale here.
+        StageClock view(stages[k]->name(), threads[k]);
+        view.add(StageClock::Busy, stages[k]->ms(StageClock::Busy));
+        view.add(StageClock::WaitIn, stages[k]->ms(StageClock::WaitIn));
+        view.add(StageClock::WaitOut, stages[k]->ms(StageClock::WaitOut));
+        view.add_count(stages[k]->count());
+        out.push_back("  " + name_ + " " + view.summary(wall, units[k]));
+        if (view.busy_share(wall) > top) {
+            top = view.busy_share(wall);
+            busiest = stages[k];
+        }
+    }
+    if (busiest) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  %s busiest stage: %s (%.0f%% busy)", name_.c_str(), busiest->name().c_str(), 100 * top);
+        out.push_back(line);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::unique_ptr<BatchWorker> make_gpu_pipeline(const Device& d, std::shared_ptr<const GpuJob> job,
+                                               const PipelineTuning& tuning) {
+    return std::make_unique<GpuPipeline>(d, std::move(job), tuning);
+}
+
+}  // namespace cli

@@ -1,0 +1,56 @@
+// imghist CLI — the folder pipeline's tunable sizes, in one place.
+//
+// Every value has a default chosen by reasoning about the stages (docs/DESIGN.md, "Folder pipeline"); a
+// measurement picks others without a rebuild through one environment variable, read here and nowhere else:
+//
+//   IMGHIST_PIPELINE="batch=256,encoders=6,sync=fdatasync"
+//
+//   key           default  what
+//   batch         128      files a GPU claims and decodes at once (1-1024)
+//   depth         4        batches in flight per GPU: each has its own device buffers (2-16)
+//   readers       2        threads per GPU that claim batches and read their files (1-64)
+//   decoders      2        hardware decoder states per GPU, used in turn (1-8): the host part of one batch's
+//                          decode overlaps the previous batch's decode on the device
+//   encoders      4        encoding (and download) threads per GPU, each with its own stream (1-64)
+//   states        2        encoder states per encoding thread: images one thread has in flight (1-16)
+//   writers       2        threads per GPU that add the metadata and write the outputs (1-64)
+//   sync          syncfs   how outputs are made durable before their rename: syncfs (one call per file
+//                          system and round) or fdatasync (one call per file, on sync_threads threads)
+//   sync_threads  4        threads of sync=fdatasync (1-64)
+//   pending       1024     most written outputs waiting to be made durable; writers wait beyond it (16-4096)
+//   wait          block    how a thread waits for the GPU: block (sleeps; the cores go to the CPU workers) or
+//                          auto (the driver's choice, which spins while there are fewer contexts than cores)
+//   exit          fast     fast: the process ends as soon as every output is durable (the CUDA driver's
+//                          teardown is not waited for); normal: it returns from main
+//
+// An unknown key or a value out of range is a usage error naming it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cli {
+
+struct PipelineTuning {
+    int batch = 128;
+    int depth = 4;
+    int readers = 2;
+    int decoders = 2;
+    int encoders = 4;
+    int states = 2;
+    int writers = 2;
+    enum class Sync { Syncfs, Fdatasync } sync = Sync::Syncfs;
+    int sync_threads = 4;
+    std::size_t pending = 1024;
+    bool blocking_wait = true;
+    bool fast_exit = true;
+};
+
+/// Parses "key=value,key=value" (empty: the defaults). Throws UsageError naming the key or value.
+PipelineTuning parse_tuning(const std::string& spec);
+/// The process's tuning: IMGHIST_PIPELINE parsed at the first call (a usage error then), the defaults without it.
+const PipelineTuning& pipeline_tuning();
+/// "batch=128,depth=4,..." — every value, for --trace.
+std::string describe(const PipelineTuning& t);
+
+}  // namespace cli
