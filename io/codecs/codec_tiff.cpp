@@ -36,7 +36,13 @@ tmsize_t mem_write(thandle_t h, void* buf, tmsize_t n) {
     auto* f = static_cast<MemFile*>(h);
     if (!f->out || n < 0) return -1;
     const std::size_t k = static_cast<std::size_t>(n);
-    if (f->pos + k > f->out->size()) f->out->resize(f->pos + k);
+    if (f->pos + k > f->out->size()) {
+        // libtiff seeks past the end to align an IFD, then writes after the gap: Bytes does not zero-fill on
+        // resize, so the gap is zeroed here (else the output's bytes depend on what the heap held before).
+        const std::size_t old = f->out->size();
+        f->out->resize(f->pos + k);
+        if (f->pos > old) std::memset(f->out->data() + old, 0, f->pos - old);
+    }
     std::memcpy(f->out->data() + f->pos, buf, k);
     f->pos += k;
     f->size = f->out->size();
