@@ -18,7 +18,7 @@ namespace fuzz {
 /// Small enough that a case never takes long, large enough for every code path.
 inline cli::DecodeOptions options() {
     cli::DecodeOptions o;
-    o.max_pixels = std::uint64_t(1) << 22;
+    o.limits.max_pixels = std::uint64_t(1) << 22;
     return o;
 }
 

@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
 """Writes the seed files of the fuzz targets (fuzz/seeds/<target>/): tiny valid images of every layout each
-decoder handles, built with the standard library only (zlib, struct) so that the encoders under test are not
-their own reference. JPEG seeds are written by the imghist program given as the first argument (libjpeg)."""
+decoder handles, built with the standard library only (zlib, lzma, struct) so that the encoders under test
+are not their own reference, and small members of each class of costly input the resource model bounds
+(README "What one input may cost"): many metadata chunks, many JPEG scans, TIFF compressions without a ratio
+bound of their own, interlaced sub-byte palettes, a lossless WebP of zero bits per pixel. JPEG and WebP seeds
+are written by the imghist program given as the first argument (libjpeg, libwebp); the ZSTD TIFF needs the
+zstd program."""
+import lzma
 import os
+import random
+import shutil
 import struct
 import subprocess
 import sys
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_bombs  # noqa: E402
+import png_corpus  # noqa: E402
 
 
 def out(target, name, data):
@@ -53,6 +63,20 @@ out("png", "ga8.png", png(W, H, 8, 4, [bytes((x * 9 + c) % 256 for x in range(W)
 out("png", "rgba8.png", png(W, H, 8, 6, [bytes((x + c * 50) % 256 for x in range(W) for c in range(4)) for y in range(H)]))
 # Adam7 with one pixel: only the first pass holds data.
 out("png", "rgba8-interlaced-1x1.png", png(1, 1, 8, 6, [bytes((10, 20, 30, 40))], interlace=1))
+# Adam7 with packed palette indices (PngSuite's s05i3p02 and basi3p04 shapes, smaller), and gray+alpha 16-bit.
+rng = random.Random(9)
+out("png", "palette2-interlaced-5x5.png", png_corpus.png(5, 5, 3, 2, 1, rng, extras=False)[0])
+out("png", "palette4-interlaced-9x7.png", png_corpus.png(9, 7, 3, 4, 1, rng, trns=b"\x00\x80", extras=False)[0])
+out("png", "ga16-interlaced-6x3.png", png_corpus.png(6, 3, 4, 16, 1, rng, extras=False)[0])
+# Metadata of every kind, several chunks of each: text (plain, compressed, international, compressed
+# international), XMP, an ICC profile, EXIF, resolution.
+text = b"".join([chunk(b"tEXt", b"Comment\0plain"), chunk(b"zTXt", b"Comment\0\0" + zlib.compress(b"z" * 200)),
+                 chunk(b"zTXt", b"Title\0\0" + zlib.compress(b"t" * 50)),
+                 chunk(b"iTXt", b"Comment\0\1\0en\0\0" + zlib.compress(b"i" * 100)),
+                 chunk(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0<x:xmpmeta/>"),
+                 chunk(b"iCCP", b"icc\0\0" + zlib.compress(bytes(132))), chunk(b"pHYs", struct.pack(">IIB", 2835, 2835, 1)),
+                 chunk(b"eXIf", b"MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0")])
+out("png", "metadata-chunks.png", png(W, H, 8, 0, [bytes((x * 30 + y) % 256 for x in range(W)) for y in range(H)], text * 2))
 
 # PNM: every kind, 8- and 16-bit, an odd maximum value, comments.
 px = [(x * 37 + y * 11) % 256 for y in range(H) for x in range(W)]
@@ -150,6 +174,10 @@ out("tiff", "ga8-packbits.tif", tiff(W, H, 2, 8, [packbits(tiff_pixels(W, H, 2, 
 out("tiff", "rgba8-deflate.tif", tiff(W, H, 4, 8, [zlib.compress(tiff_pixels(W, H, 4, 8))], compression=8))
 t16 = tiff_pixels(16, 16, 1, 16)
 out("tiff", "gray16-tiled.tif", tiff(W, H, 1, 16, [t16], tile=16))
+# Compressions whose format sets no ratio bound (the ratio limit applies): LZMA, ZSTD; JPEG and WebP below.
+out("tiff", "gray8-lzma.tif", tiff(W, H, 1, 8, [lzma.compress(g8, format=lzma.FORMAT_XZ)], compression=34925))
+if shutil.which("zstd"):
+    out("tiff", "rgb8-zstd.tif", tiff(W, H, 3, 8, [make_bombs.zstd(tiff_pixels(W, H, 3, 8))], compression=50000))
 
 # raw: type byte, bins (2 bytes), low and high (two doubles), then samples.
 out("raw", "u8.raw", bytes((0, 255, 0)) + struct.pack("<dd", 0, 256) + bytes(range(64)))
@@ -180,6 +208,18 @@ if len(sys.argv) > 1:
         f.write(png(W, H, 8, 2, [bytes((x * 30 + c * 70 + y) % 256 for x in range(W) for c in range(3)) for y in range(H)], extra))
     subprocess.run([imghist, "equalize", src, os.path.join(wdir, "meta.webp"), "--device", "cpu"], check=True)
     os.remove(src)
+    # A lossless WebP whose prefix codes have one symbol each: no bits at all per pixel.
+    out("webp", "lossless-zero-bits-64x64.webp", make_bombs.tiny_webp(64, 64))
+    # JPEG in TIFF (a whole JPEG stream as the strip) and WebP in TIFF.
+    with open(os.path.join(tmp, "gray.jpg"), "rb") as f:
+        out("tiff", "gray8-jpeg.tif", tiff(13, 9, 1, 8, [f.read()], compression=7))
+    with open(os.path.join(wdir, "rgb-lossless.webp"), "rb") as f:
+        out("tiff", "rgb8-webp.tif", tiff(13, 9, 3, 8, [f.read()], compression=50001))
+
+# Progressive JPEGs of many scans, every AC coefficient alone (make_bombs.scans_jpeg at a small size): 64
+# scans, under the default limit of 100, and 127, over it.
+out("jpeg", "progressive-64-scans.jpg", make_bombs.scans_jpeg(16, 0))
+out("jpeg", "progressive-127-scans.jpg", make_bombs.scans_jpeg(16, 1))
 
 # The reproducers of the hostile-file findings that came before the fuzz targets (issue 9), replayed by
 # scripts/fuzz.sh with the kept crashers (fuzz/regressions/<target>/).
@@ -199,3 +239,10 @@ regression("png", "gray1-bad-idat-crc.png", (lambda p: p[:p.index(b"IDAT") + 6] 
     png(5, 2, 1, 0, [packed([0, 1, 1, 0, 1], 1), packed([1, 0, 0, 1, 0], 1)])))
 regression("png", "palette-index-beyond-palette.png", png(4, 1, 2, 3, [packed([0, 1, 3, 2], 2)], chunk(b"PLTE", bytes(range(9)))))
 regression("raw", "range-overflows-double.raw", bytes((0, 255, 0)) + struct.pack("<dd", -1e308, 1e308) + bytes(range(32)))
+
+# The hostile-input review of issue 30 (also end-to-end tests in tests/cli/test_limits.cpp and png_vs_pil.py):
+# an Adam7 1-bit palette image that decoded wrongly or was refused ("palette index beyond palette"), a JPEG
+# of 883 scans (the review's is 16384 x 16384: make_bombs.py), a 28-byte lossless WebP of 16383 x 16383.
+regression("png", "palette1-interlaced-6x6.png", png_corpus.png(6, 6, 3, 1, 1, random.Random(6), palette_size=2, extras=False)[0])
+regression("jpeg", "progressive-883-scans.jpg", make_bombs.scans_jpeg(16, 13))
+regression("webp", "lossless-zero-bits-16383x16383.webp", make_bombs.tiny_webp())

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <ctime>
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 
 namespace cli {
 namespace {
@@ -213,44 +215,91 @@ void install_signal_cleanup() {
     sigaction(SIGHUP, &sa, nullptr);
 }
 
-Bytes read_file(const std::string& path) {
-    Bytes out;
-    if (path == "-") {
-        std::uint8_t buf[1 << 16];
-        for (;;) {
-            ssize_t n = ::read(0, buf, sizeof buf);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                fail_io("<stdin>", "cannot read: " + errno_text(errno));
-            }
-            if (n == 0) break;
-            out.insert(out.end(), buf, buf + n);
-        }
-        return out;
-    }
-    int fd = open_regular_file(path);
-    struct stat st {};
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        ::close(fd);
-        fail_io(path, "cannot stat: " + errno_text(e));
-    }
-    if (S_ISREG(st.st_mode)) out.resize(static_cast<std::size_t>(st.st_size));
+namespace {
+
+[[noreturn]] void fail_too_large(const std::string& name, std::uint64_t size, std::uint64_t max_bytes, bool exact) {
+    fail(ErrorCode::Unsupported, name,
+         (exact ? "is " + format_bytes(size) : std::string("holds more than ") + format_bytes(max_bytes)) +
+             ", above the input limit of " + format_bytes(max_bytes) + " (raise it with --max-input)");
+}
+
+/// Reads up to `n` bytes (fewer only at the end of the file); returns how many.
+std::size_t read_some(int fd, std::uint8_t* p, std::size_t n, const std::string& name) {
     std::size_t got = 0;
-    for (;;) {
-        if (got == out.size()) out.resize(out.size() < 65536 ? 65536 : out.size() * 2);
-        ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-        if (n < 0) {
+    while (got < n) {
+        const ssize_t r = ::read(fd, p + got, n - got);
+        if (r < 0) {
             if (errno == EINTR) continue;
-            int e = errno;
-            ::close(fd);
-            fail_io(path, "cannot read: " + errno_text(e));
+            fail_io(name, "cannot read: " + errno_text(errno));
         }
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
+        if (r == 0) break;
+        got += static_cast<std::size_t>(r);
     }
-    ::close(fd);
-    out.resize(got);
+    return got;
+}
+
+struct Fd {
+    int fd;
+    ~Fd() {
+        if (fd > 2) ::close(fd);
+    }
+};
+
+/// A stream of unknown length (a pipe): pieces of growing size, joined into one buffer at the end, so that
+/// every byte is copied once (a buffer doubled as it fills copies the data again at every doubling and
+/// holds up to twice the data while the stream is read).
+Bytes read_stream(int fd, const std::string& name, std::uint64_t max_bytes, std::size_t head_bytes, const HeadCheck& check) {
+    std::vector<Bytes> pieces;
+    std::uint64_t total = 0;
+    // The first piece (64 KiB, read whole unless the stream ends first) holds the head.
+    for (std::size_t piece = std::size_t(1) << 16;; piece = std::min<std::size_t>(piece * 2, std::size_t(64) << 20)) {
+        Bytes b(piece);
+        const std::size_t got = read_some(fd, b.data(), b.size(), name);
+        b.resize(got);
+        total += got;
+        if (total > max_bytes) fail_too_large(name, total, max_bytes, false);
+        if (pieces.empty() && check) check(b.data(), std::min<std::size_t>(got, head_bytes));
+        pieces.push_back(std::move(b));
+        if (got < piece) break;
+    }
+    if (pieces.size() == 1) return std::move(pieces.front());
+    Bytes out(static_cast<std::size_t>(total));
+    std::size_t at = 0;
+    for (Bytes& p : pieces) {
+        if (!p.empty()) std::memcpy(out.data() + at, p.data(), p.size());
+        at += p.size();
+        Bytes().swap(p);
+    }
+    return out;
+}
+
+}  // namespace
+
+Bytes read_file(const std::string& path, std::uint64_t max_bytes, std::size_t head_bytes, const HeadCheck& check) {
+    const std::string name = display_name(path);
+    Fd f{path == "-" ? 0 : open_regular_file(path)};
+    struct stat st {};
+    if (fstat(f.fd, &st) != 0) fail_io(name, "cannot stat: " + errno_text(errno));
+    if (!S_ISREG(st.st_mode)) return read_stream(f.fd, name, max_bytes, head_bytes, check);
+    // A regular file (standard input redirected from one included): one allocation of its size, read from
+    // the current position (where a shell left standard input).
+    const off_t at = path == "-" ? ::lseek(f.fd, 0, SEEK_CUR) : 0;
+    const std::uint64_t size = static_cast<std::uint64_t>(st.st_size) - static_cast<std::uint64_t>(at > 0 ? at : 0);
+    if (size > max_bytes) fail_too_large(name, size, max_bytes, true);
+    Bytes out;
+    std::size_t got = 0;
+    if (check) {
+        std::uint8_t head[64];
+        const std::size_t want = std::min<std::size_t>({head_bytes, sizeof head, static_cast<std::size_t>(size)});
+        got = read_some(f.fd, head, want, name);
+        check(head, got);
+        out.resize(static_cast<std::size_t>(size));
+        if (got) std::memcpy(out.data(), head, got);
+    } else {
+        out.resize(static_cast<std::size_t>(size));
+    }
+    got += read_some(f.fd, out.data() + got, out.size() - got, name);
+    out.resize(got);  // a file that shrank while it was read (one that grew is read up to its size at open)
     return out;
 }
 

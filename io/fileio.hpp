@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,16 @@ namespace cli {
 /// File contents and encoded images: huge-page friendly, not zero-filled on resize.
 using Bytes = std::vector<std::uint8_t, BigAllocator<std::uint8_t>>;
 
-/// Whole file ("-" = standard input). Errors name the file: missing, unreadable, a folder, not a regular file.
-Bytes read_file(const std::string& path);
+/// Looks at the first bytes of a file before the rest is read; throws to refuse the file.
+using HeadCheck = std::function<void(const std::uint8_t* head, std::size_t size)>;
+
+/// Whole file ("-" = standard input), at most `max_bytes` of it: a regular file is read into one allocation
+/// of its size (a larger one is refused before anything is read), standard input in pieces joined once at
+/// its end (refused once it passes the limit). `check`, when given, sees the first `head_bytes` (fewer for
+/// a shorter file) before the rest is read. Errors name the file: missing, unreadable, a folder, not a
+/// regular file, too large.
+Bytes read_file(const std::string& path, std::uint64_t max_bytes = std::uint64_t(4) << 30, std::size_t head_bytes = 0,
+                const HeadCheck& check = {});
 /// Opens a regular file for reading without ever blocking: a FIFO, socket or device is refused (its open
 /// would wait for a writer, or its reads never end). Returns the descriptor (close-on-exec, blocking reads);
 /// errors name the file.

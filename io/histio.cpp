@@ -199,6 +199,42 @@ std::string folder_json(const std::vector<const HistResult*>& files,
     return out;
 }
 
+namespace {
+/// nlohmann's message without its "[json.exception.parse_error.101] " tag.
+std::string json_reason(const std::exception& e) {
+    std::string m = e.what();
+    if (!m.empty() && m[0] == '[') {
+        const std::size_t end = m.find("] ");
+        if (end != std::string::npos) m = m.substr(end + 2);
+    }
+    return m;
+}
+}  // namespace
+
+nlohmann::ordered_json parse_histogram_json(const std::uint8_t* data, std::size_t size, const std::string& source) {
+    using Json = nlohmann::ordered_json;
+    using Event = Json::parse_event_t;
+    // A histogram (or a folder's total) nests 4 levels and holds 65536 counts per channel at most.
+    constexpr int kMaxDepth = 16;
+    constexpr std::size_t kMaxValues = std::size_t(1) << 20;
+    std::size_t values = 0;
+    const Json::parser_callback_t keep = [&](int depth, Event event, Json& parsed) {
+        if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxDepth)
+            fail(ErrorCode::InvalidArgument, source,
+                 "not an imghist histogram (JSON nested deeper than " + std::to_string(kMaxDepth) + " levels)");
+        if (event == Event::key && depth == 1 && (parsed == "files" || parsed == "failed")) return false;
+        if ((event == Event::value || event == Event::object_start || event == Event::array_start) && ++values > kMaxValues)
+            fail(ErrorCode::InvalidArgument, source,
+                 "not an imghist histogram (more than " + std::to_string(kMaxValues) + " JSON values outside \"files\")");
+        return true;
+    };
+    try {
+        return Json::parse(data, data + size, keep);
+    } catch (const Json::exception& e) {
+        fail(ErrorCode::InvalidArgument, source, "not valid JSON (" + json_reason(e) + ")");
+    }
+}
+
 HistResult hist_from_json(const nlohmann::ordered_json& j, const std::string& source) {
     std::vector<HistResult> all = hists_from_json(j, source);
     if (all.size() != 1)
@@ -211,6 +247,9 @@ namespace {
 HistResult one_from_json(const nlohmann::ordered_json& j, const std::string& source) {
     try {
         if (!j.is_object()) fail(ErrorCode::InvalidArgument, source, "not a histogram (expected a JSON object)");
+        // A total is one histogram: a "total" inside one is refused rather than followed.
+        if (j.contains("total") || j.contains("totals"))
+            fail(ErrorCode::InvalidArgument, source, "not a histogram (\"total\" is not one image's or a total's result)");
         HistResult r;
         if (j.contains("file")) {
             r.file = j.at("file").get<std::string>();
@@ -224,6 +263,10 @@ HistResult one_from_json(const nlohmann::ordered_json& j, const std::string& sou
         r.bins = j.at("bins").get<int>();
         r.low = j.at("range").at(0).get<double>();
         r.high = j.at("range").at(1).get<double>();
+        if (r.bins < 1 || r.bins > 65536)
+            fail(ErrorCode::InvalidArgument, source, "not an imghist histogram (bins " + std::to_string(r.bins) + " is not 1-65536)");
+        if (!std::isfinite(r.low) || !std::isfinite(r.high) || !(r.low < r.high))
+            fail(ErrorCode::InvalidArgument, source, "not an imghist histogram (its range is not finite LO < HI)");
         for (auto& c : j.at("channels")) {
             HistResult::Channel ch;
             ch.name = c.at("name").get<std::string>();
@@ -236,7 +279,7 @@ HistResult one_from_json(const nlohmann::ordered_json& j, const std::string& sou
         }
         return r;
     } catch (const nlohmann::ordered_json::exception& e) {
-        fail(ErrorCode::InvalidArgument, source, std::string("not an imghist histogram (") + e.what() + ")");
+        fail(ErrorCode::InvalidArgument, source, "not an imghist histogram (" + json_reason(e) + ")");
     }
 }
 }  // namespace

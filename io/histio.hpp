@@ -81,6 +81,11 @@ std::vector<HistResult> hists_from_json(const nlohmann::ordered_json& j, const s
 /// A file name on one line of text: control characters, DEL and the backslash as C escapes (\n, \r, \t,
 /// \\, \xHH), any other byte as it is. Names in the text format and in the notes of image commands.
 std::string text_name(const std::string& name);
+/// Parses histogram JSON text (a file of `imghist hist --format json`) for hist_from_json, bounded whatever
+/// the text: nesting deeper than a histogram's is refused (no recursion or stack grows with it), a folder
+/// result's per-file "files" and "failed" are skipped while parsing (only its "total" or "totals" are
+/// read), and at most about a million values are kept. Errors name `source`.
+nlohmann::ordered_json parse_histogram_json(const std::uint8_t* data, std::size_t size, const std::string& source);
 
 std::string format_text(const HistResult& r);
 std::string format_csv(const HistResult& r);

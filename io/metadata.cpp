@@ -171,26 +171,33 @@ void put_chunk(Blob& out, const char* type, const Blob& body) {
     put_be32(out, static_cast<std::uint32_t>(crc32_z(0, out.data() + start, out.size() - start)));
 }
 
-/// zlib stream -> bytes, at most `limit` of them; false when damaged or larger.
-bool inflate_bounded(const std::uint8_t* data, std::size_t size, std::size_t limit, Blob& out) {
+enum class Inflated { Ok, Damaged, TooLarge };
+
+/// zlib stream -> bytes, at most `limit` of them.
+Inflated inflate_bounded(const std::uint8_t* data, std::size_t size, std::uint64_t limit, Blob& out) {
     z_stream zs{};
-    if (inflateInit(&zs) != Z_OK) return false;
     out.clear();
+    if (inflateInit(&zs) != Z_OK) return Inflated::Damaged;
     std::uint8_t buf[16384];
     zs.next_in = const_cast<Bytef*>(data);
     zs.avail_in = static_cast<uInt>(size);
     int rc = Z_OK;
+    bool too_large = false;
     while (rc == Z_OK) {
         zs.next_out = buf;
         zs.avail_out = sizeof buf;
         rc = inflate(&zs, Z_NO_FLUSH);
         const std::size_t got = sizeof buf - zs.avail_out;
-        if (out.size() + got > limit) rc = Z_MEM_ERROR;
-        else out.insert(out.end(), buf, buf + got);
+        if (out.size() + got > limit) {
+            too_large = true;
+            break;
+        }
+        out.insert(out.end(), buf, buf + got);
         if (rc == Z_OK && got == 0 && zs.avail_in == 0) rc = Z_DATA_ERROR;  // ends early
     }
     inflateEnd(&zs);
-    return rc == Z_STREAM_END;
+    if (too_large) return Inflated::TooLarge;
+    return rc == Z_STREAM_END ? Inflated::Ok : Inflated::Damaged;
 }
 
 Blob deflate_all(const std::uint8_t* data, std::size_t size) {
@@ -296,13 +303,23 @@ std::string exif_ascii(const Blob& exif, std::uint16_t tag) {
     return v;
 }
 
-Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_bytes) {
+Metadata read_png_metadata(const std::vector<PngChunk>& chunks, const Limits& limits, const std::string& name) {
     Metadata m;
     Blob text;
+    std::uint64_t used = 0;  // decoded bytes of every text and profile chunk so far
+    // Inflates a zlib stream within what is left of the limit; false when damaged (the chunk is ignored).
+    auto inflate_counted = [&](const std::uint8_t* z, std::size_t n) {
+        const Inflated r = inflate_bounded(z, n, limits.max_metadata - std::min(used, limits.max_metadata), text);
+        if (r == Inflated::TooLarge) check_metadata_size(0, limits.max_metadata + 1, limits, name);
+        used += text.size();
+        return r == Inflated::Ok;
+    };
     for (const PngChunk& c : chunks) {
         const char* type = c.type;
         const std::uint8_t* body = c.body;
         const std::size_t len = c.size;
+        used += len;
+        check_metadata_size(0, used, limits, name);
         // Keyword-led chunks: keyword, NUL, then the chunk's own fields.
         const std::uint8_t* nul = static_cast<const std::uint8_t*>(std::memchr(body, 0, len));
         const std::string keyword = nul ? std::string(reinterpret_cast<const char*>(body), nul - body) : "";
@@ -311,8 +328,7 @@ Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_
             m.exif = normalize_exif(body, len);
         } else if (std::memcmp(type, "iCCP", 4) == 0) {
             // name, NUL, method 0, zlib data
-            if (nul && after < len && body[after] == 0 && inflate_bounded(body + after + 1, len - after - 1, max_bytes, text))
-                m.icc = text;
+            if (nul && after < len && body[after] == 0 && inflate_counted(body + after + 1, len - after - 1)) m.icc = text;
         } else if (std::memcmp(type, "pHYs", 4) == 0) {
             if (len == 9 && body[8] == 1) {  // unit 1: pixels per metre
                 m.dpi_x = be32(body) * 0.0254;
@@ -321,12 +337,13 @@ Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_
         } else if (std::memcmp(type, "tEXt", 4) == 0) {
             if (nul && keyword == "Comment") m.comments.emplace_back(reinterpret_cast<const char*>(body + after), len - after);
         } else if (std::memcmp(type, "zTXt", 4) == 0) {
-            if (nul && keyword == "Comment" && after < len && body[after] == 0 &&
-                inflate_bounded(body + after + 1, len - after - 1, max_bytes, text))
+            // Inflated whatever the keyword: libspng (the palette and interlaced path) inflates them all too.
+            if (nul && after < len && body[after] == 0 && inflate_counted(body + after + 1, len - after - 1) &&
+                keyword == "Comment")
                 m.comments.emplace_back(text.begin(), text.end());
         } else if (std::memcmp(type, "iTXt", 4) == 0) {
             // keyword, NUL, compressed flag, method, language tag, NUL, translated keyword, NUL, text
-            if (!nul || keyword.empty() || (keyword != kXmpKey && keyword != "Comment") || after + 2 > len) continue;
+            if (!nul || keyword.empty() || after + 2 > len) continue;
             const bool compressed = body[after] != 0;
             std::size_t p = after + 2;
             for (int field = 0; field < 2 && p < len; ++field) {
@@ -336,13 +353,13 @@ Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_
             if (p > len) continue;
             std::string value;
             if (compressed) {
-                if (!inflate_bounded(body + p, len - p, max_bytes, text)) continue;
+                if (!inflate_counted(body + p, len - p)) continue;
                 value.assign(text.begin(), text.end());
             } else {
                 value.assign(reinterpret_cast<const char*>(body + p), len - p);
             }
             if (keyword == kXmpKey) m.xmp = value;
-            else m.comments.push_back(value);
+            else if (keyword == "Comment") m.comments.push_back(value);
         }
     }
     return m;

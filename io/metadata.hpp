@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/limits.hpp"
+
 namespace cli {
 
 using Blob = std::vector<std::uint8_t>;
@@ -80,8 +82,10 @@ struct PngChunk {
 /// True for the chunk types read_png_metadata reads: eXIf, iCCP, pHYs, tEXt, zTXt, iTXt.
 bool is_png_metadata_chunk(const std::uint8_t type[4]) noexcept;
 /// Reads EXIF, the ICC profile, XMP (iTXt XML:com.adobe.xmp), comments ("Comment" text chunks) and the
-/// resolution; a malformed optional chunk is ignored. `max_bytes` bounds each inflated chunk.
-Metadata read_png_metadata(const std::vector<PngChunk>& chunks, std::size_t max_bytes = std::size_t(64) << 20);
+/// resolution; a malformed optional chunk is ignored. Every text and profile chunk counts against the
+/// metadata limits, decoded (inflated), whatever its keyword: the file `name` is refused once they are
+/// exceeded, and no chunk is inflated beyond what is left of them.
+Metadata read_png_metadata(const std::vector<PngChunk>& chunks, const Limits& limits, const std::string& name);
 /// The chunks that carry `m`, each complete with length and CRC, to be placed after IHDR.
 Blob png_metadata_chunks(const Metadata& m);
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -23,8 +24,9 @@ inline int hardware_threads() noexcept {
     return n == 0 ? 1 : static_cast<int>(n);
 }
 
-/// Calls fn(i) for i in [0, n) on up to `threads` threads (0 = all hardware threads); the calling thread
-/// takes part. The first exception is rethrown after all threads finish.
+/// Calls fn(i) for i in [0, n) on up to `threads` threads (0 = all hardware threads; fewer when the system
+/// refuses to start more); the calling thread takes part. The first exception is rethrown after all threads
+/// finish.
 template <class Fn>
 void parallel_for(std::size_t n, int threads, Fn&& fn) {
     if (threads <= 0) threads = hardware_threads();
@@ -51,7 +53,11 @@ void parallel_for(std::size_t n, int threads, Fn&& fn) {
     };
     std::vector<std::thread> pool;
     pool.reserve(workers - 1);
-    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(body);
+    // When the system refuses more threads, the ones started (and this one) do the work.
+    try {
+        for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(body);
+    } catch (const std::system_error&) {
+    }
     body();
     for (auto& th : pool) th.join();
     if (error) std::rethrow_exception(error);

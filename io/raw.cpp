@@ -30,8 +30,8 @@ imghist::ImageView raw_view(const void* data, std::size_t count, imghist::Sample
 }
 
 HistResult raw_histogram(const std::string& path, imghist::SampleType type, const imghist::BinSpec& spec,
-                         const imghist::Options& options) {
-    return raw_histogram(read_file(path), display_name(path), type, spec, options);
+                         const imghist::Options& options, std::uint64_t max_input) {
+    return raw_histogram(read_file(path, max_input), display_name(path), type, spec, options);
 }
 
 HistResult raw_histogram(const Bytes& data, const std::string& name, imghist::SampleType type,

@@ -10,10 +10,10 @@
 namespace cli {
 
 imghist::SampleType parse_dtype(const std::string& s);
-/// Histogram of every sample of a raw file. Errors name the file (size not a multiple of the sample size,
-/// empty file, unreadable).
+/// Histogram of every sample of a raw file of at most `max_input` bytes. Errors name the file (size not a
+/// multiple of the sample size, empty file, unreadable, too large).
 HistResult raw_histogram(const std::string& path, imghist::SampleType type, const imghist::BinSpec& spec,
-                         const imghist::Options& options);
+                         const imghist::Options& options, std::uint64_t max_input);
 /// The same for a file already read; `name` names it in errors.
 HistResult raw_histogram(const Bytes& data, const std::string& name, imghist::SampleType type,
                          const imghist::BinSpec& spec, const imghist::Options& options);

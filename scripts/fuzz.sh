@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in their own build folder, replays the kept
 # crashers (fuzz/regressions/<target>/), then fuzzes each target for a bounded time from the seed files
-# (fuzz/seeds/<target>/) plus the corpus grown by earlier runs. Exits non-zero on any crash, sanitizer
+# (fuzz/seeds/<target>/) plus the corpus grown by earlier runs, with the target's dictionary (fuzz/dicts/)
+# where it has one. Exits non-zero on any crash, sanitizer
 # report, leak or timeout; the input that caused it is left in the build folder (crash-*, leak-*, timeout-*).
 #
 # The build is CPU-only (IMGHIST_WITH_CUDA=OFF): the sanitizers instrument host code, and no CUDA code runs
@@ -57,7 +58,9 @@ for t in "${TARGETS[@]}"; do
       { echo "fuzz_$t: a kept crasher fails again (see $BUILD/artifacts/$t-regressions.log)"; status=1; }
   fi
   echo "== fuzz_$t: ${SECONDS_PER_TARGET} s =="
-  if "$bin" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  dict=()
+  [[ -f fuzz/dicts/$t.dict ]] && dict=(-dict="fuzz/dicts/$t.dict")
+  if "$bin" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "${dict[@]}" \
       -artifact_prefix="$BUILD/artifacts/$t-" "$corpus" "fuzz/seeds/$t" >"$BUILD/artifacts/$t.log" 2>&1; then
     grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/artifacts/$t.log" | tr '\n' ' '; echo
   else

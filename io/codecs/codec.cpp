@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 
 namespace cli {
 
@@ -58,10 +59,10 @@ std::size_t checked_image_bytes(std::uint64_t width, std::uint64_t height, int c
         fail(ErrorCode::Unsupported, name, "image is " + size + ", wider or taller than the limit of 2147483647");
     // Both factors are below 2^31, so the pixel count cannot overflow; the byte count can.
     const std::uint64_t pixels = width * height;
-    if (pixels > opt.max_pixels)
+    if (pixels > opt.limits.max_pixels)
         fail(ErrorCode::Unsupported, name,
              "image is " + size + " = " + std::to_string(pixels) + " pixels, above the limit of " +
-                 std::to_string(opt.max_pixels) + " (raise it with --max-pixels)");
+                 std::to_string(opt.limits.max_pixels) + " (raise it with --max-pixels)");
     std::uint64_t bytes = 0;
     if (__builtin_mul_overflow(pixels, static_cast<std::uint64_t>(channels) * static_cast<std::uint64_t>(depth / 8), &bytes) ||
         bytes > static_cast<std::uint64_t>(PTRDIFF_MAX))
@@ -69,6 +70,9 @@ std::size_t checked_image_bytes(std::uint64_t width, std::uint64_t height, int c
              "image is " + size + " with " + std::to_string(channels) + " channel(s) of " + std::to_string(depth) +
                  " bits: its size in bytes does not fit in memory's address range");
     if (opt.output != Format::Unknown) check_output_size(opt.output, width, height, channels, opt.output_name);
+    const std::uint64_t in_flight = in_flight_bytes(bytes, opt.input_bytes);
+    MemoryBudget::check_fits(in_flight, opt.limits.max_memory, name);
+    if (opt.memory) opt.memory->ensure(in_flight, name);
     return static_cast<std::size_t>(bytes);
 }
 
@@ -102,8 +106,34 @@ void check_output_size(Format format, std::uint64_t width, std::uint64_t height,
     }
 }
 
-Image decode_image(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+namespace {
+
+[[noreturn]] void fail_unrecognised(const std::string& name) {
+    const Format claimed = format_from_extension(extension_of(name));
+    if (claimed != Format::Unknown)
+        fail(ErrorCode::InvalidArgument, name,
+             std::string("not a ") + format_name(claimed) + " file (its content has no " + format_name(claimed) +
+                 " signature; unrecognised image format)");
+    fail(ErrorCode::InvalidArgument, name, "unrecognised image format (imghist reads PNG, JPEG, TIFF, WebP, BMP, TGA, PNM)");
+}
+
+/// The most bytes sniff_format looks at.
+constexpr std::size_t kSignatureBytes = 12;
+
+}  // namespace
+
+Bytes read_image_file(const std::string& path, const Limits& limits) {
+    const std::string name = display_name(path);
+    return read_file(path, limits.max_input, kSignatureBytes, [&](const std::uint8_t* head, std::size_t n) {
+        if (n == 0) fail(ErrorCode::InvalidArgument, name, "empty file");
+        if (sniff_format(Bytes(head, head + n), path) == Format::Unknown) fail_unrecognised(name);
+    });
+}
+
+Image decode_image(const Bytes& data, const std::string& name, const DecodeOptions& options) {
     if (data.empty()) fail(ErrorCode::InvalidArgument, name, "empty file");
+    DecodeOptions opt = options;
+    opt.input_bytes = data.size();
     Format f = sniff_format(data, name);
     switch (f) {
         case Format::Png: return decode_png(data, name, opt);
@@ -115,13 +145,7 @@ Image decode_image(const Bytes& data, const std::string& name, const DecodeOptio
         case Format::Tga: return decode_stb(data, f, name, opt);
         default: break;
     }
-    std::string ext = extension_of(name);
-    Format claimed = format_from_extension(ext);
-    if (claimed != Format::Unknown)
-        fail(ErrorCode::InvalidArgument, name,
-             std::string("not a ") + format_name(claimed) + " file (its content has no " + format_name(claimed) +
-                 " signature; unrecognised image format)");
-    fail(ErrorCode::InvalidArgument, name, "unrecognised image format (imghist reads PNG, JPEG, TIFF, WebP, BMP, TGA, PNM)");
+    fail_unrecognised(name);
 }
 
 void check_encodable(Format format, int depth, int channels, const std::string& name) {

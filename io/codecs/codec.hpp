@@ -25,11 +25,12 @@
 // extension.
 //
 // Hostile files: every decoder passes its header through checked_image_bytes (the pixel limit, the output
-// format's size limits, the decoded byte count without overflow) before any pixel memory is allocated, and
-// through check_encoded_size (the file must be long enough for what the header claims: exactly for
-// uncompressed data, by the format's largest compression ratio otherwise), so decoding time and memory are
-// bounded by the file's size. Truncated data is an error, never zero-filled pixels. Every error names the
-// file.
+// format's size limits, the decoded byte count without overflow, the memory budget) before any pixel memory
+// is allocated, and through check_encoded_size (the file must be long enough for what the header claims:
+// exactly for uncompressed data, by the format's largest compression ratio otherwise) or, for codings whose
+// format sets no such ratio, check_decoded_ratio (the user's limit), so decoding time and memory are bounded
+// by the file's size. Metadata, JPEG scans and the bytes read are bounded too (limits.hpp). Truncated data is
+// an error, never zero-filled pixels. Every error names the file.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,8 @@
 
 #include "io/fileio.hpp"
 #include "io/image.hpp"
+#include "io/limits.hpp"
+#include "io/memory.hpp"
 
 namespace cli {
 
@@ -50,11 +53,17 @@ Format format_from_extension(const std::string& ext) noexcept;
 Format sniff_format(const Bytes& data, const std::string& name_hint);
 
 struct DecodeOptions {
-    std::uint64_t max_pixels = std::uint64_t(1) << 28;
+    /// What one input may cost (limits.hpp).
+    Limits limits;
     /// Where the decoded image will be written, when known: its size limits are checked with the header, so
     /// an image that cannot be written is refused before it is decoded and processed.
     Format output = Format::Unknown;
     std::string output_name;
+    /// This input's share of the run's memory budget (--max-memory), taken by checked_image_bytes; none when
+    /// null (the image is then only held to fit the budget alone).
+    MemoryReservation* memory = nullptr;
+    /// The size of the file being decoded (set by decode_image), part of what it holds in memory.
+    std::uint64_t input_bytes = 0;
 };
 
 struct EncodeOptions {
@@ -73,14 +82,18 @@ int lossy_input_quality(const Metadata& m) noexcept;
 int jpeg_quality_for(const EncodeOptions& opt, const Metadata& m);
 
 /// The one check of an image header, before any pixel memory is allocated: width and height non-zero and at
-/// most 2^31-1, width x height at most opt.max_pixels, the size within what opt.output can hold, and the
-/// decoded byte count width x height x channels x bytes-per-sample computed without overflow. Returns that
-/// byte count; throws Error naming `name` (or the output) and the limit.
+/// most 2^31-1, width x height at most the pixel limit, the size within what opt.output can hold, the decoded
+/// byte count width x height x channels x bytes-per-sample computed without overflow, and that image within
+/// the memory budget (held in opt.memory when given: this may wait for other inputs of the run to finish).
+/// Returns that byte count; throws Error naming `name` (or the output) and the limit.
 std::size_t checked_image_bytes(std::uint64_t width, std::uint64_t height, int channels, int depth,
                                 const DecodeOptions& opt, const std::string& name);
 /// Refuses a header that promises more than the file holds: `min_bytes` is the fewest bytes any valid
 /// encoding of the claimed image occupies, `available` what the file has for it.
 void check_encoded_size(std::uint64_t min_bytes, std::uint64_t available, const std::string& name, const char* format);
+/// Reads an input for decoding (read_file with Limits::max_input), refusing content that is no image format
+/// imghist reads from its first bytes, before the rest of the file is read.
+Bytes read_image_file(const std::string& path, const Limits& limits);
 /// Throws Error(Unsupported) naming `name` when `format` cannot hold a width x height image (JPEG: 65500,
 /// TGA: 65535, WebP: 16383 per side; BMP: 2 GiB of pixel data).
 void check_output_size(Format format, std::uint64_t width, std::uint64_t height, int channels, const std::string& name);

@@ -20,6 +20,7 @@ struct ErrorMgr {
     jpeg_error_mgr pub;
     std::jmp_buf jump;
     char message[JMSG_LENGTH_MAX];
+    bool scan_limit;  ///< the longjmp came from the scan limit (ScanLimit), not from libjpeg
 };
 
 extern "C" void on_error(j_common_ptr cinfo) {
@@ -39,10 +40,29 @@ std::string describe(const char* msg) {
     return "truncated or corrupt JPEG (" + m + ")";
 }
 
+/// libjpeg-turbo's advice against progressive JPEGs of very many scans (each one walks every block of the
+/// image): a progress monitor that stops the decoder past a scan limit. count_scans refuses such files before
+/// anything is allocated; this is the decoder's own bound on what it does.
+struct ScanLimit {
+    jpeg_progress_mgr pub;
+    std::uint64_t max_scans;
+};
+
+extern "C" void on_progress(j_common_ptr cinfo) {
+    const auto* limit = reinterpret_cast<ScanLimit*>(cinfo->progress);
+    const auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+    if (cinfo->is_decompressor && static_cast<std::uint64_t>(d->input_scan_number) > limit->max_scans) {
+        auto* err = reinterpret_cast<ErrorMgr*>(cinfo->err);
+        err->scan_limit = true;
+        std::longjmp(err->jump, 1);
+    }
+}
+
 // RAII for the two libjpeg structs; destroy is safe after a longjmp.
 struct Decompress {
     jpeg_decompress_struct info{};
     ErrorMgr err{};
+    ScanLimit progress{};
     Decompress() {
         info.err = jpeg_std_error(&err.pub);
         err.pub.error_exit = on_error;
@@ -50,7 +70,25 @@ struct Decompress {
         jpeg_create_decompress(&info);
     }
     ~Decompress() { jpeg_destroy_decompress(&info); }
+    void limit_scans(std::uint64_t max_scans) {
+        progress.pub.progress_monitor = on_progress;
+        progress.max_scans = max_scans;
+        info.progress = &progress.pub;
+    }
 };
+
+[[noreturn]] void fail_scans(std::uint64_t scans, std::uint64_t max_scans, const std::string& name) {
+    fail(ErrorCode::Unsupported, name,
+         "a JPEG of " + (scans > max_scans ? std::to_string(scans) : "more than " + std::to_string(max_scans)) +
+             " scans, above the limit of " + std::to_string(max_scans) +
+             " (each scan of a progressive JPEG walks the whole image; raise the limit with --max-scans)");
+}
+
+/// The decoder's error: the scan limit, or libjpeg's message in words.
+[[noreturn]] void fail_decoding(const Decompress& d, const std::string& name) {
+    if (d.err.scan_limit) fail_scans(0, d.progress.max_scans, name);
+    fail(ErrorCode::InvalidArgument, name, describe(d.err.message));
+}
 
 struct Compress {
     jpeg_compress_struct info{};
@@ -131,16 +169,56 @@ void save_markers(Decompress& d) {
     jpeg_save_markers(&d.info, JPEG_APP0 + 2, 0xffff);  // ICC_PROFILE
 }
 
-/// After jpeg_read_header: EXIF, XMP, comments, ICC profile, density and the encoding hints.
-Metadata read_metadata(Decompress& d) {
-    // First, while no object with a destructor is alive here: a damaged ICC chunk is a libjpeg warning,
-    // which on_warning turns into a longjmp.
-    JOCTET* icc = nullptr;
-    unsigned icc_len = 0;
-    const bool have_icc = jpeg_read_icc_profile(&d.info, &icc, &icc_len) && icc;
+const char kIccId[] = "ICC_PROFILE";  // + its NUL: 12 bytes
+
+/// True for an ICC profile whose header is consistent with its size: the size field (bytes 0-3, big-endian)
+/// equals the profile's length, and the 'acsp' signature is at offset 36.
+bool plausible_icc(const Blob& p) {
+    if (p.size() < 128 || std::memcmp(p.data() + 36, "acsp", 4) != 0) return false;
+    const std::uint32_t size = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+    return size == p.size();
+}
+
+/// The ICC profile of the APP2 "ICC_PROFILE" segments: chunks numbered 1..count, each present once, joined
+/// in that order. Writers that number them wrongly (counts that disagree or do not match the chunks
+/// present, a sequence number out of range or repeated) are common enough that libjpeg-based readers decode
+/// such files rather than refuse them; here their chunks, joined in file order, are kept when they form a
+/// well-formed profile (plausible_icc), and the profile is dropped otherwise.
+Blob read_icc(const jpeg_decompress_struct& info) {
+    std::vector<jpeg_saved_marker_ptr> chunks;
+    for (jpeg_saved_marker_ptr mk = info.marker_list; mk; mk = mk->next)
+        if (mk->marker == JPEG_APP0 + 2 && mk->data_length >= 14 && std::memcmp(mk->data, kIccId, sizeof kIccId) == 0)
+            chunks.push_back(mk);
+    if (chunks.empty()) return {};
+    const std::size_t count = chunks.size();
+    std::vector<jpeg_saved_marker_ptr> by_seq(count + 1, nullptr);
+    bool numbered = true;
+    for (jpeg_saved_marker_ptr mk : chunks) {
+        const unsigned seq = mk->data[12], n = mk->data[13];
+        if (n != count || seq < 1 || seq > count || by_seq[seq]) {
+            numbered = false;
+            break;
+        }
+        by_seq[seq] = mk;
+    }
+    const std::vector<jpeg_saved_marker_ptr> order = numbered ? std::vector<jpeg_saved_marker_ptr>(by_seq.begin() + 1, by_seq.end()) : chunks;
+    Blob icc;
+    for (jpeg_saved_marker_ptr mk : order) icc.insert(icc.end(), mk->data + 14, mk->data + mk->data_length);
+    if (!numbered && !plausible_icc(icc)) return {};
+    return icc;
+}
+
+/// After jpeg_read_header: EXIF, XMP, comments, ICC profile, density and the encoding hints, within the
+/// metadata limits (every saved segment counts, whatever it holds).
+Metadata read_metadata(Decompress& d, const Limits& limits, const std::string& name) {
+    std::uint64_t items = 0, bytes = 0;
+    for (jpeg_saved_marker_ptr mk = d.info.marker_list; mk; mk = mk->next) {
+        ++items;
+        bytes += mk->data_length;
+    }
+    check_metadata_size(items, bytes, limits, name);
     Metadata m;
-    if (have_icc) m.icc.assign(icc, icc + icc_len);
-    std::free(icc);
+    m.icc = read_icc(d.info);
     for (jpeg_saved_marker_ptr mk = d.info.marker_list; mk; mk = mk->next) {
         const std::size_t n = mk->data_length;
         const char* p = reinterpret_cast<const char*>(mk->data);
@@ -200,7 +278,6 @@ std::vector<Segment> metadata_segments(const Metadata& m) {
     if (!m.icc.empty() && m.icc.size() <= 255u * kIccChunk) {
         const std::size_t count = (m.icc.size() + kIccChunk - 1) / kIccChunk;
         for (std::size_t k = 0; k < count; ++k) {
-            static const char kIccId[] = "ICC_PROFILE";  // + its NUL: 12 bytes
             Blob b(kIccId, kIccId + sizeof kIccId);
             b.push_back(static_cast<std::uint8_t>(k + 1));
             b.push_back(static_cast<std::uint8_t>(count));
@@ -220,7 +297,12 @@ void write_metadata(Compress& c, const Metadata& m) {
         jpeg_write_marker(&c.info, s.marker, s.payload.data(), static_cast<unsigned>(s.payload.size()));
 }
 
-void read_header(Decompress& d, const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+/// Reads the header, checks it against the limits (scans, pixels, memory, the file's size) and starts the
+/// scan limit's progress monitor; returns the metadata.
+Metadata read_header(Decompress& d, const Bytes& data, const std::string& name, const DecodeOptions& opt) {
+    const std::uint64_t scans = count_jpeg_scans(data);
+    if (scans > opt.limits.max_scans) fail_scans(scans, opt.limits.max_scans, name);
+    d.limit_scans(opt.limits.max_scans);
     jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
     save_markers(d);
     jpeg_read_header(&d.info, TRUE);
@@ -236,20 +318,53 @@ void read_header(Decompress& d, const Bytes& data, const std::string& name, cons
         least_blocks = std::min<std::uint64_t>(least_blocks, std::uint64_t(d.info.comp_info[c].width_in_blocks) *
                                                                   d.info.comp_info[c].height_in_blocks);
     check_encoded_size(least_blocks / 8, data.size(), name, "JPEG");
+    return read_metadata(d, opt.limits, name);
 }
 
 }  // namespace
 
+std::uint64_t count_jpeg_scans(const Bytes& data) {
+    const std::uint8_t* d = data.data();
+    const std::size_t n = data.size();
+    std::uint64_t scans = 0;
+    std::size_t pos = 2;  // after SOI
+    while (pos + 1 < n) {
+        if (d[pos] != 0xFF || d[pos + 1] == 0xFF) {  // not a marker here, or a fill byte before one
+            ++pos;
+            continue;
+        }
+        const std::uint8_t m = d[pos + 1];
+        if (m == 0xD9) break;                                   // EOI
+        if (m == 0x01 || m == 0x00 || (m >= 0xD0 && m <= 0xD8)) {  // no length: TEM, RSTn, SOI (0x00: stray)
+            pos += 2;
+            continue;
+        }
+        if (pos + 3 >= n) break;
+        pos += 2 + ((std::size_t(d[pos + 2]) << 8) | d[pos + 3]);
+        if (m != 0xDA) continue;
+        ++scans;
+        // The entropy-coded data runs to the next marker: 0xFF followed by neither 0x00 (a stuffed byte)
+        // nor a restart marker.
+        while (pos + 1 < n && !(d[pos] == 0xFF && d[pos + 1] != 0x00 && !(d[pos + 1] >= 0xD0 && d[pos + 1] <= 0xD7))) ++pos;
+    }
+    return scans;
+}
+
+void check_jpeg_scans(std::uint64_t scans, const Limits& limits, const std::string& name) {
+    if (scans > limits.max_scans) fail_scans(scans, limits.max_scans, name);
+}
+
 Image decode_jpeg(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     Decompress d;
     Image img;
-    if (setjmp(d.err.jump)) fail(ErrorCode::InvalidArgument, name, describe(d.err.message));
-    read_header(d, data, name, opt);
+    Metadata meta;  // (objects with destructors live above setjmp: a longjmp must not skip them)
+    if (setjmp(d.err.jump)) fail_decoding(d, name);
+    meta = read_header(d, data, name, opt);
     d.info.out_color_space = d.info.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&d.info);
     img = Image(static_cast<int>(d.info.output_width), static_cast<int>(d.info.output_height),
                 d.info.output_components, 8);
-    img.meta = read_metadata(d);
+    img.meta = std::move(meta);
     while (d.info.output_scanline < d.info.output_height) {
         JSAMPROW rows[16];
         int n = 0;
@@ -290,9 +405,13 @@ bool read_jpeg_header(const Bytes& data, JpegHeader& out) {
     jpeg_mem_src(&d.info, data.data(), static_cast<unsigned long>(data.size()));
     save_markers(d);
     if (jpeg_read_header(&d.info, TRUE) != JPEG_HEADER_OK) return false;
-    Metadata meta = read_metadata(d);  // may longjmp (a damaged ICC chunk): nothing with a destructor is alive yet
     JpegHeader h;
-    h.meta = std::move(meta);
+    try {
+        h.meta = read_metadata(d, Limits{}, "");
+    } catch (const Error&) {
+        return false;  // beyond the metadata limits: the CPU decoder names the problem
+    }
+    h.scans = count_jpeg_scans(data);
     h.components = d.info.num_components;
     h.ycbcr = d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr;
     h.width = static_cast<int>(d.info.image_width);
@@ -361,8 +480,8 @@ JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const 
     // Everything with a destructor lives above setjmp: a longjmp must not skip destructors.
     std::vector<std::vector<JSAMPROW>> comp_rows(MAX_COMPONENTS);
     JSAMPARRAY arrays[MAX_COMPONENTS];
-    if (setjmp(d.err.jump)) fail(ErrorCode::InvalidArgument, name, describe(d.err.message));
-    read_header(d, data, name, opt);
+    if (setjmp(d.err.jump)) fail_decoding(d, name);
+    p.meta = read_header(d, data, name, opt);
     if (!((d.info.num_components == 1 && d.info.jpeg_color_space == JCS_GRAYSCALE) ||
           (d.info.num_components == 3 && d.info.jpeg_color_space == JCS_YCbCr)))
         fail(ErrorCode::Unsupported, name, "JPEG colour space is neither gray nor YCbCr");
@@ -373,7 +492,6 @@ JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const 
     p.height = static_cast<int>(d.info.image_height);
     p.ycbcr = d.info.num_components == 3;
     p.max_v_samp = d.info.max_v_samp_factor;
-    p.meta = read_metadata(d);
     const int mcu_rows = d.info.max_v_samp_factor * DCTSIZE;
     const int imcu_count = static_cast<int>((d.info.image_height + mcu_rows - 1) / mcu_rows);
     p.planes.resize(static_cast<std::size_t>(d.info.num_components));

@@ -42,10 +42,17 @@ struct JpegHeader {
     int width = 0, height = 0;
     int h_samp[3] = {}, v_samp[3] = {};  ///< sampling factors of the first three components
     bool progressive = false, arithmetic = false;
+    std::uint64_t scans = 0;             ///< count_jpeg_scans
     Metadata meta;                       ///< EXIF, ICC, XMP, comments, density, estimated quality, as decode_jpeg
 };
-/// False (and `out` untouched) when libjpeg-turbo cannot read the header (or its metadata).
+/// False (and `out` untouched) when libjpeg-turbo cannot read the header (or its metadata, or that is beyond
+/// the default metadata limits).
 bool read_jpeg_header(const Bytes& data, JpegHeader& out);
+
+/// The scans (SOS markers) of a JPEG file, counted from its marker structure without decoding anything.
+std::uint64_t count_jpeg_scans(const Bytes& data);
+/// Refuses a JPEG of more than Limits::max_scans scans, naming `name` and --max-scans.
+void check_jpeg_scans(std::uint64_t scans, const Limits& limits, const std::string& name);
 
 /// A JPEG written by another encoder (the GPU's) with `m` added as the CPU encoder writes it: the same marker
 /// segments in the same order and size limits, and the JFIF density. The encoder's own APPn and COM segments

@@ -9,6 +9,8 @@
 #include <spng.h>
 #include <zlib.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -88,6 +90,15 @@ std::uint32_t be32_at(const std::uint8_t* p) {
     fail(ErrorCode::InvalidArgument, name, "truncated or corrupt PNG (" + why + ")");
 }
 
+/// libspng's error in words a user can act on.
+std::string spng_reason(int rc) {
+    if (rc == SPNG_ECHUNK_LIMITS)
+        return std::string(spng_strerror(rc)) + ": more metadata than the limits allow (--max-metadata, --max-metadata-items)";
+    if (rc == SPNG_EBADSTATE) return "damaged data before the image (the decoder cannot go on)";
+    if (rc == SPNG_EMEM) return "out of memory";
+    return spng_strerror(rc);
+}
+
 // Undoes the PNG filter of one row in place; prev is the previous unfiltered row (zeros for the first).
 void unfilter_row(int type, std::uint8_t* cur, const std::uint8_t* prev, std::size_t n, std::size_t bpp) {
     switch (type) {
@@ -156,6 +167,8 @@ PngChunks walk_png(const Bytes& data, const std::string& name, const DecodeOptio
         } else if (!(type[0] & 0x20)) {
             c.other_critical = true;
         } else if (is_png_metadata_chunk(type)) {
+            // Bounded here, before anything is inflated (read_png_metadata bounds the inflated bytes).
+            check_metadata_size(c.metadata.size() + 1, 0, opt.limits, name);
             c.metadata.push_back(PngChunk{{char(type[0]), char(type[1]), char(type[2]), char(type[3])}, body, len});
         }
         pos += 12 + std::size_t(len);
@@ -181,9 +194,14 @@ bool decode_png_fast(const Bytes& data, const PngChunks& c, const std::string& n
     const int channels = color == 0 ? 1 : color == 4 ? 2 : color == 2 ? 3 : 4;
     checked_image_bytes(width, height, channels, depth, opt, name);
     check_png_data_size(c, name);
-    Bytes idat;
-    idat.reserve(c.idat_bytes);
-    for (auto& [off, len] : c.idat) idat.insert(idat.end(), data.data() + off, data.data() + off + len);
+    // The zlib stream: the one IDAT chunk's data where it lies in the file, or the chunks' data joined.
+    Bytes joined;
+    const std::uint8_t* stream = c.idat.empty() ? data.data() : data.data() + c.idat.front().first;
+    if (c.idat.size() > 1) {
+        joined.reserve(c.idat_bytes);
+        for (auto& [off, len] : c.idat) joined.insert(joined.end(), data.data() + off, data.data() + off + len);
+        stream = joined.data();
+    }
     Image img(static_cast<int>(width), static_cast<int>(height), channels, depth);
     const std::size_t row = img.row_bytes(), bpp = static_cast<std::size_t>(channels) * (depth / 8);
     const std::size_t raw_size = (row + 1) * height;
@@ -192,7 +210,7 @@ bool decode_png_fast(const Bytes& data, const PngChunks& c, const std::string& n
                                                                                       libdeflate_free_decompressor);
     if (!dec) fail(ErrorCode::OutOfMemory, name, "cannot create a decompressor");
     std::size_t got = 0;
-    libdeflate_result r = libdeflate_zlib_decompress(dec.get(), idat.data(), idat.size(), raw.data(), raw_size, &got);
+    libdeflate_result r = libdeflate_zlib_decompress(dec.get(), stream, c.idat_bytes, raw.data(), raw_size, &got);
     if (r == LIBDEFLATE_INSUFFICIENT_SPACE) corrupt_png(name, "more image data than the header allows");
     if (r != LIBDEFLATE_SUCCESS) corrupt_png(name, "image data stream is damaged or incomplete");
     if (got != raw_size) corrupt_png(name, "image data ends early");
@@ -228,13 +246,18 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
     spng_set_png_buffer(s.ctx, data.data(), data.size());
     // Our own limit is checked below; libspng's own dimension limit must not get in first.
     spng_set_image_limits(s.ctx, 0x7fffffffu, 0x7fffffffu);
-    // Chunk size: an IDAT chunk may be large (its data is bounded by the file). Cache: what libspng keeps of
-    // ancillary chunks, decompressed text and profiles included; metadata is read by our own bounded
-    // inflater (metadata.cpp), so a compressed-text bomb must not make libspng allocate up to 1 GiB.
-    spng_set_chunk_limits(s.ctx, 1u << 30, 64u << 20);
+    // Chunk size: an IDAT chunk may be large (its data is bounded by the file). Cache and count: what libspng
+    // keeps of ancillary chunks (decompressed text and profiles included), here bounded by the metadata
+    // limits read_png_metadata has already held the file to (with room for libspng's own bookkeeping).
+    const std::uint64_t cache = std::min<std::uint64_t>(opt.limits.max_metadata * 2 + (std::uint64_t(1) << 20), SIZE_MAX / 2);
+    spng_set_chunk_limits(s.ctx, 1u << 30, static_cast<std::size_t>(cache));
+    spng_set_option(s.ctx, SPNG_CHUNK_COUNT_LIMIT,
+                    static_cast<int>(std::min<std::uint64_t>(opt.limits.max_metadata_items + 1000, INT_MAX)));
+    // After a failed call libspng answers every later call with "non-recoverable state": each call's own
+    // error is reported (spng_reason) and nothing is called after one.
     spng_ihdr ihdr{};
     int rc = spng_get_ihdr(s.ctx, &ihdr);
-    if (rc) fail(ErrorCode::InvalidArgument, name, std::string("corrupt PNG header (") + spng_strerror(rc) + ")");
+    if (rc) fail(ErrorCode::InvalidArgument, name, "corrupt PNG header (" + spng_reason(rc) + ")");
 
     int channels = 0, fmt = SPNG_FMT_PNG, flags = 0, depth = ihdr.bit_depth == 16 ? 16 : 8;
     spng_trns trns{};
@@ -250,7 +273,9 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
         case SPNG_COLOR_TYPE_INDEXED: {
             // Decoded to indices (SPNG_FMT_PNG: packed as in the file) and expanded below, because libspng
             // shows an index beyond the palette as black where the file is corrupt.
-            has_trns = spng_get_trns(s.ctx, &trns) == 0;
+            rc = spng_get_trns(s.ctx, &trns);
+            if (rc && rc != SPNG_ECHUNKAVAIL) corrupt_png(name, spng_reason(rc));
+            has_trns = rc == 0;
             channels = has_trns ? 4 : 3;
             depth = 8;
             break;
@@ -261,24 +286,28 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
     check_png_data_size(chunks, name);
     std::size_t len = 0;
     rc = spng_decoded_image_size(s.ctx, fmt, &len);
-    if (rc) fail(ErrorCode::Unsupported, name, std::string("unsupported PNG (") + spng_strerror(rc) + ")");
+    if (rc) fail(ErrorCode::Unsupported, name, "unsupported PNG (" + spng_reason(rc) + ")");
     Image img(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), channels, depth);
     // SPNG_FMT_G8 delivers 1/2/4-bit gray already stretched to 0..255 (v * 255 / (2^bits - 1)), and
     // SPNG_FMT_PNG 16-bit samples host-endian (only SPNG_FMT_RAW keeps the file's order).
     if (ihdr.color_type != SPNG_COLOR_TYPE_INDEXED) {
         if (len != img.bytes()) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
         rc = spng_decode_image(s.ctx, img.data(), len, fmt, flags);
-        if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
+        if (rc) corrupt_png(name, spng_reason(rc));
         return img;
     }
     const unsigned bits = ihdr.bit_depth;
     const std::size_t packed_row = (static_cast<std::size_t>(ihdr.width) * bits + 7) / 8;
     if (len != packed_row * ihdr.height) fail(ErrorCode::Unsupported, name, "unsupported PNG layout");
     spng_plte plte{};
-    if (spng_get_plte(s.ctx, &plte) != 0) corrupt_png(name, "a palette image without a PLTE chunk");
-    Bytes indices(len);
+    rc = spng_get_plte(s.ctx, &plte);
+    if (rc == SPNG_ECHUNKAVAIL) corrupt_png(name, "a palette image without a PLTE chunk");
+    if (rc) corrupt_png(name, spng_reason(rc));
+    // Zero-filled: libspng's deinterlacer ORs the indices of each Adam7 pass into place (packed 1/2/4-bit
+    // indices share bytes), so whatever the buffer held would show through.
+    std::vector<std::uint8_t> indices(len, 0);
     rc = spng_decode_image(s.ctx, indices.data(), len, fmt, 0);
-    if (rc) fail(ErrorCode::InvalidArgument, name, std::string("truncated or corrupt PNG (") + spng_strerror(rc) + ")");
+    if (rc) corrupt_png(name, spng_reason(rc));
     const unsigned mask = (1u << bits) - 1u;
     for (std::uint32_t y = 0; y < ihdr.height; ++y) {
         const std::uint8_t* src = indices.data() + y * packed_row;
@@ -302,8 +331,10 @@ Image decode_png_pixels(const Bytes& data, const PngChunks& chunks, const std::s
 
 Image decode_png(const Bytes& data, const std::string& name, const DecodeOptions& opt) {
     const PngChunks chunks = walk_png(data, name, opt);
+    // Metadata first: its limits refuse a text bomb before any pixel is decoded.
+    Metadata meta = read_png_metadata(chunks.metadata, opt.limits, name);
     Image img = decode_png_pixels(data, chunks, name, opt);
-    img.meta = read_png_metadata(chunks.metadata);
+    img.meta = std::move(meta);
     return img;
 }
 

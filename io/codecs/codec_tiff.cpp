@@ -36,7 +36,13 @@ tmsize_t mem_write(thandle_t h, void* buf, tmsize_t n) {
     auto* f = static_cast<MemFile*>(h);
     if (!f->out || n < 0) return -1;
     const std::size_t k = static_cast<std::size_t>(n);
-    if (f->pos + k > f->out->size()) f->out->resize(f->pos + k);
+    if (f->pos + k > f->out->size()) {
+        // libtiff seeks past the end to align an IFD, then writes after the gap: Bytes does not zero-fill on
+        // resize, so the gap is zeroed here (else the output's bytes depend on what the heap held before).
+        const std::size_t old = f->out->size();
+        f->out->resize(f->pos + k);
+        if (f->pos > old) std::memset(f->out->data() + old, 0, f->pos - old);
+    }
     std::memcpy(f->out->data() + f->pos, buf, k);
     f->pos += k;
     f->size = f->out->size();
@@ -115,9 +121,9 @@ void read_metadata(TIFF* t, const Bytes& file, Metadata& m) {
     }
 }
 
-/// How far each compression can expand its data at most, where that is bounded: PackBits 128 bytes from 2,
-/// LZW at most 4096 bytes per code of at least 9 bits, Deflate 1032:1. 0: not bounded here (other
-/// schemes: only the pixel limit applies).
+/// How far each compression can expand its data at most, where the format bounds it: PackBits 128 bytes from
+/// 2, LZW at most 4096 bytes per code of at least 9 bits, Deflate 1032:1. 0: not bounded by the format (ZSTD,
+/// LZMA, JPEG, JBIG, WebP, ...: the user's ratio limit applies).
 std::uint64_t max_expansion(std::uint16_t compression) {
     switch (compression) {
         case COMPRESSION_NONE: return 1;
@@ -129,18 +135,25 @@ std::uint64_t max_expansion(std::uint16_t compression) {
     }
 }
 
-/// Refuses a header whose strips or tiles hold too few bytes for the image it claims (check_encoded_size),
-/// so that decoding time and memory stay bounded by the file's size.
+/// Refuses a header whose strips or tiles hold too few bytes for the image it claims: by the compression's
+/// own largest ratio (check_encoded_size), or where the format sets none by the user's ratio limit
+/// (check_decoded_ratio), so that decoding time and memory stay bounded by the file's size.
 void check_tiff_data_size(TIFF* t, std::uint16_t compression, std::uint64_t image_bytes, std::size_t file_size,
-                          const std::string& name) {
-    const std::uint64_t ratio = max_expansion(compression);
-    if (!ratio) return;
+                          const Limits& limits, const std::string& name) {
     const std::uint32_t n = TIFFIsTiled(t) ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
     // Each has an offset of at least 2 bytes in the file: a count beyond that is a corrupt header.
     if (n > file_size / 2 + 1) check_encoded_size(std::uint64_t(n) * 2, file_size, name, "TIFF");
     std::uint64_t stored = 0;
     for (std::uint32_t i = 0; i < n && stored < file_size; ++i) stored += TIFFGetStrileByteCount(t, i);
-    check_encoded_size(image_bytes / ratio, std::min<std::uint64_t>(stored, file_size), name, "TIFF");
+    stored = std::min<std::uint64_t>(stored, file_size);
+    const std::uint64_t ratio = max_expansion(compression);
+    if (ratio) {
+        check_encoded_size(image_bytes / ratio, stored, name, "TIFF");
+        return;
+    }
+    const TIFFCodec* codec = TIFFFindCODEC(compression);
+    check_decoded_ratio(image_bytes, stored, limits, name,
+                        std::string("TIFF ") + (codec && codec->name ? codec->name : "compression " + std::to_string(compression)));
 }
 
 }  // namespace
@@ -151,7 +164,7 @@ Image decode_tiff(const Bytes& data, const std::string& name, const DecodeOption
     f.size = data.size();
     TiffFile tf;
     // libtiff's own single-allocation bound: our pixel limit at 4 channels of 16 bits, plus slack.
-    tf.tif = open_tiff(f, "rm", name, std::min<std::uint64_t>(opt.max_pixels, std::uint64_t(1) << 40) * 8 + (std::uint64_t(64) << 20));
+    tf.tif = open_tiff(f, "rm", name, std::min<std::uint64_t>(opt.limits.max_pixels, std::uint64_t(1) << 40) * 8 + (std::uint64_t(64) << 20));
     if (!tf.tif) corrupt(name, f, "cannot read the header");
     TIFF* t = tf.tif;
     std::uint32_t w = 0, h = 0;
@@ -185,7 +198,7 @@ Image decode_tiff(const Bytes& data, const std::string& name, const DecodeOption
         refuse(name, "compression scheme " + std::to_string(compression) + ", which this libtiff cannot decode");
 
     checked_image_bytes(w, h, spp, bps, opt, name);
-    check_tiff_data_size(t, compression, static_cast<std::uint64_t>(w) * h * spp * (bps / 8), data.size(), name);
+    check_tiff_data_size(t, compression, static_cast<std::uint64_t>(w) * h * spp * (bps / 8), data.size(), opt.limits, name);
     Image img(static_cast<int>(w), static_cast<int>(h), spp, bps);
     const std::size_t row = img.row_bytes(), px = static_cast<std::size_t>(spp) * (bps / 8);
     if (TIFFIsTiled(t)) {

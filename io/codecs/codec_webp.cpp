@@ -46,7 +46,11 @@ Image decode_webp(const Bytes& data, const std::string& name, const DecodeOption
         fail(ErrorCode::InvalidArgument, name, "truncated or corrupt WebP (unreadable header)");
     if (feat.has_animation) fail(ErrorCode::Unsupported, name, "animated WebP is not supported (imghist reads still images)");
     const int channels = feat.has_alpha ? 4 : 3;
-    // WebP's own header caps each side at 16383, so decoding time is bounded without a size-ratio check.
+    // Lossless WebP spends no bits at all on a pixel whose prefix codes have one symbol each (a 28-byte file
+    // can claim 16383 x 16383 pixels), and lossy WebP little more: only the user's ratio limit bounds them.
+    // libwebp's lossless decoder holds a 32-bit copy of the image besides ours.
+    check_decoded_ratio(static_cast<std::uint64_t>(feat.width) * static_cast<std::uint64_t>(feat.height) * channels,
+                        data.size(), opt.limits, name, feat.format == 2 ? "lossless WebP" : "WebP");
     checked_image_bytes(static_cast<std::uint64_t>(feat.width), static_cast<std::uint64_t>(feat.height), channels, 8, opt, name);
     Image img(feat.width, feat.height, channels, 8);
     const int stride = static_cast<int>(img.row_bytes());

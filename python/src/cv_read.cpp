@@ -194,10 +194,10 @@ cli::Image cv_read(const std::string& path, int flags, std::uint64_t max_pixels)
         fail(ErrorCode::Unsupported, "unsupported flags " + std::to_string(flags) +
                                          "; supported: IMREAD_UNCHANGED, or IMREAD_GRAYSCALE / IMREAD_COLOR with "
                                          "IMREAD_ANYDEPTH, IMREAD_ANYCOLOR, IMREAD_IGNORE_ORIENTATION");
-    const cli::Bytes data = cli::read_file(path);
-    const Format f = cli::sniff_format(data, path);
     cli::DecodeOptions o;
-    o.max_pixels = max_pixels;
+    o.limits.max_pixels = max_pixels;
+    const cli::Bytes data = cli::read_image_file(path, o.limits);
+    const Format f = cli::sniff_format(data, path);
     const bool jpeg_gray = f == Format::Jpeg && cv_channels(3, flags) == 1 && cli::jpeg_planar_ok(data);
     cli::Image img = jpeg_gray ? jpeg_luma(data, path, o) : cli::decode_image(data, path, o);
     const bool orient = f == Format::Tiff || (!unchanged && !(flags & kIgnoreOrientation) &&

@@ -126,10 +126,10 @@ py::tuple read_image(const std::string& path, bool auto_orient, std::uint64_t ma
     Format format = Format::Unknown;
     {
         py::gil_scoped_release nogil;
-        const cli::Bytes data = cli::read_file(path);
-        format = cli::sniff_format(data, path);
         cli::DecodeOptions o;
-        o.max_pixels = max_pixels;
+        o.limits.max_pixels = max_pixels;
+        const cli::Bytes data = cli::read_image_file(path, o.limits);
+        format = cli::sniff_format(data, path);
         img = cli::decode_image(data, path, o);
         if (auto_orient) cli::auto_orient(img);
     }

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "imghist: %s\n", e.what());
         return kExitUsage;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "imghist: %s\n", e.what());
+        std::fprintf(stderr, "imghist: %s\n", user_message(e).c_str());
         return kExitFailure;
     }
     return kExitUsage;

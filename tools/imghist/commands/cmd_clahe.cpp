@@ -18,6 +18,7 @@ Command add_clahe(CLI::App& app) {
         ClaheParams p = *params;
         if (std::sscanf(tiles->c_str(), "%dx%d", &p.tiles_x, &p.tiles_y) != 2 || p.tiles_x < 1 || p.tiles_y < 1)
             fail_usage("--tiles: expected COLSxROWS such as 8x8, got '" + *tiles + "'");
+        p.max_memory = job->common.limits.max_memory;
         return ImageTask{*job, [p](Item& it, const Device& d) { clahe(it.image, p, d); }};
     });
 }

@@ -95,7 +95,7 @@ int run_gen(GenArgs& a) {
     // The sample count (raw files) or pixel count, without overflow, within --max-pixels.
     std::uint64_t count = 0;
     if (__builtin_mul_overflow(static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), &count) ||
-        count > a.common.max_pixels || (!raw && (w > 0x7fffffff || h > 0x7fffffff)))
+        count > a.common.limits.max_pixels || (!raw && (w > 0x7fffffff || h > 0x7fffffff)))
         fail_usage("--size " + a.size + " is above the pixel limit (--max-pixels)");
     const double maxv = type == imghist::SampleType::U8    ? 255.0
                         : type == imghist::SampleType::U16 ? 65535.0

@@ -148,7 +148,7 @@ PlotTarget plot_target(const HistArgs& a) {
         check_encodable(t.format, 8, 3, display_name(a.plot, true));
         check_output_size(t.format, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), 3, display_name(a.plot, true));
     }
-    if (static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) > a.common.max_pixels)
+    if (static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) > a.common.limits.max_pixels)
         fail_usage("--plot-size " + a.plot_size + " is above the pixel limit (--max-pixels)");
     return t;
 }
@@ -188,13 +188,8 @@ int run_merge(const HistArgs& a, const PlotTarget& plot) {
     check_hist_outputs(a, a.paths);
     Totals totals;
     for (auto& path : a.paths) {
-        Bytes data = read_file(path);
-        nlohmann::ordered_json j;
-        try {
-            j = nlohmann::ordered_json::parse(data.begin(), data.end());
-        } catch (const nlohmann::ordered_json::exception& e) {
-            fail(ErrorCode::InvalidArgument, display_name(path), std::string("not valid JSON (") + e.what() + ")");
-        }
+        const Bytes data = read_file(path, a.common.limits.max_input);
+        const nlohmann::ordered_json j = parse_histogram_json(data.data(), data.size(), display_name(path));
         for (const HistResult& r : hists_from_json(j, display_name(path))) totals.add(r, display_name(path));
     }
     emit(format_totals(totals.all(), a.format), a.output);
@@ -215,7 +210,7 @@ int run_raw(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
         fail_usage("--raw with --dtype " + a.dtype + " needs --range LO:HI");
     }
     check_hist_outputs(a, {a.raw});
-    HistResult r = raw_histogram(a.raw, t, spec, a.common.devices().front().options());
+    HistResult r = raw_histogram(a.raw, t, spec, a.common.devices().front().options(), a.common.limits.max_input);
     emit(format_one(r, a.format), a.output);
     write_plot(plot, {r});
     return kExitOk;
@@ -227,18 +222,20 @@ Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Dev
     const DecodeOptions dopt = a.common.decode();
     auto file_name = [batch](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
     const auto cpu_load = [dopt](Item& it, Bytes&& data) {
-        it.image = decode_image(data, display_name(it.input.path), dopt);
+        DecodeOptions o = dopt;
+        o.memory = &it.memory;
+        it.image = decode_image(data, display_name(it.input.path), o);
     };
     Stages st;
-    st.load = [cpu_load](Item& it) { cpu_load(it, read_file(it.input.path)); };
+    st.load = [cpu_load, dopt](Item& it) { cpu_load(it, read_image_file(it.input.path, dopt.limits)); };
     st.process = [p, file_name](Item& it, const Device& d) {
         it.hist = image_histogram(it.image, p, d);
         it.hist.file = file_name(it);
     };
     GpuCommand c;
     c.work = GpuWorkload::Hist;
-    c.load = [cpu_load](Item& it) {
-        Bytes data = read_file(it.input.path);
+    c.load = [cpu_load, dopt](Item& it) {
+        Bytes data = read_image_file(it.input.path, dopt.limits);
         if (!take_for_gpu(it, data, false)) cpu_load(it, std::move(data));
     };
     c.decode_kept = [cpu_load](Item& it) { cpu_load(it, std::move(it.jpeg)); };

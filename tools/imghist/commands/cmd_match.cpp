@@ -13,16 +13,11 @@ namespace cli {
 namespace {
 MatchTarget load_target(const std::string& path, const Common& common) {
     const std::string name = display_name(path);
-    const Bytes data = read_file(path);
     if (extension_of(path) == "json") {
-        nlohmann::ordered_json j;
-        try {
-            j = nlohmann::ordered_json::parse(data.begin(), data.end());
-        } catch (const nlohmann::ordered_json::exception& e) {
-            fail(ErrorCode::InvalidArgument, name, std::string("not a histogram JSON: ") + e.what());
-        }
-        return match_target(hist_from_json(j, name), name);
+        const Bytes data = read_file(path, common.limits.max_input);
+        return match_target(hist_from_json(parse_histogram_json(data.data(), data.size(), name), name), name);
     }
+    const Bytes data = read_image_file(path, common.limits);
     const Image ref = decode_image(data, name, common.decode());
     return match_target(ref, common.devices().front());
 }

@@ -19,14 +19,14 @@ namespace cli {
 /// Options every command takes.
 struct Common {
     std::string device = "auto";
-    std::uint64_t max_pixels = std::uint64_t(1) << 28;
+    Limits limits;  ///< what one input may cost (the --max-* options)
     int threads = 0;
     bool quiet = false;
     bool verbose = false;
     bool trace = false;
     DecodeOptions decode() const {
         DecodeOptions o;
-        o.max_pixels = max_pixels;
+        o.limits = limits;
         return o;
     }
     std::vector<Device> devices() const { return resolve_devices(device); }

@@ -9,6 +9,7 @@
 #include "io/errors.hpp"
 #include "imghist/filters.hpp"
 #include "imghist/opencv.hpp"
+#include "io/limits.hpp"
 
 namespace cli {
 
@@ -209,6 +210,20 @@ double threshold(const Image& img, const ThresholdParams& p, const Device& dev, 
 }
 
 void clahe(Image& img, const ClaheParams& p, const Device& dev) {
+    const std::string grid = std::to_string(p.tiles_x) + "x" + std::to_string(p.tiles_y);
+    if (p.tiles_x > img.width() || p.tiles_y > img.height())
+        throw imghist::Error(imghist::ErrorCode::InvalidArgument,
+                             "--tiles " + grid + " is finer than the " + std::to_string(img.width()) + "x" +
+                                 std::to_string(img.height()) + " image (at most one tile per pixel: --tiles " +
+                                 std::to_string(std::min(p.tiles_x, img.width())) + "x" +
+                                 std::to_string(std::min(p.tiles_y, img.height())) + ")");
+    const std::uint64_t tables = static_cast<std::uint64_t>(p.tiles_x) * static_cast<std::uint64_t>(p.tiles_y) *
+                                 (img.depth() == 16 ? 65536 * 2 : 256);
+    if (tables + in_flight_bytes(img.bytes(), 0) > p.max_memory)
+        throw imghist::Error(imghist::ErrorCode::OutOfMemory,
+                             "--tiles " + grid + " needs " + format_bytes(tables) + " of tile tables, more than the " +
+                                 "memory budget of " + format_bytes(p.max_memory) +
+                                 " leaves beside the image (use fewer tiles, or raise --max-memory)");
     imghist::Clahe c(p.clip, p.tiles_x, p.tiles_y);
     const imghist::FilterOptions fo = filter_options(dev);
     if (img.channels() == 1) {

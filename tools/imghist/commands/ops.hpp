@@ -49,8 +49,12 @@ double threshold(const Image& img, const ThresholdParams& p, const Device& dev, 
 struct ClaheParams {
     double clip = 2.0;
     int tiles_x = 8, tiles_y = 8;
+    /// The run's memory budget (Limits::max_memory), which the tile tables must fit besides the image.
+    std::uint64_t max_memory = std::uint64_t(1) << 30;
 };
-/// CLAHE of gray images; colour images get it on their luma (as equalize's luma mode).
+/// CLAHE of gray images; colour images get it on their luma (as equalize's luma mode). The tile grid is
+/// refused before any work when it is finer than the image (a tile of less than one pixel) or when its
+/// tables (a table of 256 or 65536 levels per tile) do not fit the memory budget.
 void clahe(Image& img, const ClaheParams& p, const Device& dev);
 
 enum class StretchMode { Luma, PerChannel };

@@ -643,8 +643,9 @@ std::vector<GpuJpegEngine::Outcome> GpuJpegEngine::decode(const std::vector<Item
         try {
             checked_image_bytes(static_cast<std::uint64_t>(shape.width), static_cast<std::uint64_t>(shape.height), 3, 8,
                                 opt, display_name(it.input.path));
+            check_jpeg_scans(it.jpeg_header.scans, opt.limits, display_name(it.input.path));
         } catch (const std::exception& e) {
-            it.error = e.what();
+            it.error = file_message(display_name(it.input.path), e);
             outcomes[i] = Outcome::Failed;
             continue;
         }

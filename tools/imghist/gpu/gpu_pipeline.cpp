@@ -220,7 +220,7 @@ bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
                     encoders_[k] = std::make_unique<GpuEncoder>(*dev_, t_.states);
                     encoders_[k]->warm_up();
                 } catch (const std::exception& e) {
-                    errors[k] = e.what();
+                    errors[k] = user_message(e);
                 }
             });
         for (auto& th : warm) th.join();
@@ -351,8 +351,9 @@ void GpuPipeline::decode_batch(RunAccess& run, Batch& b) {
         try {
             checked_image_bytes(static_cast<std::uint64_t>(shape.width), static_cast<std::uint64_t>(shape.height), 3, 8,
                                 job_->decode, display_name(it->input.path));
+            check_jpeg_scans(it->jpeg_header.scans, job_->decode.limits, display_name(it->input.path));
         } catch (const std::exception& e) {
-            it->error = e.what();
+            it->error = file_message(display_name(it->input.path), e);
             run.finish(*it);
             ended();
             continue;
@@ -414,7 +415,7 @@ void GpuPipeline::decode_batch(RunAccess& run, Batch& b) {
                 // codecs instead, as in a CPU run (their bytes are still here).
                 for (Item* it : b.items) run.to_cpu(*it);
                 ended(b.items.size());
-                trace_line(name_ + ": batch " + std::to_string(b.serial) + " failed on the device (" + e.what() +
+                trace_line(name_ + ": batch " + std::to_string(b.serial) + " failed on the device (" + user_message(e) +
                            "); its files go to the CPU workers");
                 b.items.clear();
                 b.item_slot.clear();
@@ -555,7 +556,7 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
                 task.batch->slots.download(task.slot, it.image.data(), cu, s);
                 downloads = true;
             } catch (const std::exception& e) {
-                it.error = display_name(it.input.path) + ": " + e.what();
+                it.error = file_message(display_name(it.input.path), e);
             }
         }
     }
@@ -633,7 +634,7 @@ void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
     try {
         job_->count(items, planes, o);
     } catch (const std::exception& e) {
-        for (Item* it : items) it->error = display_name(it->input.path) + ": " + e.what();
+        for (Item* it : items) it->error = file_message(display_name(it->input.path), e);
     }
     for (Item* it : items) {
         it->jpeg = Bytes();

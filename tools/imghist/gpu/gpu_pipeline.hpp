@@ -18,6 +18,12 @@
 // done), a finisher's bitstream collection, and a batch slot's reuse (its last image collected). Handles,
 // states, streams, events and buffers are made once at start-up (or grow once) and reused. R, D, E, S, W and
 // the batch size are PipelineTuning's. --trace prints a line per batch and each stage's busy and waiting time.
+//
+// Host memory: a GPU takes no share of the run's memory budget (--max-memory), whose waits would hold files
+// queued for the CPU workers; its own bound is D batches of at most `batch` files' bytes (each within
+// --max-input), every image within --max-pixels and, alone, within the budget (checked from its header before
+// the device allocates). Images it copies back or its readers decode go to the CPU workers at once, which
+// count them in the budget as they take them (docs/DESIGN.md, "The memory budget in a folder run").
 #pragma once
 
 #include <cstdint>

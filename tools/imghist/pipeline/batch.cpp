@@ -23,12 +23,54 @@ void add_common(CLI::App& sub, Common& c) {
     sub.add_option("--device", c.device, "Where to compute: cpu, cuda, cuda:N, all (every GPU and the CPU), or auto (the CPU, and every GPU for JPEG files where the GPU does the whole job)")
         ->default_str("auto")
         ->group("Common");
-    sub.add_option("--max-pixels", c.max_pixels, "Refuse images with more pixels than this (checked from the header)")
-        ->default_str(std::to_string(c.max_pixels))
-        ->group("Common");
     sub.add_option("--threads", c.threads, "Decode/encode threads (0 = one per hardware thread)")
         ->default_str("0")
+        ->check(CLI::Validator(
+            [max = c.limits.max_threads](std::string& v) {
+                long long n = 0;
+                if (!CLI::detail::lexical_cast(v, n) || n < 0) return std::string("expected a count (0 = one per hardware thread)");
+                if (n > max)
+                    return v + " is above the limit of " + std::to_string(max) +
+                           " (each stage of a folder run starts that many threads)";
+                return std::string();
+            },
+            "0-" + std::to_string(c.limits.max_threads), "THREADS"))
         ->group("Common");
+    // The resource model's limits (io/limits.hpp; README: "What one input may cost").
+    Limits& l = c.limits;
+    const std::string limits = "Limits (per input; see the README)";
+    sub.add_option("--max-pixels", l.max_pixels, "Refuse images with more pixels than this (checked from the header)")
+        ->default_str(std::to_string(l.max_pixels))
+        ->group(limits);
+    sub.add_option("--max-memory", l.max_memory,
+                   "Memory for images held at once (each counts its file and 3x its decoded size); a folder run waits for room, "
+                   "a larger image is refused")
+        ->transform(CLI::AsSizeValue(false))
+        ->default_str(format_bytes(l.max_memory) + " (half the RAM)")
+        ->type_name("SIZE")
+        ->group(limits);
+    sub.add_option("--max-input", l.max_input, "Refuse input files (and standard input) larger than this")
+        ->transform(CLI::AsSizeValue(false))
+        ->default_str(format_bytes(l.max_input))
+        ->type_name("SIZE")
+        ->group(limits);
+    sub.add_option("--max-metadata", l.max_metadata, "Refuse inputs with more metadata than this, decoded (text, ICC, XMP, EXIF)")
+        ->transform(CLI::AsSizeValue(false))
+        ->default_str(format_bytes(l.max_metadata))
+        ->type_name("SIZE")
+        ->group(limits);
+    sub.add_option("--max-metadata-items", l.max_metadata_items, "Refuse inputs with more metadata chunks or segments than this")
+        ->default_str(std::to_string(l.max_metadata_items))
+        ->group(limits);
+    sub.add_option("--max-scans", l.max_scans, "Refuse JPEGs of more scans than this (progressive JPEGs have about 10)")
+        ->default_str(std::to_string(l.max_scans))
+        ->group(limits);
+    sub.add_option("--max-ratio", l.max_ratio,
+                   "Refuse images over " + format_bytes(l.ratio_exempt_bytes) +
+                       " that decode to more than this many bytes per stored byte (TIFF ZSTD/LZMA/JPEG/..., WebP)")
+        ->default_str(std::to_string(l.max_ratio))
+        ->check(CLI::PositiveNumber)
+        ->group(limits);
     sub.add_flag("-q,--quiet", c.quiet, "No progress bar, notes or summary; errors only")->group("Common");
     sub.add_flag("-v,--verbose", c.verbose, "One line per file: the device and the time of each stage")->group("Common");
     sub.add_flag("--trace", c.trace,
@@ -238,7 +280,9 @@ DecodeOptions ImageRun::item_decode(const Item& it) const {
 
 void ImageRun::cpu_load(Item& it, Bytes&& data) const {
     const std::string in_name = display_name(it.input.path);
-    const DecodeOptions item_dopt = item_decode(it);
+    DecodeOptions item_dopt = item_decode(it);
+    item_dopt.memory = &it.memory;
+    item_dopt.input_bytes = data.size();
     // The planar JPEG path keeps the stored orientation; --auto-orient needs the pixels.
     if (planar_ok_ && !job_.auto_orient && it.output != "-" && planar_ok_(it.input, it.output) && !data.empty() &&
         sniff_format(data, it.input.path) == Format::Jpeg && jpeg_planar_ok(data)) {
@@ -251,14 +295,14 @@ void ImageRun::cpu_load(Item& it, Bytes&& data) const {
 }
 
 void ImageRun::load(Item& it) const {
-    Bytes data = read_file(it.input.path);
+    Bytes data = read_image_file(it.input.path, dopt_.limits);
     it.input_format = sniff_format(data, it.input.path);
     cpu_load(it, std::move(data));
 }
 
 void ImageRun::load_for_gpu(Item& it) const {
     const std::string in_name = display_name(it.input.path);
-    Bytes data = read_file(it.input.path);
+    Bytes data = read_image_file(it.input.path, dopt_.limits);
     it.input_format = sniff_format(data, it.input.path);
     if (take_for_gpu(it, data, true)) {
         // --auto-orient that must turn the pixels: the GPU path has no rotation, so such a file goes through
@@ -323,6 +367,7 @@ RunOptions run_options(const Common& common, bool batch, const std::vector<Devic
     ro.quiet = common.quiet;
     ro.progress = batch;
     ro.verbose = common.verbose;
+    ro.max_memory = common.limits.max_memory;
     for (auto& d : devices) ro.verbose_device += (ro.verbose_device.empty() ? "" : ", ") + describe(d);
     ro.devices = devices;
     ro.make_parent_dirs = batch;
@@ -404,7 +449,7 @@ std::string ImageFileJob::run(const std::string& input, const std::string& outpu
         const ErrorCode code = error ? error->code()
                                : dynamic_cast<const std::bad_alloc*>(&e) ? ErrorCode::OutOfMemory
                                                                          : ErrorCode::InvalidArgument;
-        const std::string what = e.what();
+        const std::string what = user_message(e);
         if (what.rfind(input, 0) == 0 || what.rfind(output, 0) == 0) throw Error(code, what);
         throw Error(code, input + ": " + what);
     }

@@ -108,7 +108,7 @@ void DurableWriter::round(std::vector<Entry>& batch) {
             rename_into_place(f);
             folders.insert(parent_dir(f.path));
         } catch (const std::exception& e) {
-            errors[k] = e.what();
+            errors[k] = user_message(e);
         }
     }
     rename_ms_ += ms_since(t);

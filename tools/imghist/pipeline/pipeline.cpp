@@ -4,6 +4,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "io/codecs/codec.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
+#include "io/limits.hpp"
 #include "imghist/filters.hpp"
 #include "io/parallel.hpp"
 #include "pipeline/durable_writer.hpp"
@@ -284,6 +286,10 @@ struct BatchLaunch {
 class PipelineRun {
 public:
     PipelineRun(std::vector<Item>& items, const Stages& stages, const RunOptions& opt);
+    // The items outlive the run: none may keep a share of this run's budget.
+    ~PipelineRun() {
+        for (Item& it : items_) it.memory = MemoryReservation();
+    }
     Summary run();
 
     // What a batch worker reaches through RunAccess (WorkerAccess below).
@@ -310,6 +316,9 @@ private:
     const RunOptions& opt_;
     const Clock::time_point t0_;
     const int threads_;
+    /// RunOptions::max_memory. A CPU worker binds the item it takes to it (cpu_file); the share is given back
+    /// when the output is handed to the writer (store) or the item ends (finish).
+    MemoryBudget budget_;
     const std::vector<Device> devices_;
     std::mutex log_mutex_;
     std::atomic<std::size_t> done_{0}, failed_{0};
@@ -357,7 +366,11 @@ PipelineRun::PipelineRun(std::vector<Item>& items, const Stages& stages, const R
       stages_(stages),
       opt_(opt),
       t0_(Clock::now()),
-      threads_(opt.threads > 0 ? opt.threads : hardware_threads()),
+      // No more CPU workers than there are files.
+      threads_(static_cast<int>(std::min<std::size_t>(
+          opt.threads > 0 ? static_cast<std::size_t>(opt.threads) : static_cast<std::size_t>(hardware_threads()),
+          std::max<std::size_t>(1, items.size())))),
+      budget_(opt.max_memory),
       devices_(stages.batch || opt.devices.empty() ? std::vector<Device>{Device{}} : opt.devices),
       progress_(items.size(), opt.progress && !opt.quiet && !tracing()),
       launch_(std::make_shared<BatchLaunch>(items.size(), threads_, !stages.batch || stages.batch->cpu_takes_files)),
@@ -381,6 +394,7 @@ void PipelineRun::finish(Item& it) {
     it.planes = JpegPlanes();
     it.jpeg = Bytes();
     it.encoded = Bytes();
+    it.memory.release();  // after its memory is freed
     std::lock_guard<std::mutex> l(log_mutex_);
     if (!it.error.empty() && run_counts().interrupted) return;  // its temporary was removed: unfinished
     if (!it.error.empty()) {
@@ -426,11 +440,7 @@ void PipelineRun::guarded(Item& it, const char* step, Fn&& fn) {
         fn();
         if (step) it.stage_ms.emplace_back(step, ms_between(start, Clock::now()));
     } catch (const std::exception& e) {
-        std::string msg = e.what();
-        std::string name = display_name(it.input.path);
-        if (msg.rfind(name, 0) != 0 && (it.output.empty() || msg.rfind(display_name(it.output, true), 0) != 0))
-            msg = name + ": " + msg;
-        it.error = msg;
+        it.error = file_message(display_name(it.input.path), e, it.output.empty() ? "" : display_name(it.output, true));
     }
 }
 
@@ -451,8 +461,10 @@ void PipelineRun::store(Item& it) {
         finish(it);
         return;
     }
-    // Once write() has queued the file, its round may end the item on the sync thread before write() returns:
-    // nothing here touches the item after that.
+    // The item's share of the memory budget leaves it here: once write() has queued the file, its round may
+    // end the item on the sync thread before write() returns, and nothing here touches the item after that.
+    // The share is given back once the writer has the bytes (it writes them before returning).
+    MemoryReservation share = std::move(it.memory);
     bool queued = false;
     guarded(it, nullptr, [&] {
         writer_.write(it.output, b.data(), b.size(), [this, &it](const std::string& error) {
@@ -461,6 +473,8 @@ void PipelineRun::store(Item& it) {
         });
         queued = true;
     });
+    Bytes().swap(b);
+    share.release();
     if (!queued) finish(it);  // writing the temporary failed: nothing is pending
 }
 
@@ -474,6 +488,22 @@ Device PipelineRun::cpu_device(int rank) const {
 // decoded here, or its pixels are ready.
 void PipelineRun::cpu_file(Item& it, bool handed, const Device& d, const std::string& name) {
     if (it.worker.empty()) it.worker = name;
+    // The file's share of the memory budget. The decoder takes it from the header, before the pixels are
+    // allocated, and this worker waits there while the budget has no room; it holds no other share then,
+    // and neither do files waiting in the queue, so the files holding the budget never wait on it. A file a
+    // batch worker decoded already is counted at once, without waiting: its memory is spent.
+    if (opt_.max_memory) it.memory = MemoryReservation(&budget_);
+    if (handed && it.jpeg.empty() && opt_.max_memory) {
+        std::uint64_t decoded = it.image.bytes();
+        for (const JpegPlane& p : it.planes.planes) decoded += p.data.size();
+        it.memory.set_may_wait(false);
+        guarded(it, nullptr, [&] { it.memory.ensure(in_flight_bytes(decoded, 0), display_name(it.input.path)); });
+        it.memory.set_may_wait(true);
+        if (!it.error.empty()) {
+            finish(it);
+            return;
+        }
+    }
     if (!handed) {
         StageTimer t(cpu_load_, StageClock::Busy);
         guarded(it, "read+decode", [&] { stages_.load(it); });
@@ -573,7 +603,7 @@ void PipelineRun::launch_batch_workers() {
                     w = launch->plan->make(d);
                     ok = w->start([launch] { return launch->queue.files_left(); }, failure);
                 } catch (const std::exception& e) {
-                    failure = e.what();
+                    failure = user_message(e);
                 }
                 const std::string name = w ? w->name() : describe(d);
                 if (!ok) {
@@ -643,6 +673,13 @@ Summary PipelineRun::run() {
     {
         std::lock_guard<std::mutex> l(log_mutex_);
         progress_.draw(done_, failed_, s.seconds, true);
+    }
+    if (opt_.verbose) {
+        rusage ru{};
+        if (getrusage(RUSAGE_SELF, &ru) == 0)  // ru_maxrss: KiB on Linux
+            std::fprintf(stderr, "imghist: peak memory %s (resident); memory budget %s (--max-memory)\n",
+                         format_bytes(static_cast<std::uint64_t>(ru.ru_maxrss) * 1024).c_str(),
+                         opt_.max_memory ? format_bytes(opt_.max_memory).c_str() : "none");
     }
     return s;
 }

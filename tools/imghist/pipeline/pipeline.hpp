@@ -12,6 +12,10 @@
 // A failure in any step is reported with the file's name and the run goes on; the summary counts it and the
 // exit status says that something failed. Memory stays bounded whatever the folder's size: one file per CPU
 // worker, PipelineTuning::depth batches per GPU, PipelineTuning::pending written outputs awaiting their sync.
+// Whatever the images' sizes, the images decoded on the host stay within the memory budget
+// (RunOptions::max_memory): a CPU worker reserves a file's share from its header before decoding it, and
+// gives it back once the output is handed to the durable writer or the file fails. A batch worker's own
+// buffers are bounded by its batches instead (gpu/gpu_pipeline.hpp; docs/DESIGN.md, "Resource model").
 // A progress bar is drawn on stderr only when stderr is a terminal (and --trace is off).
 #pragma once
 
@@ -72,6 +76,10 @@ struct Item {
     std::string error;
     std::string worker;  ///< who did it, for -v ("cpu", "cuda:0"); empty: the run's devices
     std::vector<std::pair<const char*, double>> stage_ms;  ///< each step that ran and its milliseconds (--verbose)
+    /// The item's share of the run's memory budget (RunOptions::max_memory): bound to the run's budget when
+    /// the run starts, taken by the decoder from the header (DecodeOptions::memory), given back when the
+    /// output is handed to the durable writer or the item ends.
+    MemoryReservation memory;
 };
 
 struct Stages {
@@ -89,9 +97,12 @@ struct RunOptions {
     bool quiet = false;
     bool progress = true;     ///< only drawn when stderr is a terminal
     bool prefix_notes = true; ///< notes as "<file>: <note>" (batch) or "<note>" (one file)
-    bool verbose = false;     ///< one line per file with the time of each stage
+    bool verbose = false;     ///< one line per file with the time of each stage, and the peak memory at the end
     bool make_parent_dirs = false;  ///< outputs in sub-folders that may not exist yet (folder runs)
     std::string verbose_device;
+    /// The budget of decoded images held at once (Limits::max_memory): each item gets a share of it
+    /// (Item::memory), so a CPU worker decodes its next file only when the budget has room. 0: no budget.
+    std::uint64_t max_memory = 0;
     /// The CPU workers' devices: the CPU, or GPUs for images decoded on the host (each worker takes one
     /// of them; the operations on one GPU run one at a time). Runs with a batch plan use the CPU here.
     std::vector<Device> devices;

@@ -1,0 +1,157 @@
+// Pieces of the resource model without running the program: the bounded histogram JSON parser, the words
+// that replace the standard library's exception texts, the memory budget, bounded file reading and the
+// JPEG scan count.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "io/codecs/codec.hpp"
+#include "io/codecs/codec_jpeg.hpp"
+#include "io/errors.hpp"
+#include "io/histio.hpp"
+#include "io/memory.hpp"
+
+namespace {
+
+nlohmann::ordered_json parse(const std::string& s) {
+    return cli::parse_histogram_json(reinterpret_cast<const std::uint8_t*>(s.data()), s.size(), "h.json");
+}
+
+std::string error_of(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const cli::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::string temp_file(const std::string& content) {
+    char name[] = "/tmp/imghist-io-XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    REQUIRE(write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()));
+    close(fd);
+    return name;
+}
+
+}  // namespace
+
+TEST_CASE("histogram JSON: nesting is bounded, a folder's files are skipped, the total is read", "[cli][units][json]") {
+    std::string deep;
+    for (int i = 0; i < 100000; ++i) deep += "[";
+    CHECK(error_of([&] { parse(deep); }) == "h.json: not an imghist histogram (JSON nested deeper than 16 levels)");
+    CHECK(error_of([&] { parse("{\"total\": ") ; }).find("h.json: not valid JSON (") == 0);
+    // Nested totals are not a histogram (no recursion follows them).
+    CHECK(error_of([&] { cli::hist_from_json(parse(R"({"total": {"total": {}}})"), "h.json"); })
+              .find("not a histogram") != std::string::npos);
+
+    const std::string total = R"({"images": 2, "pixels": 8, "dtype": "u8", "bins": 2, "range": [0, 256],
+        "channels": [{"name": "gray", "counts": [5, 3], "out_of_range": 0}]})";
+    std::string files = "[";
+    for (int i = 0; i < 3000; ++i) files += std::string(i ? "," : "") + "{\"file\": \"x\", \"counts\": [1, 2, 3, 4, 5, 6, 7, 8, 9]}";
+    files += "]";
+    const auto j = parse("{\"files\": " + files + ", \"failed\": [], \"total\": " + total + "}");
+    CHECK_FALSE(j.contains("files"));
+    const cli::HistResult r = cli::hist_from_json(j, "h.json");
+    CHECK(r.images == 2);
+    CHECK(r.channels.at(0).counts == std::vector<std::uint64_t>{5, 3});
+    // Outside "files", no more values than a histogram can hold.
+    std::string big = "{\"bins\": 1, \"range\": [0, 1], \"x\": [";
+    for (int i = 0; i < (1 << 20) + 10; ++i) big += i ? ",0" : "0";
+    big += "]}";
+    CHECK(error_of([&] { parse(big); }).find("more than 1048576 JSON values") != std::string::npos);
+    CHECK(error_of([&] { cli::hist_from_json(parse(R"({"bins": 0, "range": [0, 1], "channels": []})"), "h.json"); })
+              .find("bins 0 is not 1-65536") != std::string::npos);
+    CHECK(error_of([&] { cli::hist_from_json(parse(R"({"bins": 4, "range": [1, 1], "channels": []})"), "h.json"); })
+              .find("range is not finite") != std::string::npos);
+}
+
+TEST_CASE("errors: the standard library's exception texts are replaced by words", "[cli][units][errors]") {
+    CHECK(cli::user_message(std::bad_alloc()) == "out of memory");
+    CHECK(cli::user_message(std::length_error("cannot create std::vector larger than max_size()")).find("std::") ==
+          std::string::npos);
+    CHECK(cli::user_message(std::invalid_argument("stoi")).find("stoi") == std::string::npos);
+    CHECK(cli::user_message(std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again)))
+              .find("the system refused") == 0);
+    CHECK(cli::user_message(cli::Error(cli::ErrorCode::Io, "a.png: cannot read")) == "a.png: cannot read");
+    CHECK(cli::file_message("a.png", std::bad_alloc()) == "a.png: out of memory");
+    CHECK(cli::file_message("a.png", cli::Error(cli::ErrorCode::Io, "a.png: cannot read")) == "a.png: cannot read");
+    CHECK(cli::file_message("a.png", cli::Error(cli::ErrorCode::Io, "out.png: cannot write"), "out.png") ==
+          "out.png: cannot write");
+}
+
+TEST_CASE("memory budget: an input over the whole budget is refused; others wait their turn", "[cli][units][memory]") {
+    cli::MemoryBudget budget(100);
+    cli::MemoryReservation big(&budget);
+    CHECK(error_of([&] { big.ensure(101, "big.png"); }).find("big.png: needs 101 bytes") == 0);
+
+    // Two inputs that grow their share (a header estimate, then the real size) never wait on each other.
+    std::atomic<int> done{0};
+    auto worker = [&] {
+        for (int i = 0; i < 200; ++i) {
+            cli::MemoryReservation r(&budget);
+            r.ensure(30, "a");
+            r.ensure(70, "a");
+            CHECK(r.held() == 70);
+        }
+        ++done;
+    };
+    std::thread a(worker), b(worker);
+    a.join();
+    b.join();
+    CHECK(done == 2);
+
+    // A share held elsewhere makes the next input wait until it is given back.
+    cli::MemoryReservation first(&budget);
+    first.ensure(80, "first");
+    std::atomic<bool> got{false};
+    std::thread second([&] {
+        cli::MemoryReservation r(&budget);
+        r.ensure(50, "second");
+        got = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(got);
+    first.release();
+    second.join();
+    CHECK(got);
+    // A reservation that may not wait takes its share at once.
+    first.ensure(80, "first");
+    cli::MemoryReservation urgent(&budget, false);
+    urgent.ensure(50, "urgent");
+    CHECK(urgent.held() == 50);
+}
+
+TEST_CASE("reading files: bounded, by size, and the head is seen before the rest", "[cli][units][io]") {
+    const std::string path = temp_file(std::string("\x89PNG\r\n\x1a\n", 8) + std::string(5000, 'x'));
+    CHECK(cli::read_file(path).size() == 5008);
+    CHECK(error_of([&] { cli::read_file(path, 5000); }).find("above the input limit of 4.9 KiB (raise it with --max-input)") !=
+          std::string::npos);
+    std::size_t seen = 0;
+    CHECK(cli::read_file(path, 1 << 20, 8, [&](const std::uint8_t*, std::size_t n) { seen = n; }).size() == 5008);
+    CHECK(seen == 8);
+    std::remove(path.c_str());
+    const std::string text = temp_file(std::string(100, 'x'));
+    CHECK(error_of([&] { cli::read_image_file(text, cli::Limits{}); }).find("unrecognised image format") != std::string::npos);
+    std::remove(text.c_str());
+}
+
+TEST_CASE("JPEG scans are counted from the markers", "[cli][units][jpeg]") {
+    // SOI, a segment, two SOS with entropy data holding a stuffed 0xFF00 and a restart marker, EOI.
+    const std::string sos = std::string("\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00", 10);
+    const std::string f = std::string("\xff\xd8\xff\xe0\x00\x04\x00\x00", 8) + sos + std::string("\x12\xff\x00\x34\xff\xd0\x56", 7) +
+                          sos + std::string("\x78", 1) + std::string("\xff\xd9", 2);
+    CHECK(cli::count_jpeg_scans(cli::Bytes(f.begin(), f.end())) == 2);
+}
