@@ -106,30 +106,14 @@ std::string jpeg_of_127_scans(const cv::Mat& gray) {
     script.push_back(jpeg_scan_info{1, {0, 0, 0, 0}, 0, 0, 0, 0});
     for (int k = 1; k < 64; ++k) script.push_back(jpeg_scan_info{1, {0, 0, 0, 0}, k, k, 0, 1});
     for (int k = 1; k < 64; ++k) script.push_back(jpeg_scan_info{1, {0, 0, 0, 0}, k, k, 1, 0});
-    jpeg_compress_struct c{};
-    jpeg_error_mgr err{};
-    c.err = jpeg_std_error(&err);
-    jpeg_create_compress(&c);
-    unsigned char* buf = nullptr;
-    unsigned long size = 0;
-    jpeg_mem_dest(&c, &buf, &size);
-    c.image_width = static_cast<JDIMENSION>(gray.cols);
-    c.image_height = static_cast<JDIMENSION>(gray.rows);
-    c.input_components = 1;
-    c.in_color_space = JCS_GRAYSCALE;
-    jpeg_set_defaults(&c);
-    c.scan_info = script.data();
-    c.num_scans = static_cast<int>(script.size());
-    jpeg_start_compress(&c, TRUE);
-    for (int y = 0; y < gray.rows; ++y) {
-        JSAMPROW row = const_cast<JSAMPROW>(gray.ptr<std::uint8_t>(y));
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    std::string out(reinterpret_cast<char*>(buf), size);
-    jpeg_destroy_compress(&c);
-    std::free(buf);
-    return out;
+    const std::vector<unsigned char> jpeg = test_jpeg::compress(
+        gray.cols, gray.rows, 1, JCS_GRAYSCALE,
+        [&](jpeg_compress_struct& c) {
+            c.scan_info = script.data();
+            c.num_scans = static_cast<int>(script.size());
+        },
+        [&](int y, unsigned char* row) { std::memcpy(row, gray.ptr<std::uint8_t>(y), static_cast<std::size_t>(gray.cols)); });
+    return std::string(jpeg.begin(), jpeg.end());
 }
 
 /// A baseline JPEG with APP2 ICC_PROFILE segments inserted after SOI, each (sequence, count, payload).
