@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "environment.hpp"
+
 namespace cli::nv {
 namespace {
 
@@ -61,11 +63,11 @@ const NvJpegApi* nvjpeg(std::string* why) {
         // path; then the toolkit's own folder ($CUDA_HOME, else the default install location), which is often
         // not in the loader's path.
         std::vector<std::string> names;
-        if (const char* env = std::getenv("IMGHIST_NVJPEG"); env && *env) names.push_back(env);
+        if (const std::string file = nvjpeg_library_from_environment(); !file.empty()) names.push_back(file);
         const char* versions[] = {"13", "12", "11"};
         for (const char* v : versions) names.push_back(std::string("libnvjpeg.so.") + v);
-        const char* home = std::getenv("CUDA_HOME");
-        const std::string dir = std::string(home && *home ? home : "/usr/local/cuda") + "/lib64/";
+        const std::string home = cuda_home_from_environment();
+        const std::string dir = (home.empty() ? std::string("/usr/local/cuda") : home) + "/lib64/";
         for (const char* v : versions) names.push_back(dir + "libnvjpeg.so." + v);
         std::vector<const char*> list;
         for (auto& n : names) list.push_back(n.c_str());

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <optional>
 
+#include "environment.hpp"
 #include "io/errors.hpp"
 
 namespace cli {
@@ -74,8 +75,7 @@ const PipelineTuning& pipeline_tuning() {
     static std::optional<PipelineTuning> t;
     std::lock_guard<std::mutex> l(m);
     if (!t) {
-        const char* env = std::getenv("IMGHIST_PIPELINE");
-        t = parse_tuning(env ? env : "");
+        t = parse_tuning(pipeline_spec_from_environment());
     }
     return *t;
 }

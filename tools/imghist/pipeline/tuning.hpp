@@ -1,7 +1,7 @@
 // imghist CLI — the folder pipeline's tunable sizes, in one place.
 //
 // Every value has a default chosen by reasoning about the stages (docs/DESIGN.md, "Folder pipeline"); a
-// measurement picks others without a rebuild through one environment variable, read here and nowhere else:
+// measurement picks others without a rebuild through one environment variable (read in environment.cpp):
 //
 //   IMGHIST_PIPELINE="batch=256,encoders=6,sync=fdatasync"
 //
