@@ -20,6 +20,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "jpeg_support.hpp"
+#include "opencv_reference.hpp"
 #include "support.hpp"
 
 namespace clitest {

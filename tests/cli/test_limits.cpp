@@ -257,12 +257,7 @@ TEST_CASE("limits: a JPEG whose ICC chunks are misnumbered decodes; the profile 
         REQUIRE(r.code == 0);
         CHECK(png_icc(slurp(d / "out.png")) == (c.kept ? icc : std::string()));
         // The pixels are the JPEG's: its equalization is OpenCV's of OpenCV's decoding.
-        std::vector<cv::Mat> planes;
-        cv::split(ref, planes);
-        for (auto& p : planes) cv::equalizeHist(p, p);
-        cv::Mat expect;
-        cv::merge(planes, expect);
-        CHECK(same(read(d / "out.png", cv::IMREAD_COLOR), expect));
+        CHECK(same(read(d / "out.png", cv::IMREAD_COLOR), opencv_equalize_per_channel(ref)));
         fs::remove(d / "out.png");
     }
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpuhist/gpuhist.hpp"
+#include "opencv_reference.hpp"
 #include "support.hpp"
 
 namespace filters_test {
@@ -295,15 +296,6 @@ inline cv::Mat opencv_equalize_luma(const cv::Mat& src) {
     return out;
 }
 
-/// OpenCV's equalization of every channel on its own.
-inline cv::Mat opencv_equalize_per_channel(const cv::Mat& src) {
-    std::vector<cv::Mat> planes;
-    cv::split(src, planes);
-    for (auto& p : planes) cv::equalizeHist(p, p);
-    cv::Mat out;
-    cv::merge(planes, out);
-    return out;
-}
 
 /// A 1 x N 8-bit image whose histogram is `h` (levels in ascending order).
 inline cv::Mat image_with(const std::vector<std::uint64_t>& h) {
