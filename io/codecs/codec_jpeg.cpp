@@ -344,8 +344,19 @@ std::uint64_t count_jpeg_scans(const Bytes& data) {
         if (m != 0xDA) continue;
         ++scans;
         // The entropy-coded data runs to the next marker: 0xFF followed by neither 0x00 (a stuffed byte)
-        // nor a restart marker.
-        while (pos + 1 < n && !(d[pos] == 0xFF && d[pos + 1] != 0x00 && !(d[pos + 1] >= 0xD0 && d[pos + 1] <= 0xD7))) ++pos;
+        // nor a restart marker. Every JPEG read is walked to its end here: memchr finds the candidates
+        // (about one byte in a hundred) several times faster than a byte loop.
+        while (pos + 1 < n) {
+            const void* ff = std::memchr(d + pos, 0xFF, n - 1 - pos);
+            if (ff == nullptr) {
+                pos = n - 1;
+                break;
+            }
+            pos = static_cast<std::size_t>(static_cast<const std::uint8_t*>(ff) - d);
+            const std::uint8_t next = d[pos + 1];
+            if (next != 0x00 && !(next >= 0xD0 && next <= 0xD7)) break;
+            ++pos;
+        }
     }
     return scans;
 }

@@ -155,3 +155,53 @@ TEST_CASE("JPEG scans are counted from the markers", "[cli][units][jpeg]") {
                           sos + std::string("\x78", 1) + std::string("\xff\xd9", 2);
     CHECK(cli::count_jpeg_scans(cli::Bytes(f.begin(), f.end())) == 2);
 }
+
+namespace {
+/// The marker walk as a plain byte loop, the reference for count_jpeg_scans.
+std::uint64_t scans_by_byte_loop(const cli::Bytes& b) {
+    const std::size_t n = b.size();
+    std::uint64_t scans = 0;
+    std::size_t pos = 2;
+    while (pos + 1 < n) {
+        if (b[pos] != 0xFF || b[pos + 1] == 0xFF) {
+            ++pos;
+            continue;
+        }
+        const std::uint8_t m = b[pos + 1];
+        if (m == 0xD9) break;
+        if (m == 0x01 || m == 0x00 || (m >= 0xD0 && m <= 0xD8)) {
+            pos += 2;
+            continue;
+        }
+        if (pos + 3 >= n) break;
+        pos += 2 + ((std::size_t(b[pos + 2]) << 8) | b[pos + 3]);
+        if (m != 0xDA) continue;
+        ++scans;
+        while (pos + 1 < n && !(b[pos] == 0xFF && b[pos + 1] != 0x00 && !(b[pos + 1] >= 0xD0 && b[pos + 1] <= 0xD7))) ++pos;
+    }
+    return scans;
+}
+}  // namespace
+
+TEST_CASE("JPEG scans: the marker walk equals a plain byte loop on random streams", "[cli][units][jpeg]") {
+    // Streams of SOS segments whose entropy data is dense in 0xFF: stuffed bytes, restart markers, fill bytes,
+    // a marker cut at the end, files ending inside the data or on a lone 0xFF.
+    std::uint32_t seed = 12345;
+    auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+    const std::uint8_t picks[] = {0xFF, 0x00, 0xD0, 0xD7, 0xD8, 0xD9, 0xDA, 0xE1, 0x01, 0x12};
+    for (int round = 0; round < 2000; ++round) {
+        cli::Bytes b = {0xFF, 0xD8};
+        const int segments = 1 + static_cast<int>(next() % 4);
+        for (int s = 0; s < segments; ++s) {
+            const std::uint8_t sos[] = {0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00};
+            b.insert(b.end(), sos, sos + sizeof sos);
+            const int len = static_cast<int>(next() % 300);
+            for (int k = 0; k < len; ++k)
+                b.push_back(next() % 3 == 0 ? picks[next() % sizeof picks] : static_cast<std::uint8_t>(next() >> 24));
+        }
+        if (next() % 2) b.insert(b.end(), {0xFF, 0xD9});
+        b.resize(b.size() - next() % 3);
+        INFO("round " << round << ", " << b.size() << " bytes");
+        CHECK(cli::count_jpeg_scans(b) == scans_by_byte_loop(b));
+    }
+}

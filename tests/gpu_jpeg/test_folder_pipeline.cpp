@@ -352,6 +352,43 @@ TEST_CASE("folder run: a run the CPU workers finish does not wait for a batch wo
     f.check_outputs();
 }
 
+TEST_CASE("work queue: auto's GPU start waits for the CPU workers' first files and their time for the rest", "[pipeline]") {
+    cli::WorkQueue q(100, 2, true);
+    std::atomic<int> answer{-1};
+    std::thread asker([&] { answer = q.cpu_time_left_exceeds(0.3) ? 1 : 0; });
+    const auto a = q.next_for_cpu(0), b = q.next_for_cpu(1);
+    REQUIRE(a);
+    REQUIRE(b);
+    q.cpu_finished(0.01);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(answer == -1);  // one file per worker first
+    q.cpu_finished(0.01);
+    asker.join();
+    CHECK(answer == 1);                           // 98 files at 10 ms on 2 workers: 0.49 s
+    CHECK_FALSE(q.cpu_time_left_exceeds(0.6));
+    while (q.next_for_cpu(0)) q.cpu_finished(0.01);
+    CHECK_FALSE(q.cpu_time_left_exceeds(0.0));    // nothing left
+}
+
+TEST_CASE("folder run: a plan that starts devices only when worth it leaves a short run to the CPU", "[pipeline]") {
+    Folder f(40);
+    std::atomic<std::size_t> took{0};
+    std::atomic<int> probed{0};
+    cli::Stages st = text_stages();
+    st.batch = fake_plan(std::chrono::milliseconds(0), false, false, true, took);
+    st.batch->devices = [&probed](std::string&) {
+        ++probed;
+        return std::vector<cli::Device>{cli::Device{imghist::Backend::Cuda, 0}};
+    };
+    st.batch->start_when_cpu_needs_s = 60;  // far longer than 40 small files take
+    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    CHECK(s.done == 40);
+    CHECK(took == 0);
+    f.check_outputs();
+    cli::wait_for_batch_threads();  // the batch thread has decided
+    CHECK(probed == 0);
+}
+
 TEST_CASE("folder run: with --device cuda the CPU workers take only what the batch worker hands them", "[pipeline]") {
     Folder f(200);
     std::atomic<std::size_t> took{0};

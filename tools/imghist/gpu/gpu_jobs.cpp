@@ -13,6 +13,11 @@
 
 namespace cli {
 
+/// What a GPU's start-up costs before it takes a file (the context, nvJPEG's hardware decoder, the encoders):
+/// 0.74-1.03 s on H100 hosts (docs/DESIGN.md). --device auto starts a GPU only when the CPU workers would
+/// need longer than this for the files left: a shorter run would pay for the start-up and gain nothing.
+constexpr double kGpuStartupSeconds = 1.0;
+
 std::size_t count_jpeg_names(const std::vector<Item>& items) {
     std::size_t n = 0;
     for (const Item& it : items)
@@ -170,6 +175,7 @@ std::shared_ptr<BatchPlan> gpu_batch_plan(const Common& common, const std::vecto
     plan->decode_kept = command.decode_kept;
     plan->cpu_takes_files = automatic || spec == "all";
     plan->say_unavailable = !automatic;
+    if (automatic) plan->start_when_cpu_needs_s = kGpuStartupSeconds;
     say("JPEG files: the CPU workers and " +
         (automatic ? std::string("every usable GPU") : std::to_string(ordinals.size()) + " GPU(s)") +
         " take them from one queue (" + describe(pipeline_tuning()) + ")" +

@@ -13,7 +13,8 @@
 // (equalize, hist), with every usable GPU and the CPU workers together; --device all every command above
 // likewise; --device cuda[:N] that GPU, the CPU workers taking only what it cannot (or everything when it
 // fails to start). No run waits for a GPU before its CPU workers start, and none is decided by a count of
-// files: the queue (pipeline/work_queue.hpp) splits the files between whoever is ready.
+// files: the queue (pipeline/work_queue.hpp) splits the files between whoever is ready. --device auto starts
+// the GPUs once the CPU workers' first files show they would need longer than a GPU's start-up for the rest.
 #pragma once
 
 #include <functional>

@@ -77,6 +77,9 @@ struct BatchPlan {
     /// The CPU workers take files from the queue too (false: --device cuda, where they take files only once
     /// no GPU is left).
     bool cpu_takes_files = true;
+    /// Starts the devices only once the CPU workers alone would need longer than this many seconds for the
+    /// files left (WorkQueue::cpu_time_left_exceeds); 0: at once.
+    double start_when_cpu_needs_s = 0;
     /// Say so on stderr when no device takes files, or one fails (else only under -v).
     bool say_unavailable = false;
 };

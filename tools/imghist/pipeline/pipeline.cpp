@@ -582,14 +582,23 @@ void PipelineRun::warm_up_gpus() {
 void PipelineRun::launch_batch_workers() {
     g_batch_started = true;
     std::shared_ptr<BatchLaunch> launch = launch_;
-    // Registered before any CPU worker starts: with --device cuda they wait for the GPUs from the first file.
-    const int probe = launch->queue.batch_starting();  // finding the devices holds a core too
-    std::thread([launch, probe] {
+    // Registered before any CPU worker starts (with --device cuda they wait for the GPUs from the first file),
+    // unless the plan starts the devices only when the CPU workers' first files say a GPU is worth starting.
+    const double wait_s = launch->plan->start_when_cpu_needs_s;
+    const int first_probe = wait_s > 0 ? -1 : launch->queue.batch_starting();  // finding the devices holds a core
+    std::thread([launch, first_probe, wait_s] {
         BatchThread alive;
         const bool always = launch->plan->say_unavailable;
         std::string why = "not needed: every file was taken";
+        int probe = first_probe;
+        bool worth = true;
+        if (wait_s > 0) {
+            worth = launch->queue.cpu_time_left_exceeds(wait_s);
+            if (worth) probe = launch->queue.batch_starting();
+            else why = "not needed: the CPU workers finish the files sooner than a GPU starts";
+        }
         std::vector<Device> devices;
-        if (launch->queue.files_left()) devices = launch->plan->devices(why);
+        if (worth && launch->queue.files_left()) devices = launch->plan->devices(why);
         trace_line("batch devices: " + std::to_string(devices.size()) + (devices.empty() ? " (" + why + ")" : ""));
         if (devices.empty()) launch->note("no GPU takes files in this run (" + why + "); the CPU workers take them", always);
         for (const Device& d : devices) {
@@ -627,7 +636,7 @@ void PipelineRun::launch_batch_workers() {
                 launch->queue.batch_left(id);
             }).detach();
         }
-        launch->queue.batch_left(probe);
+        if (probe >= 0) launch->queue.batch_left(probe);
     }).detach();
 }
 

@@ -70,6 +70,19 @@ void WorkQueue::cpu_finished(double seconds) {
     std::lock_guard<std::mutex> l(m_);
     cpu_seconds_ += seconds;
     ++cpu_files_;
+    if (cpu_files_ == static_cast<std::size_t>(cpu_workers_)) changed_.notify_all();  // cpu_time_left_exceeds
+}
+
+bool WorkQueue::cpu_time_left_exceeds(double seconds) {
+    std::unique_lock<std::mutex> l(m_);
+    // One file per CPU worker first: the first ones finish together, so fewer would say little of the rate.
+    changed_.wait(l, [&] {
+        return closed_ || next_ >= files_ || cpu_files_ >= static_cast<std::size_t>(cpu_workers_);
+    });
+    if (closed_ || next_ >= files_) return false;
+    const double per_file = cpu_seconds_ / static_cast<double>(cpu_files_);
+    const std::size_t held = cpu_taken_ - cpu_files_;  // taken by the CPU workers and not finished
+    return static_cast<double>(left_locked() + held) * per_file / cpu_workers_ > seconds;
 }
 
 int WorkQueue::batch_starting() {

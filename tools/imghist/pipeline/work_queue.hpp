@@ -2,13 +2,16 @@
 //
 // CPU workers take one file at a time (the per-file path: read, decode, process, encode, write); batch
 // workers (GPUs) take a batch at a time. Nobody assigns files: whoever is free takes the next ones, so the
-// split between the CPU and the GPUs is whatever this run's speeds make it, on any host. Two rules keep
-// the workers from getting in each other's way, both from what the run measures as it goes:
+// split between the CPU and the GPUs is whatever this run's speeds make it, on any host. Three rules keep
+// the workers from getting in each other's way, all from what the run measures as it goes:
 //
 //   - CPU cores: a starting GPU takes one CPU worker's place (its set-up needs a core), a running one as many
 //     as its host threads use (measured CPU time over wall time, rounded up); the CPU workers above that
 //     number wait until cores are free again. With --device cuda the CPU workers take files only once no
 //     GPU is left (they still take what a GPU hands them: files it cannot decode).
+//   - The start of a GPU under --device auto: only when the CPU workers, at the time per file they measured
+//     on their first files, would need longer than a GPU takes to start. A run that ends sooner never pays
+//     for loading the driver and nvJPEG (which slows the CPU workers beside it).
 //   - The end of the run: a GPU claims a full batch while the files left are many; near the end it claims
 //     only its share of what is left — the share with which every worker finishes at the same moment, from
 //     each one's measured rate (files per second) and backlog (files taken and not finished) — and none when
@@ -50,6 +53,10 @@ public:
     std::optional<Taken> next_for_cpu(int rank);
     /// A CPU worker finished a file in `seconds` (its rate, for the end-of-run rule).
     void cpu_finished(double seconds);
+    /// Whether the CPU workers alone would still need more than `seconds` for the files left, from their
+    /// measured time per file: waits until each has finished one file. False when no file is left.
+    /// (--device auto starts a GPU only when this exceeds its start-up: gpu_jobs.hpp.)
+    bool cpu_time_left_exceeds(double seconds);
 
     // ---- batch workers (GPUs)
     /// A batch worker begins its set-up: it holds a CPU worker's place until it joins or gives up. Returns its
