@@ -6,8 +6,9 @@
 #
 #   OUT_DIR/bin/        imghist, imghist-bench, filters_bench, batch_filters_bench, gpuhist_calls_bench (those built)
 #   OUT_DIR/tests/      every test_* executable of BUILD_DIR/tests (and its subdirectories) but the CLI's
-#                       file-format tests (test_cli*: CPU work, read back with OpenCV's
-#                       imgcodecs, whose GDAL, ICU and video codecs would be most of the bundle; CI runs them)
+#                       file tests (test_cli, test_cli_formats, test_cli_safety, test_cli_limits: CPU work,
+#                       read back with OpenCV's imgcodecs, whose GDAL, ICU and video codecs would be most of
+#                       the bundle; CI runs them)
 #   OUT_DIR/lib/        every shared library ldd resolves for them, except the system's own
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
 #                       driver's (libcuda, libnvidia*)
@@ -50,7 +51,7 @@ while IFS= read -r -d '' f; do
         cp -p "$f" "$OUT_DIR/tests/"
         EXES+=("$OUT_DIR/tests/$(basename "$f")")
     fi
-done < <(find "$BUILD_DIR/tests" -maxdepth 2 -type f -name 'test_*' ! -name '*.*' ! -name 'test_cli*' \
+done < <(find "$BUILD_DIR/tests" -maxdepth 2 -type f -name 'test_*' ! -name '*.*' ! -name test_cli ! -name test_cli_formats ! -name test_cli_safety ! -name test_cli_limits \
               -print0 2>/dev/null | sort -z)
 
 for name in imghist imghist-bench filters_bench batch_filters_bench gpuhist_calls_bench; do

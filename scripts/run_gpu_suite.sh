@@ -9,12 +9,13 @@
 #   step      | jobs                                                                  | limit per job (s)
 #   ----------+-----------------------------------------------------------------------+-------------------
 #   gpu       | nvidia-smi                                                            | 15
-#   tests     | every test executable, all cases                                      | SUITE_T_TESTS=480
+#   tests     | every test executable, all cases, dealt into SUITE_SHARDS (default 4)  | SUITE_T_TESTS=480
+#             | jobs                                                                  |
 #   paths     | test_filters' [cuda] cases with the one-launch filters off, then on   | SUITE_T_PATHS=480
-#             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9)                 |
+#             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9), in shards too  |
 #   sanitize  | compute-sanitizer memcheck, racecheck, synccheck and initcheck, each  | SUITE_T_SANITIZE=480
-#             | on each test executable's [cuda] cases, dealt into SANITIZE_SHARDS    |
-#             | (default 4) jobs; initcheck skips test_gpu_jpeg (nvJPEG's own reads)  |
+#             | on each test executable's [cuda] cases, dealt into SUITE_SHARDS jobs; |
+#             | initcheck skips test_gpu_jpeg (nvJPEG's own reads)                    |
 #   bench     | imghist-bench, full table -> OUT_DIR/bench.json, bench.txt            | SUITE_T_BENCH=240
 #   sweep     | imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json     | SUITE_T_SWEEP=120
 #
@@ -28,16 +29,23 @@
 # Exit status: 0 when every job passed, 1 otherwise.
 set -uo pipefail
 
-# A sanitizer over shard K of N of one executable's cases matching the filter (the cases are dealt round-robin
-# by name, so the shards of an executable run side by side; none: nothing to do).
-sanitize_one() {
-    local tool=$1 t=$2 shard=${3:-1} shards=${4:-1} filter=${SANITIZE_FILTER:-[cuda]} extra=() list
+# Shard K of N of one executable's cases matching FILTER (dealt round-robin by name, so the shards of an
+# executable run side by side; none: nothing to do), run as they are (TOOL "plain") or under a sanitizer.
+shard_one() {
+    local tool=$1 t=$2 shard=${3:-1} shards=${4:-1} filter=${5:-} extra=() spec=() list
+    [[ -n "$filter" ]] && spec=("$filter")
     list=$(mktemp)
-    "$t" --list-test-names-only "$filter" 2>/dev/null | grep -v '^[[:space:]]*$' |
+    "$t" --list-test-names-only "${spec[@]}" 2>/dev/null | grep -v '^[[:space:]]*$' |
         awk -v k="$shard" -v n="$shards" '(NR - 1) % n == k - 1' |
         sed 's/[],[\\]/\\&/g' > "$list"  # a test spec's , [ ] and \ are special: escaped, a name is itself
-    if [[ ! -s "$list" ]]; then echo "no $filter cases in shard $shard of $shards"; rm -f "$list"; return 0; fi
-    echo "compute-sanitizer --tool $tool, shard $shard of $shards: $(wc -l < "$list") cases matching $filter"
+    if [[ ! -s "$list" ]]; then echo "no ${filter:-test} cases in shard $shard of $shards"; rm -f "$list"; return 0; fi
+    echo "$tool, shard $shard of $shards: $(wc -l < "$list") cases${filter:+ matching $filter}"
+    if [[ "$tool" == plain ]]; then
+        "$t" --input-file "$list"
+        local rc=$?
+        rm -f "$list"
+        return $rc
+    fi
     # memcheck: no report of CUDA API errors. Every API call of the library is checked by the library
     # itself (an unexpected error fails the test), and the one expected error would read as a finding:
     # memcheck's instrumentation makes kernels larger than the occupancy query says, so the one-launch
@@ -51,7 +59,7 @@ sanitize_one() {
     rm -f "$list"
     return $rc
 }
-if [[ "${SUITE_INTERNAL:-}" == sanitize_one ]]; then sanitize_one "$@"; exit $?; fi
+if [[ "${SUITE_INTERNAL:-}" == shard_one ]]; then shard_one "$@"; exit $?; fi
 
 [[ $# -eq 2 ]] || { echo "usage: $0 BUNDLE_DIR OUT_DIR" >&2; exit 64; }
 BUNDLE=$(cd "$1" && pwd) || exit 64
@@ -73,6 +81,7 @@ fi
 
 STEPS=${SUITE_STEPS:-gpu tests paths sanitize bench}
 JOBS=${SUITE_JOBS:-$(nproc)}
+shards=${SUITE_SHARDS:-4}
 (( JOBS > 16 )) && JOBS=16
 suite_start=$(date +%s)
 overall=0
@@ -107,19 +116,26 @@ for step in $STEPS; do
             job gpu 15 bash -c 'nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv'
             ;;
         tests)
-            for t in $(test_executables); do job "tests.$(basename "$t")" "${SUITE_T_TESTS:-480}" "$t"; done
+            for t in $(test_executables); do
+                for k in $(seq 1 "$shards"); do
+                    job "tests.$(basename "$t").$k" "${SUITE_T_TESTS:-480}" \
+                        env SUITE_INTERNAL=shard_one bash "$0" plain "$t" "$k" "$shards"
+                done
+            done
             ;;
         paths)
             for limit in 0 1000000000; do
-                job "paths.one_launch_max_$limit" "${SUITE_T_PATHS:-480}" \
-                    env IMGHIST_ONE_LAUNCH_MAX_BYTES=$limit "$BUNDLE/tests/test_filters" "[cuda]"
+                for k in $(seq 1 "$shards"); do
+                    job "paths.one_launch_max_$limit.$k" "${SUITE_T_PATHS:-480}" \
+                        env IMGHIST_ONE_LAUNCH_MAX_BYTES=$limit SUITE_INTERNAL=shard_one \
+                        bash "$0" plain "$BUNDLE/tests/test_filters" "$k" "$shards" "[cuda]"
+                done
             done
             ;;
         sanitize)
             if [[ -z "$SANITIZER" ]]; then
                 skip sanitize "compute-sanitizer not found (set SANITIZER=...)"
             else
-                shards=${SANITIZE_SHARDS:-4}
                 for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
                     for t in $(test_executables); do
                         # initcheck reports nvJPEG's own reads of memory it did not initialise (inside
@@ -127,7 +143,8 @@ for step in $STEPS; do
                         [[ $tool == initcheck && $(basename "$t") == test_gpu_jpeg ]] && continue
                         for k in $(seq 1 "$shards"); do
                             job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-480}" \
-                                env SUITE_INTERNAL=sanitize_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$shards"
+                                env SUITE_INTERNAL=shard_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$shards" \
+                                "${SANITIZE_FILTER:-[cuda]}"
                         done
                     done
                 done
