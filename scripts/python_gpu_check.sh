@@ -19,7 +19,9 @@
 # batch_filters_bench --json output to print beside it), bench_overhead.py (cuda and cpu),
 # bench_skimage_namespace.py, bench_dask_histogram.py (with dask) and bench_process_files.py (only in a module with
 # image files); each prints its table, and their JSON goes to BUILD_DIR/bench. The CUDA
-# architecture is the host's GPU ("native"); IMGHIST_CUDA_ARCHS overrides; IMGHIST_CMAKE_ARGS adds cmake arguments.
+# architecture is the host's GPU ("native"); IMGHIST_CUDA_ARCHS overrides; IMGHIST_CMAKE_ARGS adds cmake arguments;
+# PYTEST_ARGS adds pytest arguments (e.g. "-n 8" with pytest-xdist: a crash fails one test, not the run);
+# SKIP_BENCH=1 leaves the benchmarks out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build-python-gpu}
@@ -67,7 +69,7 @@ import importlib, numpy, imghist
 print("imghist:", imghist.__file__, "| built with CUDA:", imghist.built_with_cuda(),
       "| devices:", imghist.cuda_device_count(), imghist._imghist.cuda_device_name(0))
 print("numpy", numpy.__version__)
-for m in ["cv2", "cupy", "torch"]:
+for m in ["cv2", "cupy", "torch", "skimage", "pybind11"]:
     try:
         print(m, importlib.import_module(m).__version__)
     except Exception as e:
@@ -75,11 +77,12 @@ for m in ["cv2", "cupy", "torch"]:
 PYENV
 echo "== tests (python/tests; device arrays in test_device_arrays.py and test_batch.py, CuPy in test_skimage_exact.py and test_dask.py) =="
 status=0
-"$PY_EXE" -m pytest -v -rs -p no:cacheprovider python/tests || status=1
+"$PY_EXE" -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} python/tests || status=1
 echo "== the CUDA wheel: pip wheel, a fresh venv, device calls from it (skipped without pip and venv) =="
 "$PY_EXE" python/tests/wheel_check.py --source . --work "$BUILD_DIR/wheel-check" --cuda --no-files || [[ $? == 77 ]] || status=1
 # The benchmarks (python/bench/*): each prints its table; JSON results go to BUILD_DIR/bench. One that cannot run
 # here says why (a missing package, or a module built without image files) and is not a failure.
+[[ "${SKIP_BENCH:-0}" == 1 ]] && { echo "== benchmarks skipped (SKIP_BENCH=1) =="; exit $status; }
 BENCH_OUT="$BUILD_DIR/bench"
 mkdir -p "$BENCH_OUT"
 bench() {  # bench NAME "MODULES NEEDED" ARGS...

@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -154,6 +155,11 @@ def main():
     # 3. A fresh venv, the wheel installed into it.
     _, t_venv = run([sys.executable, "-m", "venv", "--system-site-packages", venv], env=clean_env())
     vpython = venv / "bin" / "python"
+    if sys.prefix != sys.base_prefix:
+        # This Python is a venv itself: --system-site-packages gives the base interpreter's packages, not the
+        # ones installed here (NumPy, CuPy, ...); a .pth file adds them after the new venv's own.
+        out, _ = run([vpython, "-c", "import site; print(site.getsitepackages()[0])"], env=clean_env())
+        (Path(out.strip()) / "_wheel_check_parent.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     _, t_install = run([vpython, "-m", "pip", "install", "--no-index", "--no-deps", wheel], env=clean_env())
 
     # 4. Used from outside the source tree, without PYTHONPATH or LD_LIBRARY_PATH.
