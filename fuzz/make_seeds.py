@@ -39,16 +39,8 @@ def png(w, h, depth, color, rows, extra=b"", interlace=0):
 
 
 def packed(values, bits):
-    out_bytes, acc, n = bytearray(), 0, 0
-    for v in values:
-        acc = (acc << bits) | v
-        n += bits
-        if n == 8:
-            out_bytes.append(acc)
-            acc, n = 0, 0
-    if n:
-        out_bytes.append(acc << (8 - n))
-    return bytes(out_bytes)
+    """Values of 1, 2, 4 or 8 bits packed most significant first (png_corpus's row packing)."""
+    return png_corpus.pack_row(values, bits)
 
 
 W, H = 7, 5
