@@ -1,7 +1,7 @@
 #include "arrays.hpp"
 
+#include <cctype>
 #include <cstring>
-#include <regex>
 
 namespace imghist_py {
 
@@ -169,6 +169,46 @@ imghist::StretchMode stretch_mode(const std::string& mode) {
     return luma_mode(mode) ? imghist::StretchMode::Luma : imghist::StretchMode::PerChannel;
 }
 
+namespace {
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// Whether `w` (the text before a ": ") names an operation of the libraries: a C++ identifier with '_' or
+/// '::' ("calc_hist", "imghist::equalize_hist"), a capitalised word ("Otsu", "CLAHE"), or one of the few prose
+/// names the libraries use.
+bool is_operation_name(const std::string& w) {
+    static const char* const prose[] = {"threshold",       "calcHist",           "calcHistBatch", "calcHistYCbCrBatch",
+                                        "filters",         "multi-Otsu",         "multi-Otsu labels",
+                                        "contrast stretch", "histogram matching", "luma histogram", "histogram",
+                                        "staged transfer", "pinned memory"};
+    for (const char* p : prose)
+        if (w == p) return true;
+    if (w.empty() || !std::isalnum(static_cast<unsigned char>(w[0]))) return false;
+    std::size_t k = 0;
+    while (k < w.size() && std::isalnum(static_cast<unsigned char>(w[k]))) ++k;
+    if (k == w.size()) return std::isupper(static_cast<unsigned char>(w[0])) != 0;  // one capitalised word
+    const bool joined = w[k] == '_' || w.compare(k, 2, "::") == 0;
+    for (; k < w.size(); ++k)
+        if (!std::isalnum(static_cast<unsigned char>(w[k])) && w[k] != '_' && w[k] != ':') return false;
+    return joined;
+}
+
+/// Replaces every whole-word `from` in `s` by `to`.
+void replace_words(std::string& s, const std::string& from, const std::string& to) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at)) {
+        const bool starts = at == 0 || !word_char(s[at - 1]);
+        const bool ends = at + from.size() == s.size() || !word_char(s[at + from.size()]);
+        if (starts && ends) {
+            s.replace(at, from.size(), to);
+            at += to.size();
+        } else {
+            at += from.size();
+        }
+    }
+}
+
+}  // namespace
+
 std::string python_message(std::string msg, const std::string& function) {
     static const std::pair<const char*, const char*> phrases[] = {
         {"(use equalize_hist_color for 3 or 4 channels)", "(use imghist.equalizeHistColor for 3- or 4-channel images)"},
@@ -184,16 +224,15 @@ std::string python_message(std::string msg, const std::string& function) {
         const std::size_t at = msg.find(from);
         if (at != std::string::npos) msg.replace(at, std::strlen(from), to);
     }
-    // Leading operation names of the libraries (C++ identifiers, or the few prose names they use).
-    static const std::regex op_prefix(
-        "^(?:(?:[A-Za-z0-9]+(?:_|::)[A-Za-z0-9_:]*|[A-Z][A-Za-z0-9]*|threshold|calcHist(?:Batch|YCbCrBatch)?|filters|"
-        "multi-Otsu(?: labels)?|contrast stretch|histogram matching|luma histogram|histogram|staged transfer|"
-        "pinned memory): )+");
-    msg = std::regex_replace(msg, op_prefix, "", std::regex_constants::format_first_only);
-    static const std::pair<std::regex, const char*> dtypes[] = {
-        {std::regex("\\bu8\\b"), "uint8"}, {std::regex("\\bu16\\b"), "uint16"},
-        {std::regex("\\bi32\\b"), "int32"}, {std::regex("\\bf32\\b"), "float32"}};
-    for (const auto& [re, name] : dtypes) msg = std::regex_replace(msg, re, name);
+    // Leading operation names of the libraries ("calc_hist: ", "imghist::equalize_hist: ", "Otsu: "), one after
+    // the other: the Python function's name replaces them.
+    for (std::size_t colon = msg.find(": "); colon != std::string::npos && is_operation_name(msg.substr(0, colon));
+         colon = msg.find(": "))
+        msg.erase(0, colon + 2);
+    // The libraries' short sample-type names, as whole words, in NumPy's words.
+    static const std::pair<const char*, const char*> dtypes[] = {
+        {"u8", "uint8"}, {"u16", "uint16"}, {"i32", "int32"}, {"f32", "float32"}};
+    for (const auto& [from, to] : dtypes) replace_words(msg, from, to);
     if (msg.compare(0, function.size() + 1, function + ":") != 0) msg = function + ": " + msg;
     return msg;
 }

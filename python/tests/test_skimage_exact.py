@@ -17,6 +17,13 @@ from conftest import photographs  # noqa: E402
 DTYPES = ["uint8", "uint16", "int16", "float32", "float64"]
 
 
+def reference_rules_or_skip(what):
+    """The namespace follows scikit-image 0.19 (Debian 12's); later releases changed some rules (the bins of wide
+    integer images, match_histograms of float templates): those comparisons run against 0.19 only."""
+    if not skimage.__version__.startswith("0.19."):
+        pytest.skip(f"{what}: compared with scikit-image 0.19's rules; this host has {skimage.__version__}")
+
+
 def device_arrays_or_skip():
     """CuPy with a device imghist can use, or a skip saying why."""
     try:
@@ -143,6 +150,7 @@ def test_rescale_intensity(module, dtype):
 @pytest.mark.parametrize("module", ARRAY_MODULES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_match_histograms(module, dtype):
+    reference_rules_or_skip("match_histograms")
     imgs = images(dtype)
     ref = make_image(dtype, 9, (40, 50))
     for name, img in imgs.items():
@@ -160,6 +168,8 @@ def test_match_histograms(module, dtype):
 @pytest.mark.parametrize("module", ARRAY_MODULES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_thresholds(module, dtype):
+    if dtype in ("uint16", "int16"):
+        reference_rules_or_skip(f"thresholds of {dtype} images")
     for name, img in images(dtype).items():
         gray = img if img.ndim == 2 else img[..., 0]
         for kwargs in [{}, {"nbins": 64}]:
@@ -167,7 +177,7 @@ def test_thresholds(module, dtype):
             assert_same(*call_both(module, "threshold_triangle", gray, **kwargs))
         # scikit-image's exhaustive search visits L^(classes-1) combinations of the L levels an integer image
         # spans: 4 classes only on narrow spans. Spans above 4096: test_multiotsu_wide_integer_images.
-        span = np.ptp(gray) + 1 if np.dtype(dtype).kind != "f" else 256
+        span = int(np.ptp(gray)) + 1 if np.dtype(dtype).kind != "f" else 256
         for classes in [c for c in (2, 3, 4) if span <= 4096 and (c < 4 or span <= 300)]:
             ours, theirs = call_both(module, "threshold_multiotsu", gray, classes)
             assert_same(ours, theirs)
