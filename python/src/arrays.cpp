@@ -72,25 +72,17 @@ bool make_view(const void* data, int ndim, const std::int64_t* shape, const std:
     return true;
 }
 
-Dtype dtype_of(const py::array& arr) {
-    const py::object dt = arr.attr("dtype");
-    Dtype d;
-    const std::string kind = py::cast<std::string>(dt.attr("kind"));
-    d.kind = kind.empty() ? '?' : kind[0];
-    d.itemsize = py::cast<int>(dt.attr("itemsize"));
-    d.native = py::cast<std::string>(dt.attr("byteorder")) != ">";
-    d.name = py::cast<std::string>(py::str(dt));
-    return d;
-}
-
 SampleType numpy_sample_type(const py::array& arr, const char* role) {
-    const Dtype d = dtype_of(arr);
-    if (!((d.kind == 'u' && (d.itemsize == 1 || d.itemsize == 2)) ||
-          ((d.kind == 'i' || d.kind == 'f') && d.itemsize == 4)) ||
-        !d.native)
-        fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype " + d.name +
+    const py::dtype dt = arr.dtype();
+    const char kind = dt.kind();
+    const int itemsize = static_cast<int>(dt.itemsize());
+    const bool native = dt.byteorder() != '>';
+    if (!((kind == 'u' && (itemsize == 1 || itemsize == 2)) || ((kind == 'i' || kind == 'f') && itemsize == 4)) ||
+        !native)
+        fail(ErrorCode::Unsupported, std::string(role) + ": unsupported dtype " +
+                                         std::string(py::str(static_cast<const py::handle&>(dt))) +
                                          "; supported: uint8, uint16, int32, float32 (native byte order)");
-    return sample_type(d.kind, d.itemsize, d.native, role);
+    return sample_type(kind, itemsize, native, role);
 }
 
 Image image_arg(py::handle obj, const char* role, bool writable) {

@@ -240,16 +240,6 @@ struct Image {
 
 
 /// The sample type of a NumPy array's dtype; throws Unsupported, naming it, for the others.
-/// A NumPy array's dtype: kind ('u', 'i', 'f', ...), bytes per item, and whether it is in native byte order.
-struct Dtype {
-    char kind = 0;
-    int itemsize = 0;
-    bool native = true;
-    std::string name;  ///< for messages: "float64", ">u2"
-};
-/// Read through NumPy's own dtype attributes: pybind11 releases before 2.12 read them from the C struct in
-/// NumPy 1's layout, which NumPy 2 changed.
-Dtype dtype_of(const py::array& arr);
 SampleType numpy_sample_type(const py::array& arr, const char* role);
 /// The image an argument holds (see the header comment); `writable` for destinations (never copied).
 Image image_arg(py::handle obj, const char* role, bool writable = false);

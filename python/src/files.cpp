@@ -52,12 +52,14 @@ cli::Image from_numpy(const py::array& arr, const std::string& function) {
     const int channels = nd == 3 ? static_cast<int>(arr.shape(2)) : 1;
     if (channels < 1 || channels > 4)
         fail(ErrorCode::InvalidArgument, function + ": " + std::to_string(channels) + " channels; 1 to 4 are supported");
-    const Dtype dt = dtype_of(arr);
+    const py::dtype dt = arr.dtype();
     int depth = 0;
-    if (dt.kind == 'u' && dt.itemsize == 1) depth = 8;
-    if (dt.kind == 'u' && dt.itemsize == 2 && dt.native) depth = 16;
+    if (dt.kind() == 'u' && dt.itemsize() == 1) depth = 8;
+    if (dt.kind() == 'u' && dt.itemsize() == 2 && dt.byteorder() != '>') depth = 16;
     if (depth == 0)
-        fail(ErrorCode::Unsupported, function + ": unsupported dtype " + dt.name + "; image files hold uint8 or uint16 samples");
+        fail(ErrorCode::Unsupported, function + ": unsupported dtype " +
+                                         std::string(py::str(static_cast<const py::handle&>(dt))) +
+                                         "; image files hold uint8 or uint16 samples");
     if (arr.shape(0) < 1 || arr.shape(1) < 1 || arr.shape(0) > INT32_MAX || arr.shape(1) > INT32_MAX)
         fail(ErrorCode::InvalidArgument, function + ": an image needs 1 to 2^31-1 rows and columns");
     cli::Image img(static_cast<int>(arr.shape(1)), static_cast<int>(arr.shape(0)), channels, depth);
