@@ -97,6 +97,25 @@ IMGHIST_HD double otsu_sigma(double q1, double mu1, double mu) {
     return q1 * q2 * (mu1 - mu2) * (mu1 - mu2);
 }
 
+/// The whole sequential scan over `bins` counts (scale = 1/total, mu = the scaled global mean): the first bin
+/// of the largest between-class variance, 0 when none is above 0. One thread; the host and the device
+/// kernel for any bin count run this same loop.
+template <class Count>
+IMGHIST_HD int otsu_scan(const Count* counts, int bins, double scale, double mu) {
+    OtsuState s;
+    double max_sigma = 0.0;
+    int level = 0;
+    for (int i = 0; i < bins; ++i) {
+        if (!otsu_step(s, i, counts[i], scale)) continue;
+        const double sigma = otsu_sigma(s.q1, s.mu1, mu);
+        if (sigma > max_sigma) {
+            max_sigma = sigma;
+            level = i;
+        }
+    }
+    return level;
+}
+
 // ---- Triangle ----------------------------------------------------------------------------------------------
 // cv::threshold(THRESH_TRIANGLE) on a 256-bin histogram (integer part; the distance uses doubles).
 template <class Get>
@@ -185,6 +204,16 @@ IMGHIST_HD void ycrcb_to_bgr(int y, int cr, int cb, std::uint8_t& b, std::uint8_
     b = sat_u8(y + descale((cb - 128) * 29049));
     g = sat_u8(y + descale((cb - 128) * -5636 + (cr - 128) * -11698));
     r = sat_u8(y + descale((cr - 128) * 22987));
+}
+
+/// One pixel of the luma equalization: BGR(A) `p` -> Y'CrCb, Y through `table`, back to BGR into `q`; the
+/// alpha of a 4-channel pixel is copied.
+IMGHIST_HD void equalize_luma_pixel(const std::uint8_t* p, std::uint8_t* q, int channels, const std::uint8_t* table) {
+    int y, cr, cb;
+    bgr_to_ycrcb(p[0], p[1], p[2], y, cr, cb);
+    const std::uint8_t alpha = channels == 4 ? p[3] : 0;
+    ycrcb_to_bgr(table[y], cr, cb, q[0], q[1], q[2]);
+    if (channels == 4) q[3] = alpha;
 }
 
 // ---- CLAHE -------------------------------------------------------------------------------------------------

@@ -42,19 +42,7 @@ int otsu_threshold(const std::uint64_t* hist, int bins) {
     const double scale = 1.0 / static_cast<double>(total);
     // The running double sum of i*h[i] in OpenCV is exact (integers below 2^53), so the integer moment
     // converted once is the same number.
-    const double mu = static_cast<double>(moment) * scale;
-    fmath::OtsuState s;
-    double max_sigma = 0.0;
-    int max_val = 0;
-    for (int i = 0; i < bins; ++i) {
-        if (!fmath::otsu_step(s, i, hist[i], scale)) continue;
-        const double sigma = fmath::otsu_sigma(s.q1, s.mu1, mu);
-        if (sigma > max_sigma) {
-            max_sigma = sigma;
-            max_val = i;
-        }
-    }
-    return max_val;
+    return fmath::otsu_scan(hist, bins, scale, static_cast<double>(moment) * scale);
 }
 
 int triangle_threshold(const std::uint64_t* hist) {

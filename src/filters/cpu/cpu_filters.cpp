@@ -128,13 +128,7 @@ void cpu_equalize_luma(const ImageView& src, const ImageView& dst, int threads) 
         for (int y = b; y < e; ++y) {
             const std::uint8_t* s = src.row(y);
             std::uint8_t* d = mutable_row(dst, y);
-            for (int x = 0; x < W; ++x, s += C, d += C) {
-                int Y, cr, cb;
-                fmath::bgr_to_ycrcb(s[0], s[1], s[2], Y, cr, cb);
-                const std::uint8_t a = C == 4 ? s[3] : 0;
-                fmath::ycrcb_to_bgr(lut[Y], cr, cb, d[0], d[1], d[2]);
-                if (C == 4) d[3] = a;
-            }
+            for (int x = 0; x < W; ++x, s += C, d += C) fmath::equalize_luma_pixel(s, d, C, lut.data());
         }
     });
 }

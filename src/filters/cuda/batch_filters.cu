@@ -132,35 +132,28 @@ void launch_batch_luts(Workspace& ws, const DeviceBatch& b, const std::uint8_t* 
     BATCH_LAUNCHED("batch_lut_kernel");
 }
 
-void cuda_equalize_batch(const DeviceBatch& b, int device, Stream stream) {
-    check_batch_size(b.count, "equalize_hist_batch");
-    refuse_capture(stream, "equalize_hist_batch", layout_obstacle(b));
+namespace {
+
+/// Equalization of a batch: each channel through its own table, or (luma) the Y of Y'CrCb of BGR(A) images
+/// through one table per image.
+void equalize_batch(const DeviceBatch& b, bool luma, const char* op, int device, Stream stream) {
+    check_batch_size(b.count, op);
+    refuse_capture(stream, op, layout_obstacle(b));
     DeviceGuard scope(device);
     WorkspaceLease lease = acquire_workspace(-1, stream);
     Workspace& ws = *lease;
     const int channels = b.src[0].channels;
     kernels::BatchTableArgs<unsigned int> a{};
-    a.counts = batch_histograms(ws, b, 256);
-    a.hist_channels = channels;
-    a.tables = batch_tables(ws, b.count, channels);
-    launch_tables<kernels::BatchTable::Equalize>(b.count, channels, a, stream);
-    launch_batch_luts(ws, b, a.tables, nullptr);
-}
-
-void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int device, Stream stream) {
-    if (mode == ColorEqualize::PerChannel) {
-        cuda_equalize_batch(b, device, stream);
+    if (!luma) {
+        a.counts = batch_histograms(ws, b, 256);
+        a.hist_channels = channels;
+        a.tables = batch_tables(ws, b.count, channels);
+        launch_tables<kernels::BatchTable::Equalize>(b.count, channels, a, stream);
+        launch_batch_luts(ws, b, a.tables, nullptr);
         return;
     }
-    check_batch_size(b.count, "equalize_hist_color_batch");
-    refuse_capture(stream, "equalize_hist_color_batch", layout_obstacle(b));
-    DeviceGuard scope(device);
-    WorkspaceLease lease = acquire_workspace(-1, stream);
-    Workspace& ws = *lease;
-    const int channels = b.src[0].channels;
     const kernels::BatchRef ref = batch_ref(ws, b, 0, b.count, batch_tuning(ws).apply_block_bytes, PassUnit::Bytes);
     const std::size_t bytes = b.count * 256 * sizeof(unsigned int);
-    kernels::BatchTableArgs<unsigned int> a{};
     auto* counts = ws.device_as<unsigned int>(DeviceSlot::Counts, bytes);
     BATCH_CUDA(cudaMemsetAsync(counts, 0, bytes, cu(stream)));
     kernels::batch_luma_hist_kernel<std::uint8_t, 256><<<pass_grid(ref), kBatchThreads, 0, cu(stream)>>>(ref, channels, counts);
@@ -171,6 +164,17 @@ void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int dev
     launch_tables<kernels::BatchTable::Equalize>(b.count, 1, a, stream);
     kernels::batch_luma_apply_kernel<<<pass_grid(ref), kBatchThreads, 0, cu(stream)>>>(ref, channels, a.tables);
     BATCH_LAUNCHED("batch_luma_apply_kernel");
+}
+
+}  // namespace
+
+void cuda_equalize_batch(const DeviceBatch& b, int device, Stream stream) {
+    equalize_batch(b, false, "equalize_hist_batch", device, stream);
+}
+
+void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int device, Stream stream) {
+    if (mode == ColorEqualize::PerChannel) equalize_batch(b, false, "equalize_hist_batch", device, stream);
+    else equalize_batch(b, true, "equalize_hist_color_batch", device, stream);
 }
 
 void cuda_threshold_batch(const DeviceBatch& b, const ThresholdParams& p, AutoThreshold automatic, int* computed,

@@ -254,29 +254,18 @@ __global__ void batch_table16_kernel(BatchRef b, const std::uint16_t* __restrict
 /// global memory.
 template <class T, int Levels>
 __global__ void batch_luma_hist_kernel(BatchRef b, int channels, unsigned int* __restrict__ counts) {
-    constexpr bool kShared = Levels <= 256;
-    __shared__ unsigned int local[kShared ? Levels : 1];
+    __shared__ unsigned int local[LumaBlockCounts<Levels>::kShared ? Levels : 1];
     const BlockPart part = block_part(b);
     const BatchImage im = b.image(part.image);
-    unsigned int* out = counts + static_cast<std::size_t>(part.image) * Levels;
-    if (kShared) {
-        for (int i = threadIdx.x; i < Levels; i += blockDim.x) local[i] = 0;
-        __syncthreads();
-    }
+    const LumaBlockCounts<Levels> luma{local, counts + static_cast<std::size_t>(part.image) * Levels};
+    luma.zero();
     const std::size_t tid = static_cast<std::size_t>(part.block) * blockDim.x + threadIdx.x;
     const std::size_t nthreads = static_cast<std::size_t>(part.blocks) * blockDim.x;
     for_each_pixel(im.width, im.height, tid, nthreads, [&](int y, int x) {
-        const T* px = reinterpret_cast<const T*>(im.src + static_cast<std::size_t>(y) * im.src_pitch) +
-                      static_cast<std::size_t>(x) * channels;
-        const int v = fmath::ycrcb_luma(px[0], px[1], px[2]);
-        if (kShared) atomicAdd(&local[v], 1u);
-        else atomicAdd(&out[v], 1u);
+        luma.add(reinterpret_cast<const T*>(im.src + static_cast<std::size_t>(y) * im.src_pitch) +
+                 static_cast<std::size_t>(x) * channels);
     });
-    if (kShared) {
-        __syncthreads();
-        for (int i = threadIdx.x; i < Levels; i += blockDim.x)
-            if (local[i]) atomicAdd(&out[i], local[i]);
-    }
+    luma.flush();
 }
 
 /// Luma equalization of 8-bit BGR(A) images: the Y of YCrCb replaced by its table's entry (tables + image * 256),
@@ -292,15 +281,7 @@ static __global__ void batch_luma_apply_kernel(BatchRef b, int channels, const s
     for_each_pixel(im.width, im.height, tid, nthreads, [&](int y, int x) {
         const std::uint8_t* p = im.src + static_cast<std::size_t>(y) * im.src_pitch + static_cast<std::size_t>(x) * channels;
         std::uint8_t* q = im.dst + static_cast<std::size_t>(y) * im.dst_pitch + static_cast<std::size_t>(x) * channels;
-        int Y, cr, cb;
-        fmath::bgr_to_ycrcb(p[0], p[1], p[2], Y, cr, cb);
-        const std::uint8_t alpha = channels == 4 ? p[3] : 0;
-        std::uint8_t bl, gr, rd;
-        fmath::ycrcb_to_bgr(tab[Y], cr, cb, bl, gr, rd);
-        q[0] = bl;
-        q[1] = gr;
-        q[2] = rd;
-        if (channels == 4) q[3] = alpha;
+        fmath::equalize_luma_pixel(p, q, channels, tab);
     });
 }
 

@@ -187,20 +187,12 @@ void cuda_threshold(const ImageView& src, const ImageView& dst, const ThresholdP
         const CountType type = device_histogram(ws, src, bins);
         int* out = device_threshold(ws);
         int* out2 = computed;
-        const bool u32 = type == CountType::U32;
-        if (automatic == AutoThreshold::Triangle) {
-            if (u32) kernels::triangle_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned int>(ws), out, out2);
-            else kernels::triangle_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned long long>(ws), out, out2);
-        } else if (bins == 256) {
-            if (u32) kernels::otsu256_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned int>(ws), out, out2);
-            else kernels::otsu256_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned long long>(ws), out, out2);
-        } else {
-            if (u32)
-                kernels::otsu_seq_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned int>(ws), bins, out, out2);
-            else
-                kernels::otsu_seq_kernel<<<1, cuda::FilterTuning::level_threads, 0, cu(stream)>>>(counts<unsigned long long>(ws), bins, out,
-                                                                    out2);
-        }
+        const bool triangle = automatic == AutoThreshold::Triangle;
+        constexpr int threads = cuda::FilterTuning::level_threads;
+        if (type == CountType::U32)
+            kernels::auto_level_kernel<<<1, threads, 0, cu(stream)>>>(counts<unsigned int>(ws), bins, triangle, out, out2);
+        else
+            kernels::auto_level_kernel<<<1, threads, 0, cu(stream)>>>(counts<unsigned long long>(ws), bins, triangle, out, out2);
         FILTERS_LAUNCHED("automatic threshold kernel");
         t_dev = out;
     }

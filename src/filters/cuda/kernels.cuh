@@ -545,16 +545,6 @@ __device__ __forceinline__ int otsu256_block(const Count* __restrict__ counts) {
     return r;
 }
 
-/// Otsu on 256 bins, one block of 256 threads.
-template <class Count>
-__global__ void otsu256_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
-    const int r = otsu256_block(counts);
-    if (threadIdx.x == 0) {
-        *out = r;
-        if (out2) *out2 = r;
-    }
-}
-
 /// Otsu on any number of bins (65536 for u16): totals in parallel, the scan by one thread. Every thread of the
 /// block calls it; thread 0 gets the level (the others 0).
 template <class Count>
@@ -567,30 +557,9 @@ __device__ __forceinline__ int otsu_seq_block(const Count* __restrict__ counts, 
     }
     const unsigned long long total = block_sum<unsigned long long>(tot, scratch);
     const unsigned long long moment = block_sum<unsigned long long>(mom, scratch);
-    int r = 0;
-    if (threadIdx.x != 0 || total == 0) return r;
+    if (threadIdx.x != 0 || total == 0) return 0;
     const double scale = 1.0 / static_cast<double>(total);
-    const double mu = static_cast<double>(moment) * scale;
-    fmath::OtsuState s;
-    double max_sigma = 0.0;
-    for (int i = 0; i < bins; ++i) {
-        if (!fmath::otsu_step(s, i, counts[i], scale)) continue;
-        const double sigma = fmath::otsu_sigma(s.q1, s.mu1, mu);
-        if (sigma > max_sigma) {
-            max_sigma = sigma;
-            r = i;
-        }
-    }
-    return r;
-}
-
-template <class Count>
-__global__ void otsu_seq_kernel(const Count* __restrict__ counts, int bins, int* __restrict__ out,
-                                int* __restrict__ out2) {
-    const int r = otsu_seq_block(counts, bins);
-    if (threadIdx.x != 0) return;
-    *out = r;
-    if (out2) *out2 = r;
+    return fmath::otsu_scan(counts, bins, scale, static_cast<double>(moment) * scale);
 }
 
 /// cv::threshold's Triangle level of a 256-bin histogram, returned to every thread of a block of 256 threads
@@ -611,16 +580,44 @@ __device__ __forceinline__ int triangle_block(const Count* __restrict__ counts) 
     return r;
 }
 
+/// cv::threshold's automatic level of a histogram of `bins` counts (Triangle: 256 bins only), by one block of
+/// 256 threads; written to *out and, when given, to *out2.
 template <class Count>
-__global__ void triangle_kernel(const Count* __restrict__ counts, int* __restrict__ out, int* __restrict__ out2) {
-    const int r = triangle_block(counts);
-    if (threadIdx.x == 0) {
-        *out = r;
-        if (out2) *out2 = r;
-    }
+__global__ void auto_level_kernel(const Count* __restrict__ counts, int bins, bool triangle, int* __restrict__ out,
+                                  int* __restrict__ out2) {
+    const int r = triangle ? triangle_block(counts) : bins == 256 ? otsu256_block(counts) : otsu_seq_block(counts, bins);
+    if (threadIdx.x != 0) return;
+    *out = r;
+    if (out2) *out2 = r;
 }
 
 // ---- color (luma mode) --------------------------------------------------------------------------------------
+/// One block's count of luma levels (contrast stretch's luma, fmath::ycrcb_luma): 8-bit levels (Levels <= 256)
+/// into a block-private histogram in shared memory that flush() adds to `out`; 16-bit levels straight into
+/// `out` in global memory. Every thread of the block calls zero() and flush() (they synchronise).
+template <int Levels>
+struct LumaBlockCounts {
+    static constexpr bool kShared = Levels <= 256;
+    unsigned int* local;  // shared memory, Levels entries; unused for 16-bit levels
+    unsigned int* out;
+
+    __device__ void zero() const {
+        if (kShared)
+            for (int i = threadIdx.x; i < Levels; i += blockDim.x) local[i] = 0;
+        __syncthreads();
+    }
+    template <class T>
+    __device__ void add(const T* bgr) const {
+        atomicAdd(&(kShared ? local : out)[fmath::ycrcb_luma(bgr[0], bgr[1], bgr[2])], 1u);
+    }
+    __device__ void flush() const {
+        if (!kShared) return;
+        __syncthreads();
+        for (int i = threadIdx.x; i < Levels; i += blockDim.x)
+            if (local[i]) atomicAdd(&out[i], local[i]);
+    }
+};
+
 /// Y of YCrCb for every pixel of a BGR / BGRA image, into a packed plane.
 static __global__ void luma_plane_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
                                   int channels, std::uint8_t* __restrict__ plane) {
@@ -647,16 +644,7 @@ static __global__ void luma_apply_kernel(const std::uint8_t* __restrict__ src, s
         std::uint8_t* drow = dst + static_cast<std::size_t>(y) * dpitch;
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
             const std::uint8_t* p = srow + static_cast<std::size_t>(x) * channels;
-            std::uint8_t* q = drow + static_cast<std::size_t>(x) * channels;
-            int Y, cr, cb;
-            fmath::bgr_to_ycrcb(p[0], p[1], p[2], Y, cr, cb);
-            const std::uint8_t a = channels == 4 ? p[3] : 0;
-            std::uint8_t b, g, r;
-            fmath::ycrcb_to_bgr(tab[Y], cr, cb, b, g, r);
-            q[0] = b;
-            q[1] = g;
-            q[2] = r;
-            if (channels == 4) q[3] = a;
+            fmath::equalize_luma_pixel(p, drow + static_cast<std::size_t>(x) * channels, channels, tab);
         }
     }
 }

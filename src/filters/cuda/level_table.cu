@@ -45,29 +45,20 @@ __global__ void table16_kernel(const std::uint8_t* __restrict__ src, std::size_t
     }
 }
 
+/// The luma histogram of one BGR(A) image into counts (Levels entries, zeroed beforehand).
 template <class T, int Levels>
 __global__ void luma_hist_kernel(const std::uint8_t* __restrict__ src, std::size_t pitch, int width, int height,
                                  int channels, unsigned int* __restrict__ counts) {
-    // 8-bit: a block-private histogram in shared memory; 16-bit: straight to global memory.
-    constexpr bool kShared = Levels <= 256;
-    __shared__ unsigned int local[kShared ? Levels : 1];
-    if (kShared)
-        for (int i = threadIdx.x; i < Levels; i += blockDim.x) local[i] = 0;
-    __syncthreads();
+    using Counts = kernels::LumaBlockCounts<Levels>;
+    __shared__ unsigned int local[Counts::kShared ? Levels : 1];
+    const Counts luma{local, counts};
+    luma.zero();
     for (int y = blockIdx.y; y < height; y += gridDim.y) {
         const T* row = reinterpret_cast<const T*>(src + static_cast<std::size_t>(y) * pitch);
-        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x) {
-            const T* px = row + static_cast<std::size_t>(x) * channels;
-            const int v = fmath::ycrcb_luma(px[0], px[1], px[2]);
-            if (kShared) atomicAdd(&local[v], 1u);
-            else atomicAdd(&counts[v], 1u);
-        }
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x)
+            luma.add(row + static_cast<std::size_t>(x) * channels);
     }
-    if (kShared) {
-        __syncthreads();
-        for (int i = threadIdx.x; i < Levels; i += blockDim.x)
-            if (local[i]) atomicAdd(&counts[i], local[i]);
-    }
+    luma.flush();
 }
 
 dim3 grid_for(const Workspace& ws, int width, int height) {
