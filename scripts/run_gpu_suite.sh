@@ -13,17 +13,18 @@
 #             | jobs                                                                  |
 #   paths     | test_filters' [cuda] cases with the one-launch filters off, then on   | SUITE_T_PATHS=480
 #             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9), in shards too  |
-#   sanitize  | compute-sanitizer memcheck, racecheck, synccheck and initcheck, each  | SUITE_T_SANITIZE=480
-#             | on each test executable's [cuda] cases, dealt into SUITE_SHARDS jobs; |
-#             | initcheck skips test_gpu_jpeg (nvJPEG's own reads)                    |
+#   sanitize  | the four steps below, one after another                               |
+#   memcheck, | compute-sanitizer's tool of that name on each test executable's       | SUITE_T_SANITIZE=480
+#   racecheck,| [cuda] cases, dealt into SUITE_SANITIZE_SHARDS (default 8) jobs; one   |
+#   synccheck,| tool at a time, so that its jobs share the GPU and the cores only with |
+#   initcheck | each other; initcheck skips test_gpu_jpeg (nvJPEG's own reads)       |
 #   bench     | imghist-bench, full table -> OUT_DIR/bench.json, bench.txt            | SUITE_T_BENCH=240
 #   sweep     | imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json     | SUITE_T_SWEEP=120
 #
-# With the defaults a fresh H100 host runs the four default steps in under 10 minutes (the sanitizer jobs
-# dominate and run side by side). Environment: SUITE_STEPS, SUITE_JOBS, SUITE_T_<STEP> (seconds),
+# The sanitizer steps dominate; each may be run on its own (SUITE_STEPS=racecheck). Environment: SUITE_STEPS,
+# SUITE_JOBS, SUITE_SHARDS, SUITE_SANITIZE_SHARDS, SUITE_T_<STEP> (seconds; the four tools share SUITE_T_SANITIZE),
 # BENCH_ARGS (extra arguments for the table, e.g. "--quick"), SWEEP_ARGS (replace the sweep's selection),
-# SANITIZER (path to compute-sanitizer), SANITIZE_TOOLS (default "memcheck racecheck synccheck initcheck"),
-# SANITIZE_FILTER (Catch2 test spec for the sanitizer jobs, default "[cuda]"), IMGHIST_TEST_SHAPES_ONLY
+# SANITIZER (path to compute-sanitizer), SANITIZE_FILTER (Catch2 test spec for the sanitizer jobs, default "[cuda]"), IMGHIST_TEST_SHAPES_ONLY
 # (default 1 under the sanitizers: the filters' tests keep every size class with fewer distributions and
 # ROI offsets; 0 runs the full lists). Logs: OUT_DIR/logs/<job>.log; summary: OUT_DIR/summary.txt.
 # Exit status: 0 when every job passed, 1 otherwise.
@@ -53,8 +54,10 @@ shard_one() {
     [[ "$tool" == "memcheck" ]] && extra=(--leak-check no --report-api-errors no)
     # Every size class, fewer distributions and ROI offsets (tests/filters/filters_support.hpp): a sanitizer
     # multiplies each launch's cost.
+    # Each case's duration is printed: the shards' limits are sized from them.
     IMGHIST_TEST_SHAPES_ONLY=${IMGHIST_TEST_SHAPES_ONLY:-1} \
-        "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" --input-file "$list"
+        "$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 50 "${extra[@]}" "$t" --input-file "$list" \
+        --durations yes
     local rc=$?
     rm -f "$list"
     return $rc
@@ -80,6 +83,7 @@ if [[ -z "${SANITIZER:-}" ]]; then
 fi
 
 STEPS=${SUITE_STEPS:-gpu tests paths sanitize bench}
+STEPS=${STEPS//sanitize/memcheck racecheck synccheck initcheck}
 JOBS=${SUITE_JOBS:-$(nproc)}
 shards=${SUITE_SHARDS:-4}
 (( JOBS > 16 )) && JOBS=16
@@ -132,23 +136,24 @@ for step in $STEPS; do
                 done
             done
             ;;
-        sanitize)
+        memcheck|racecheck|synccheck|initcheck)
             if [[ -z "$SANITIZER" ]]; then
-                skip sanitize "compute-sanitizer not found (set SANITIZER=...)"
-            else
-                for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
-                    for t in $(test_executables); do
-                        # initcheck reports nvJPEG's own reads of memory it did not initialise (inside
-                        # libnvjpeg, not ours): the GPU JPEG tests run under the other three tools.
-                        [[ $tool == initcheck && $(basename "$t") == test_gpu_jpeg ]] && continue
-                        for k in $(seq 1 "$shards"); do
-                            job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-480}" \
-                                env SUITE_INTERNAL=shard_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$shards" \
-                                "${SANITIZE_FILTER:-[cuda]}"
-                        done
-                    done
-                done
+                skip "$step" "compute-sanitizer not found (set SANITIZER=...)"
+                continue
             fi
+            tool=$step
+            n=${SUITE_SANITIZE_SHARDS:-8}
+            for t in $(test_executables); do
+                # initcheck reports nvJPEG's own reads of memory it did not initialise (inside libnvjpeg, not
+                # ours): the GPU JPEG tests run under the other three tools.
+                [[ $tool == initcheck && $(basename "$t") == test_gpu_jpeg ]] && continue
+                for k in $(seq 1 "$n"); do
+                    job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-480}" \
+                        env SUITE_INTERNAL=shard_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$n" \
+                        "${SANITIZE_FILTER:-[cuda]}"
+                done
+            done
+            wait  # the next tool starts on a quiet device
             ;;
         bench|sweep)
             wait  # timings on a quiet device
