@@ -187,6 +187,15 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool
 
 namespace {
 
+/// A CPU worker of a run with GPUs yields the cores to the GPUs' host threads (their set-up, reading, the host
+/// part of decoding and encoding, writing): one of those threads waiting for a core stalls a whole device,
+/// while a CPU worker waiting for one delays one file. The calling thread only (Linux: setpriority on a
+/// thread id); where it is refused, the worker runs at the normal priority.
+void yield_cores_to_gpus() {
+    const int nice_increment = 10;
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice_increment);
+}
+
 /// Width of the terminal on stderr (80 when it cannot be read).
 std::size_t terminal_columns() {
     winsize ws{};
@@ -531,6 +540,7 @@ void PipelineRun::cpu_file(Item& it, bool handed, const Device& d, const std::st
 void PipelineRun::cpu_worker(int rank) {
     const Device d = cpu_device(rank);
     const std::string name = describe(d);
+    if (stages_.batch) yield_cores_to_gpus();
     StageTimer timer(cpu_clock_);
     while (const auto taken = launch_->queue.next_for_cpu(rank)) {
         timer.to(StageClock::Busy);
