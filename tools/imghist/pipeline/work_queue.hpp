@@ -6,7 +6,8 @@
 // the workers from getting in each other's way, all from what the run measures as it goes:
 //
 //   - CPU cores: a starting GPU takes one CPU worker's place (its set-up needs a core), a running one as many
-//     as its host threads use (measured CPU time over wall time, rounded up); the CPU workers above that
+//     as its host threads use (measured CPU time over wall time, rounded up; the CPU workers also run at a
+//     lower priority: pipeline.cpp, yield_cores_to_gpus); the CPU workers above that
 //     number wait until cores are free again. With --device cuda the CPU workers take files only once no
 //     GPU is left (they still take what a GPU hands them: files it cannot decode).
 //   - The start of a GPU under --device auto: only when the CPU workers, at the time per file they measured
