@@ -350,13 +350,8 @@ TEST_CASE("16-bit RGBA to JPEG: refused with a message naming --depth 8 and --fl
         for (int x = 0; x < src.cols; ++x)
             src.at<cv::Vec4w>(y, x)[3] = static_cast<std::uint16_t>(x == 0 ? 0 : x == 1 ? 65535 : (x * 1499 + y * 977) % 65536);
     write(d / "in.png", src);
-    Run r = run_cli(d, "equalize in.png out.jpg --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "out.jpg"));
-    CHECK(contains(r.err, "--depth 8"));
-    r = run_cli(d, "equalize in.png out.jpg --depth 8 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "--flatten"));
+    expect_error(d, "equalize in.png out.jpg --device cpu", 1, {"out.jpg", "--depth 8"});
+    expect_error(d, "equalize in.png out.jpg --depth 8 --device cpu", 1, {"--flatten"});
     CHECK_FALSE(fs::exists(d / "out.jpg"));
     // The documented rules, computed here in double precision: composite over the background at 16 bits,
     // then round(v * 255 / 65535).
@@ -473,14 +468,9 @@ TEST_CASE("TIFF: palette, float and planar-separate files are refused by name", 
     // A truncated TIFF, and a header claiming more pixels than the limit: clear errors, nothing allocated.
     const std::string whole = slurp(d / "planar.tif");
     write_bytes(d / "cut.tif", whole.substr(0, 60));
-    Run r = run_cli(d, "equalize cut.tif out.png --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "cut.tif"));
+    expect_error(d, "equalize cut.tif out.png --device cpu", 1, {"cut.tif"});
     write_tiff(d / "big.tif", photo(300, 200, CV_8UC1, 61), COMPRESSION_LZW, false);
-    r = run_cli(d, "equalize big.tif out.png --max-pixels 1000 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "big.tif"));
-    CHECK(contains(r.err, "above the limit"));
+    expect_error(d, "equalize big.tif out.png --max-pixels 1000 --device cpu", 1, {"big.tif", "above the limit"});
 }
 
 // ================================================================================================== WebP
@@ -535,8 +525,6 @@ TEST_CASE("WebP: lossless round trip is exact, lossy with --quality, lossy input
 
 TEST_CASE("folder: files imghist cannot read are named in the summary, and a run that processes nothing fails", "[cli][folder]") {
     TempDir d;
-    fs::create_directories(d / "in");
-    fs::create_directories(d / "junk");
     fs::create_directories(d / "empty");
     const cv::Mat a = photo(20, 10, CV_8UC1, 80), b = photo(21, 11, CV_8UC3, 81);
     write(d / "in/a.png", a);
@@ -557,16 +545,9 @@ TEST_CASE("folder: files imghist cannot read are named in the summary, and a run
     // A folder of unreadable files, and an empty folder: non-zero exit with a message.
     write_bytes(d / "junk/x.xyz", "x");
     write_bytes(d / "junk/y.doc", "y");
-    r = run_cli(d, "equalize junk out2 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "skipped 2 unsupported: x.xyz, y.doc"));
-    CHECK(contains(r.err, "nothing processed"));
-    r = run_cli(d, "hist junk --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "nothing processed"));
-    r = run_cli(d, "equalize empty out3 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "no image files found"));
+    expect_error(d, "equalize junk out2 --device cpu", 1, {"skipped 2 unsupported: x.xyz, y.doc", "nothing processed"});
+    expect_error(d, "hist junk --device cpu", 1, {"nothing processed"});
+    expect_error(d, "equalize empty out3 --device cpu", 1, {"no image files found"});
     // Everything already done is not "nothing processed".
     r = run_cli(d, "equalize in out --mode per-channel --skip-existing --device cpu");
     CHECK(r.code == 0);

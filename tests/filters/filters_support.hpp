@@ -274,29 +274,6 @@ inline void check_op(Backend backend, const cv::Mat& src, const cv::Mat& expecte
     }
 }
 
-/// OpenCV's equalization of the luma of a BGR or BGRA image (YCrCb, alpha kept): the reference for the
-/// filters' luma mode, single and batch.
-inline cv::Mat opencv_equalize_luma(const cv::Mat& src) {
-    cv::Mat bgr, ycc, out;
-    if (src.channels() == 4) cv::cvtColor(src, bgr, cv::COLOR_BGRA2BGR);
-    else bgr = src;
-    cv::cvtColor(bgr, ycc, cv::COLOR_BGR2YCrCb);
-    std::vector<cv::Mat> planes;
-    cv::split(ycc, planes);
-    cv::equalizeHist(planes[0], planes[0]);
-    cv::merge(planes, ycc);
-    cv::cvtColor(ycc, out, cv::COLOR_YCrCb2BGR);
-    if (src.channels() == 4) {
-        std::vector<cv::Mat> s4, o3;
-        cv::split(src, s4);
-        cv::split(out, o3);
-        o3.push_back(s4[3]);
-        cv::merge(o3, out);
-    }
-    return out;
-}
-
-
 /// A 1 x N 8-bit image whose histogram is `h` (levels in ascending order).
 inline cv::Mat image_with(const std::vector<std::uint64_t>& h) {
     std::uint64_t n = 0;
