@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import statistics
-import time
 
 import numpy as np
 
@@ -30,6 +29,7 @@ import distributed
 
 import imghist
 import imghist.dask as idask
+from timing import timed
 
 PATTERN = 2048  # each chunk tiles a 2048 x 2048 pattern of its data set (4 MiB)
 
@@ -69,12 +69,6 @@ def dataset_array(dataset, gib, chunk_mib):
     rows = int(gib * 2 ** 30) // side
     return da.map_blocks(make_chunk, dataset, dtype=np.uint8, chunks=((side,) * (rows // side), (side,)),
                          meta=np.empty((0, 0), np.uint8))
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - t0, result
 
 
 def main():
