@@ -59,15 +59,13 @@ IMGHIST_BACKEND_CASE("equalize: gray PNG is bit-exact with cv::equalizeHist", "[
     TempDir d;
     cv::Mat src = photo(333, 217, CV_8UC1, 1);
     write(d / "in.png", src);
-    Run r = run_cli(d, "equalize in.png out.png" + device_arg(backend));
-    REQUIRE(r.code == 0);
+    REQUIRE(run_cli(d, "equalize in.png out.png" + device_arg(backend)).code == 0);
     cv::Mat ref;
     cv::equalizeHist(src, ref);
     CHECK(same(read(d / "out.png"), ref));
     // A real photograph, and a PGM output.
     cv::Mat cam = read(samples_dir() / "camera.png", cv::IMREAD_GRAYSCALE);
-    r = run_cli(d, "equalize " + q(samples_dir() / "camera.png") + " cam.pgm" + device_arg(backend));
-    REQUIRE(r.code == 0);
+    REQUIRE(run_cli(d, "equalize " + q(samples_dir() / "camera.png") + " cam.pgm" + device_arg(backend)).code == 0);
     cv::equalizeHist(cam, ref);
     CHECK(same(read(d / "cam.pgm"), ref));
 }
