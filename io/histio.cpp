@@ -82,6 +82,16 @@ void append_integer(std::string& out, Int v) {
 void append_string(std::string& out, const std::string& s) {
     out += nlohmann::ordered_json(s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
+// A member: `before` is the text up to its value, such as `,"bins":`.
+template <class Int>
+void append_integer(std::string& out, const char* before, Int v) {
+    out += before;
+    append_integer(out, v);
+}
+void append_string(std::string& out, const char* before, const std::string& s) {
+    out += before;
+    append_string(out, s);
+}
 }  // namespace
 
 // The counts are written straight into the text: a folder of 4000 images has 3 million of them, and building
@@ -91,40 +101,27 @@ void append_json(std::string& out, const HistResult& r) {
     for (const auto& c : r.channels) counts += c.counts.size();
     out.reserve(out.size() + 256 + counts * 8);
     if (!r.file.empty()) {
-        out += "{\"file\":";
-        append_string(out, r.file);
-        out += ",\"width\":";
-        append_integer(out, r.width);
-        out += ",\"height\":";
-        append_integer(out, r.height);
+        append_string(out, "{\"file\":", r.file);
+        append_integer(out, ",\"width\":", r.width);
+        append_integer(out, ",\"height\":", r.height);
     } else {
-        out += "{\"images\":";
-        append_integer(out, r.images);
-        out += ",\"pixels\":";
-        append_integer(out, r.pixels);
+        append_integer(out, "{\"images\":", r.images);
+        append_integer(out, ",\"pixels\":", r.pixels);
     }
-    out += ",\"dtype\":";
-    append_string(out, r.dtype);
-    out += ",\"bins\":";
-    append_integer(out, r.bins);
-    out += ",\"range\":[";
-    out += number(r.low).dump();
-    out += ',';
-    out += number(r.high).dump();
-    out += "],\"out_of_range\":";
-    append_integer(out, r.out_of_range());
+    append_string(out, ",\"dtype\":", r.dtype);
+    append_integer(out, ",\"bins\":", r.bins);
+    out += ",\"range\":[" + number(r.low).dump() + ',' + number(r.high).dump() + ']';
+    append_integer(out, ",\"out_of_range\":", r.out_of_range());
     out += ",\"channels\":[";
     for (std::size_t c = 0; c < r.channels.size(); ++c) {
         const HistResult::Channel& ch = r.channels[c];
-        out += c ? ",{\"name\":" : "{\"name\":";
-        append_string(out, ch.name);
+        append_string(out, c ? ",{\"name\":" : "{\"name\":", ch.name);
         out += ",\"counts\":[";
         for (std::size_t i = 0; i < ch.counts.size(); ++i) {
             if (i) out += ',';
             append_integer(out, ch.counts[i]);
         }
-        out += "],\"out_of_range\":";
-        append_integer(out, ch.out_of_range);
+        append_integer(out, "],\"out_of_range\":", ch.out_of_range);
         out += '}';
     }
     out += "]}";
@@ -178,10 +175,8 @@ std::string folder_json(const std::vector<const HistResult*>& files,
     }
     out += "],\"failed\":[";
     for (std::size_t k = 0; k < failed.size(); ++k) {
-        out += k ? ",{\"file\":" : "{\"file\":";
-        append_string(out, failed[k].first);
-        out += ",\"error\":";
-        append_string(out, failed[k].second);
+        append_string(out, k ? ",{\"file\":" : "{\"file\":", failed[k].first);
+        append_string(out, ",\"error\":", failed[k].second);
         out += '}';
     }
     if (totals.size() == 1) {

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ inline bool cuda_or_skip() {
 /// before its bytes reach the device: without the wait, a library call on the test's stream could read an upload
 /// before it lands, or write an output that the helper's fill then overwrites.
 inline void device_ready() { REQUIRE(cudaDeviceSynchronize() == cudaSuccess); }
+
+/// Runs `f`; returns the exception of type E it throws, or nothing when it returns normally.
+template <class E, class F>
+std::optional<E> thrown(F&& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e;
+    }
+    return std::nullopt;
+}
 
 /// Host memory with a chosen alignment offset, so views can start at any byte address.
 struct HostBuffer {

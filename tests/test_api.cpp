@@ -19,15 +19,11 @@ using imghist::SampleType;
 namespace {
 template <class F>
 ErrorCode error_code_of(F&& f) {
-    try {
-        f();
-    } catch (const imghist::Error& e) {
-        INFO(e.what());
-        CHECK(std::string(e.what()).size() > 10);  // a message, not just a code
-        return e.code();
-    }
-    FAIL("no imghist::Error thrown");
-    return ErrorCode::Io;
+    const std::optional<imghist::Error> e = thrown<imghist::Error>(std::forward<F>(f));
+    if (!e) FAIL("no imghist::Error thrown");
+    INFO(e->what());
+    CHECK(std::string(e->what()).size() > 10);  // a message, not just a code
+    return e->code();
 }
 
 /// A histogram request of the output-path cases: sample type, channels, bins.

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -112,6 +113,19 @@ std::vector<int> parse_ints(const std::string& s, bool allow_zero = false) {
     return v;
 }
 
+/// The list a --sweep-* option of one launch-shape parameter sets (its values may be 0: the tuning table's),
+/// or nullptr for any other option.
+std::vector<int>* sweep_list(Options& o, const std::string& option) {
+    const std::pair<const char*, std::vector<int> Options::*> lists[] = {
+        {"--sweep-threads", &Options::sw_threads}, {"--sweep-vectors", &Options::sw_vectors},
+        {"--sweep-bpsm", &Options::sw_bpsm},       {"--sweep-copies", &Options::sw_copies},
+        {"--sweep-blockk", &Options::sw_block},
+    };
+    for (const auto& [name, list] : lists)
+        if (option == name) return &(o.*list);
+    return nullptr;
+}
+
 }  // namespace
 
 std::string size_label(std::size_t bytes) {
@@ -208,16 +222,8 @@ Options parse(int argc, char** argv) {
             o.json = need(i);
         } else if (a == "--sweep") {
             o.sweep = true;
-        } else if (a == "--sweep-threads") {
-            o.sw_threads = parse_ints(need(i), true);
-        } else if (a == "--sweep-vectors") {
-            o.sw_vectors = parse_ints(need(i), true);
-        } else if (a == "--sweep-bpsm") {
-            o.sw_bpsm = parse_ints(need(i), true);
-        } else if (a == "--sweep-copies") {
-            o.sw_copies = parse_ints(need(i), true);
-        } else if (a == "--sweep-blockk") {
-            o.sw_block = parse_ints(need(i), true);
+        } else if (std::vector<int>* list = sweep_list(o, a)) {
+            *list = parse_ints(need(i), true);
         } else if (a == "--sweep-tiles") {
             o.sw_tiles = parse_ints(need(i), true);
             for (int t : o.sw_tiles)

@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import statistics
-import time
 
 import numpy as np
 
@@ -46,6 +45,7 @@ import distributed
 
 import imghist
 import imghist.dask as idask
+from timing import timed
 
 PATTERN = 2048  # each chunk tiles a 2048 x 2048 pattern of its data set (4 MiB)
 
@@ -135,12 +135,6 @@ def gpu_cluster(gpus, threads):
                                        "env": {"CUDA_VISIBLE_DEVICES": ids[i]}, "silence_logs": 40}}
                for i in range(gpus)}
     return distributed.SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40)
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - t0, result
 
 
 def main():

@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import statistics
-import time
 import warnings
 
 import numpy as np
@@ -24,6 +23,7 @@ from skimage import exposure as sk_exposure, filters as sk_filters
 
 import imghist
 from imghist import exposure, filters
+from timing import timed
 
 FUNCTIONS = [
     ("histogram", lambda m, img, ref: m[0].histogram(img)),
@@ -62,12 +62,6 @@ def same(a, b):
     if isinstance(a, tuple):
         return all(same(x, y) for x, y in zip(a, b))
     return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b)
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
 
 
 def main():

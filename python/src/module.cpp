@@ -214,7 +214,7 @@ std::vector<int> multiotsu_indices(py::array_t<float, py::array::c_style | py::a
     return imghist::multiotsu_threshold_indices(p, levels, classes);
 }
 
-/// Measurement hook for python/bench_overhead.py: makes `repeats` calls of imghist::calc_hist from C++, on
+/// Measurement hook for python/bench/bench_overhead.py: makes `repeats` calls of imghist::calc_hist from C++, on
 /// the view and with the options hist_host would use, and returns each call's duration in seconds. The
 /// difference to imghist.hist's time per call is the cost of the Python layer.
 std::vector<double> time_calc_hist(py::handle src, int bins, const std::string& backend, int repeats) {
@@ -234,6 +234,13 @@ std::vector<double> time_calc_hist(py::handle src, int bins, const std::string& 
     return t;
 }
 
+/// The `shape` property of ExternalArray and DeviceArray: a tuple of ints, as NumPy's.
+template <class Array>
+py::tuple shape_tuple(const Array& a) {
+    py::tuple t(a.shape().size());
+    for (std::size_t i = 0; i < a.shape().size(); ++i) t[i] = py::int_(a.shape()[i]);
+    return t;
+}
 
 }  // namespace
 }  // namespace imghist_py
@@ -261,11 +268,7 @@ PYBIND11_MODULE(_imghist, m) {
                     "Consumes a 'dltensor' capsule from a producer's __dlpack__().")
         .def_property_readonly("device", &ExternalArray::device)
         .def_property_readonly("device_id", &ExternalArray::device_id)
-        .def_property_readonly("shape", [](const ExternalArray& a) {
-            py::tuple t(a.shape().size());
-            for (std::size_t i = 0; i < a.shape().size(); ++i) t[i] = py::int_(a.shape()[i]);
-            return t;
-        })
+        .def_property_readonly("shape", &shape_tuple<ExternalArray>)
         .def_property_readonly("typestr", &ExternalArray::typestr)
         .def_property_readonly("ptr", &ExternalArray::ptr);
 
@@ -275,11 +278,7 @@ PYBIND11_MODULE(_imghist, m) {
         .def_static("counts", [](std::vector<std::int64_t> shape) { return new DeviceArray(std::move(shape), true); },
                     py::arg("shape"), "int64 counts of the given shape")
         .def_property_readonly("__cuda_array_interface__", &DeviceArray::cuda_array_interface)
-        .def_property_readonly("shape", [](const DeviceArray& a) {
-            py::tuple t(a.shape().size());
-            for (std::size_t i = 0; i < a.shape().size(); ++i) t[i] = py::int_(a.shape()[i]);
-            return t;
-        })
+        .def_property_readonly("shape", &shape_tuple<DeviceArray>)
         .def_property_readonly("typestr", &DeviceArray::typestr)
         .def_property_readonly("ptr", &DeviceArray::ptr)
         .def("_set_stream", &DeviceArray::set_stream)

@@ -49,19 +49,15 @@ def test_wrong_source_range():
         exposure.histogram(im, source_range='foobar')
 
 
-def test_negative_overflow():
-    im = np.array([-1, 100], dtype=np.int8)
+# scikit-image's test_negative_overflow and test_all_negative_image, one case each.
+@pytest.mark.parametrize("values, centers", [
+    pytest.param([-1, 100], np.arange(-1, 101), id="negative_overflow"),
+    pytest.param([-100, -1], np.arange(-100, 0), id="all_negative_image"),
+])
+def test_negative_int8_values(values, centers):
+    im = np.array(values, dtype=np.int8)
     frequencies, bin_centers = exposure.histogram(im)
-    assert_array_equal(bin_centers, np.arange(-1, 101))
-    assert frequencies[0] == 1
-    assert frequencies[-1] == 1
-    assert_array_equal(frequencies[1:-1], 0)
-
-
-def test_all_negative_image():
-    im = np.array([-100, -1], dtype=np.int8)
-    frequencies, bin_centers = exposure.histogram(im)
-    assert_array_equal(bin_centers, np.arange(-100, 0))
+    assert_array_equal(bin_centers, centers)
     assert frequencies[0] == 1
     assert frequencies[-1] == 1
     assert_array_equal(frequencies[1:-1], 0)

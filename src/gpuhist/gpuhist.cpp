@@ -222,21 +222,34 @@ void calcHist(cv::InputArrayOfArrays images, const std::vector<int>& channels, c
 }
 
 // ---- equalizeHist --------------------------------------------------------------------------------------------
-void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream) {
-    const char* func = "gpuhist::equalizeHist";
+namespace {
+
+template <class M>
+void check_equalize_input(const M& src, const char* func) {
     check_input(src, func);
     check_depth(src, {CV_8U}, func);
     check_channels(src, {1, 3, 4}, func);
-    require_device(func);
-    ensure_output(dst, src.rows, src.cols, src.type(), func);
+}
+
+/// A gray image through imghist::equalize_hist, a colour one through equalize_hist_color in `mode`.
+template <class M>
+void equalize(const M& src, const M& dst, EqualizeMode mode, const imghist::FilterOptions& o, const char* func) {
     guarded(func, [&] {
         if (src.channels() == 1)
-            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), gpu_options(stream));
+            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), o);
         else
-            imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
-                                         color_mode(mode),
-                                         gpu_options(stream));
+            imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst), color_mode(mode), o);
     });
+}
+
+}  // namespace
+
+void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, EqualizeMode mode, StreamArg stream) {
+    const char* func = "gpuhist::equalizeHist";
+    check_equalize_input(src, func);
+    require_device(func);
+    ensure_output(dst, src.rows, src.cols, src.type(), func);
+    equalize(src, dst, mode, gpu_options(stream), func);
 }
 
 void equalizeHist(const cv::cuda::GpuMat& src, cv::cuda::GpuMat& dst, StreamArg stream) {
@@ -251,18 +264,9 @@ void equalizeHist(cv::InputArray src_arr, cv::OutputArray dst_arr, EqualizeMode 
         return;
     }
     const cv::Mat src = src_arr.getMat();
-    check_input(src, func);
-    check_depth(src, {CV_8U}, func);
-    check_channels(src, {1, 3, 4}, func);
-    cv::Mat dst = host_destination(dst_arr, src.size(), src.type());
-    guarded(func, [&] {
-        if (src.channels() == 1)
-            imghist::equalize_hist(imghist::view_of(src), imghist::view_of(dst), host_options(stream));
-        else
-            imghist::equalize_hist_color(imghist::view_of(src), imghist::view_of(dst),
-                                         color_mode(mode),
-                                         host_options(stream));
-    });
+    check_equalize_input(src, func);
+    const cv::Mat dst = host_destination(dst_arr, src.size(), src.type());
+    equalize(src, dst, mode, host_options(stream), func);
 }
 
 void equalizeHist(cv::InputArray src, cv::OutputArray dst, StreamArg stream) {
@@ -372,22 +376,10 @@ void matchHistograms(cv::InputArray src_arr, cv::InputArray ref_arr, cv::OutputA
     }
     const cv::Mat src = src_arr.getMat();
     check_level_input(src, {1, 3, 4}, func);
-    // The reference may live on the device while the image is on the host.
-    cv::cuda::GpuMat ref_dev;
-    cv::Mat ref_host;
-    imghist::ImageView ref;
-    if (ref_arr.isGpuMat()) {
-        ref_dev = gpu_source(ref_arr);
-        check_reference(src.type(), ref_dev, func);
-        ref = imghist::view_of(ref_dev);
-    } else {
-        ref_host = ref_arr.getMat();
-        check_reference(src.type(), ref_host, func);
-        ref = imghist::view_of(ref_host);
-    }
+    const Reference ref = reference_of(ref_arr, src.type(), func);
     cv::Mat dst = host_destination(dst_arr, src.size(), src.type());
     guarded(func, [&] {
-        imghist::match_histograms(imghist::view_of(src), ref, imghist::view_of(dst), host_options(stream));
+        imghist::match_histograms(imghist::view_of(src), ref.view, imghist::view_of(dst), host_options(stream));
     });
 }
 

@@ -211,21 +211,9 @@ void matchHistogramsBatch(const GpuMatBatch& src, const cv::cuda::GpuMat& refere
 void matchHistogramsBatch(const MatBatch& src, cv::InputArray ref_arr, MatBatch& dst, StreamArg stream) {
     const char* func = "gpuhist::matchHistogramsBatch";
     check_level_inputs(src, {1, 3, 4}, func);
-    // The reference may live on the device while the images are on the host.
-    cv::cuda::GpuMat ref_dev;
-    cv::Mat ref_host;
-    imghist::ImageView ref;
-    if (ref_arr.isGpuMat()) {
-        ref_dev = gpu_source(ref_arr);
-        if (!src.empty()) check_reference(src[0].type(), ref_dev, func);
-        ref = imghist::view_of(ref_dev);
-    } else {
-        ref_host = ref_arr.getMat();
-        if (!src.empty()) check_reference(src[0].type(), ref_host, func);
-        ref = imghist::view_of(ref_host);
-    }
+    const Reference ref = reference_of(ref_arr, src.empty() ? std::nullopt : std::optional<int>(src[0].type()), func);
     const Views v = host_views(src, dst);
-    guarded(func, [&] { imghist::match_histograms_batch(list(v.src), ref, list(v.dst), host_options(stream)); });
+    guarded(func, [&] { imghist::match_histograms_batch(list(v.src), ref.view, list(v.dst), host_options(stream)); });
 }
 
 void matchHistogramsToHistBatch(const GpuMatBatch& src, cv::InputArray hist_arr, GpuMatBatch& dst, StreamArg stream) {

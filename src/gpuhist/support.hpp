@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "gpuhist/gpuhist.hpp"
@@ -193,6 +194,30 @@ inline void check_reference(int src_type, const M& reference, const char* func) 
     if (reference.type() != src_type)
         fail(cv::Error::StsUnmatchedFormats, "the reference must have the image's type (" +
                                                  cv::typeToString(src_type) + ")", func);
+}
+
+/// matchHistograms' reference, on the device or on the host (a host image may be matched to either): its
+/// view and the GpuMat or Mat that keeps its pixels alive.
+struct Reference {
+    cv::cuda::GpuMat device;
+    cv::Mat host;
+    imghist::ImageView view;
+};
+
+/// The reference of `ref_arr`, checked against the images' type `src_type` (none: an empty batch, nothing to
+/// check it against).
+inline Reference reference_of(cv::InputArray ref_arr, std::optional<int> src_type, const char* func) {
+    Reference r;
+    if (ref_arr.isGpuMat()) {
+        r.device = gpu_source(ref_arr);
+        if (src_type) check_reference(*src_type, r.device, func);
+        r.view = imghist::view_of(r.device);
+    } else {
+        r.host = ref_arr.getMat();
+        if (src_type) check_reference(*src_type, r.host, func);
+        r.view = imghist::view_of(r.host);
+    }
+    return r;
 }
 
 /// A target histogram as cv::calcHist returns it (levels x 1, or one column per channel; CV_32F or CV_32S,

@@ -92,6 +92,17 @@ inline std::string device_arg(imghist::Backend b) { return b == imghist::Backend
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+/// Runs `imghist <args>` in `dir`; checks that it exits with `code` and that stderr holds every one of
+/// `messages`. Returns the run for the checks that are the caller's own.
+inline Run expect_error(const TempDir& dir, const std::string& args, int code,
+                        const std::vector<std::string>& messages) {
+    Run r = run_cli(dir, args);
+    INFO("imghist " << args << "\nexit " << r.code << "\nstderr: " << r.err);
+    CHECK(r.code == code);
+    for (const std::string& m : messages) CHECK(contains(r.err, m));
+    return r;
+}
+
 /// Files in a folder whose names start with '.' and end in ".tmp" (left-over temporaries).
 inline std::vector<std::string> temporaries(const fs::path& dir) {
     std::vector<std::string> out;
@@ -123,8 +134,13 @@ inline cv::Mat photo(int w, int h, int type, unsigned seed) {
     return m;
 }
 
-inline void write(const fs::path& p, const cv::Mat& m) { REQUIRE(cv::imwrite(p.string(), m)); }
+/// Writes an input file, making the folders it goes into.
+inline void write(const fs::path& p, const cv::Mat& m) {
+    fs::create_directories(p.parent_path());
+    REQUIRE(cv::imwrite(p.string(), m));
+}
 inline void write_bytes(const fs::path& p, const std::string& bytes) {
+    fs::create_directories(p.parent_path());
     std::ofstream f(p, std::ios::binary);
     f << bytes;
 }

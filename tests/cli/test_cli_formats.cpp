@@ -56,14 +56,18 @@ cv::Mat equalize_per_channel(const cv::Mat& src) {
     return out;
 }
 
-/// Inserts an APP1 XMP segment right after a JPEG's SOI (PIL 9 cannot write XMP into JPEG).
-std::string with_xmp(const std::string& jpeg, const std::string& xmp) {
+/// Writes in.jpg: the JPEG PIL makes from `photo_args` (pil_probe.py photo), with an APP1 XMP segment
+/// inserted right after its SOI (PIL 9 cannot write XMP into JPEG). Returns PIL's reading of it.
+json write_jpeg_with_xmp(const TempDir& d, const std::string& photo_args, const std::string& xmp) {
+    pil(d, "photo src.jpg " + photo_args);
+    const std::string jpeg = slurp(d / "src.jpg");
     const std::string id("http://ns.adobe.com/xap/1.0/\0", 29);
     const std::size_t len = 2 + id.size() + xmp.size();
     std::string seg = "\xff\xe1";
     seg.push_back(static_cast<char>(len >> 8));
     seg.push_back(static_cast<char>(len & 0xff));
-    return jpeg.substr(0, 2) + seg + id + xmp + jpeg.substr(2);
+    write_bytes(d / "in.jpg", jpeg.substr(0, 2) + seg + id + xmp + jpeg.substr(2));
+    return pil(d, "info in.jpg");
 }
 
 /// Writes `m` (OpenCV's BGR(A) order) as a TIFF with libtiff: RGB(A) or gray, strips of 5 rows or 16x16
@@ -118,6 +122,20 @@ void write_tiff(const fs::path& path, const cv::Mat& m, std::uint16_t compressio
 
 std::size_t bytes_of(const fs::path& p) { return static_cast<std::size_t>(fs::file_size(p)); }
 
+/// `imghist equalize IN OUT`, then PIL's reading of OUT.
+json equalized_info(const TempDir& d, const std::string& in, const std::string& out) {
+    REQUIRE(run_cli(d, "equalize " + in + " " + out + " --device cpu").code == 0);
+    return pil(d, "info " + out);
+}
+
+/// The fields named in `keys` of PIL's reading `info` against the values in `expect`.
+void check_fields(const json& info, const json& expect, std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+        INFO(key);
+        CHECK(info[key] == expect.at(key));
+    }
+}
+
 }  // namespace
 
 // ============================================================================================== metadata
@@ -126,9 +144,8 @@ TEST_CASE("metadata: JPEG to JPEG keeps EXIF, ICC, XMP, comments, density, quali
     if (!pil_or_skip()) return;
     TempDir d;
     const std::string xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'>rated 5</x:xmpmeta>";
-    pil(d, "photo src.jpg 256 192 RGB orientation=6 make=TestCam icc=srgb dpi=300 comment=hello quality=75 progressive=1");
-    write_bytes(d / "in.jpg", with_xmp(slurp(d / "src.jpg"), xmp));
-    const json in = pil(d, "info in.jpg");
+    const json in =
+        write_jpeg_with_xmp(d, "256 192 RGB orientation=6 make=TestCam icc=srgb dpi=300 comment=hello quality=75 progressive=1", xmp);
     REQUIRE(in["xmp"] == xmp);
     REQUIRE(in["progressive"] == true);
     // Luma mode takes the planar path (Y plane only), per-channel the RGB path: both keep everything.
@@ -169,69 +186,37 @@ TEST_CASE("metadata: JPEG -> PNG -> JPEG, PNG -> TIFF and WebP carry EXIF, ICC, 
     if (!pil_or_skip()) return;
     TempDir d;
     const std::string xmp = "<x:xmpmeta>carried</x:xmpmeta>";
-    pil(d, "photo src.jpg 40 30 RGB orientation=3 make=Phone icc=srgb dpi=240 comment=from-jpeg");
-    write_bytes(d / "in.jpg", with_xmp(slurp(d / "src.jpg"), xmp));
-    const json in = pil(d, "info in.jpg");
-    REQUIRE(run_cli(d, "equalize in.jpg out.png --device cpu").code == 0);
-    json o = pil(d, "info out.png");
-    CHECK(o["orientation"] == 3);
-    CHECK(o["make"] == "Phone");
-    CHECK(o["icc_sha256"] == in["icc_sha256"]);
+    const json in = write_jpeg_with_xmp(d, "40 30 RGB orientation=3 make=Phone icc=srgb dpi=240 comment=from-jpeg", xmp);
+    const json from_jpeg = {{"orientation", 3}, {"make", "Phone"}, {"icc_sha256", in["icc_sha256"]},
+                            {"comments", json::array({"from-jpeg"})}, {"xmp", xmp}};
+    json o = equalized_info(d, "in.jpg", "out.png");
+    check_fields(o, from_jpeg, {"orientation", "make", "icc_sha256", "comments", "xmp"});
     REQUIRE(o["dpi"].is_array());
     CHECK(std::abs(o["dpi"][0].get<double>() - 240) < 0.01);  // pHYs holds whole pixels per metre
-    CHECK(o["comments"] == json::array({"from-jpeg"}));
-    CHECK(o["xmp"] == xmp);
     // And back to JPEG.
-    REQUIRE(run_cli(d, "equalize out.png back.jpg --device cpu").code == 0);
-    o = pil(d, "info back.jpg");
-    CHECK(o["orientation"] == 3);
-    CHECK(o["make"] == "Phone");
-    CHECK(o["icc_sha256"] == in["icc_sha256"]);
+    o = equalized_info(d, "out.png", "back.jpg");
+    check_fields(o, from_jpeg, {"orientation", "make", "icc_sha256", "comments", "xmp"});
     CHECK(o["dpi"] == json::array({240.0, 240.0}));
-    CHECK(o["comments"] == json::array({"from-jpeg"}));
-    CHECK(o["xmp"] == xmp);
     // A PNG made by PIL, to a JPEG: a non-JPEG input is written at quality 90.
     pil(d, "photo in.png 40 30 RGB orientation=8 make=Scanner icc=srgb dpi=600 comment=png-note 'xmp=" + xmp + "'");
     const json pin = pil(d, "info in.png");
-    REQUIRE(run_cli(d, "equalize in.png p.jpg --device cpu").code == 0);
-    o = pil(d, "info p.jpg");
-    CHECK(o["orientation"] == 8);
-    CHECK(o["make"] == "Scanner");
-    CHECK(o["icc_sha256"] == pin["icc_sha256"]);
+    const json from_png = {{"orientation", 8}, {"make", "Scanner"}, {"icc_sha256", pin["icc_sha256"]},
+                           {"comments", json::array({"png-note"})}, {"xmp", xmp}};
+    o = equalized_info(d, "in.png", "p.jpg");
+    check_fields(o, from_png, {"orientation", "make", "icc_sha256", "comments", "xmp"});
     CHECK(o["dpi"] == json::array({600.0, 600.0}));
-    CHECK(o["comments"] == json::array({"png-note"}));
-    CHECK(o["xmp"] == xmp);
     pil(d, "photo q90.jpg 16 16 RGB quality=90");
     CHECK(o["quantization"] == pil(d, "info q90.jpg")["quantization"]);
     // TIFF: ICC, XMP, orientation, resolution, comment (ImageDescription).
-    REQUIRE(run_cli(d, "equalize in.png t.tif --device cpu").code == 0);
-    o = pil(d, "info t.tif");
-    CHECK(o["orientation"] == 8);
-    CHECK(o["icc_sha256"] == pin["icc_sha256"]);
+    o = equalized_info(d, "in.png", "t.tif");
+    check_fields(o, from_png, {"orientation", "icc_sha256", "comments", "xmp"});
     REQUIRE(o["dpi"].is_array());
     CHECK(std::abs(o["dpi"][0].get<double>() - 600) < 0.01);
-    CHECK(o["comments"] == json::array({"png-note"}));
-    CHECK(o["xmp"] == xmp);
     // ... and from the TIFF on to a PNG.
-    REQUIRE(run_cli(d, "equalize t.tif t.png --device cpu").code == 0);
-    o = pil(d, "info t.png");
-    CHECK(o["orientation"] == 8);
-    CHECK(o["icc_sha256"] == pin["icc_sha256"]);
-    CHECK(o["xmp"] == xmp);
-    CHECK(o["comments"] == json::array({"png-note"}));
+    check_fields(equalized_info(d, "t.tif", "t.png"), from_png, {"orientation", "icc_sha256", "xmp", "comments"});
     // WebP: EXIF, ICC, XMP (WebP has no resolution or comment).
-    REQUIRE(run_cli(d, "equalize in.png w.webp --device cpu").code == 0);
-    o = pil(d, "info w.webp");
-    CHECK(o["orientation"] == 8);
-    CHECK(o["make"] == "Scanner");
-    CHECK(o["icc_sha256"] == pin["icc_sha256"]);
-    CHECK(o["xmp"] == xmp);
-    REQUIRE(run_cli(d, "equalize w.webp w.png --device cpu").code == 0);
-    o = pil(d, "info w.png");
-    CHECK(o["orientation"] == 8);
-    CHECK(o["make"] == "Scanner");
-    CHECK(o["icc_sha256"] == pin["icc_sha256"]);
-    CHECK(o["xmp"] == xmp);
+    check_fields(equalized_info(d, "in.png", "w.webp"), from_png, {"orientation", "make", "icc_sha256", "xmp"});
+    check_fields(equalized_info(d, "w.webp", "w.png"), from_png, {"orientation", "make", "icc_sha256", "xmp"});
 }
 
 TEST_CASE("metadata: a camera EXIF block (IFD0 tags, Exif and GPS sub-IFDs) survives JPEG -> TIFF -> JPEG/PNG", "[cli][metadata][tiff]") {
@@ -290,8 +275,7 @@ TEST_CASE("metadata: threshold and clahe keep it too", "[cli][metadata]") {
 TEST_CASE("metadata: --strip writes none of it", "[cli][metadata]") {
     if (!pil_or_skip()) return;
     TempDir d;
-    pil(d, "photo src.jpg 40 30 RGB orientation=6 make=TestCam icc=srgb dpi=300 comment=hello");
-    write_bytes(d / "in.jpg", with_xmp(slurp(d / "src.jpg"), "<x/>"));
+    write_jpeg_with_xmp(d, "40 30 RGB orientation=6 make=TestCam icc=srgb dpi=300 comment=hello", "<x/>");
     pil(d, "photo in.png 40 30 RGB orientation=6 make=TestCam icc=srgb dpi=300 comment=hello 'xmp=<x/>'");
     for (const char* args : {"in.jpg s1.jpg", "in.jpg s2.jpg --mode per-channel", "in.jpg s3.png", "in.png s4.png",
                              "in.png s5.jpg", "in.png s6.tif", "in.png s7.webp"}) {
@@ -350,13 +334,8 @@ TEST_CASE("16-bit RGBA to JPEG: refused with a message naming --depth 8 and --fl
         for (int x = 0; x < src.cols; ++x)
             src.at<cv::Vec4w>(y, x)[3] = static_cast<std::uint16_t>(x == 0 ? 0 : x == 1 ? 65535 : (x * 1499 + y * 977) % 65536);
     write(d / "in.png", src);
-    Run r = run_cli(d, "equalize in.png out.jpg --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "out.jpg"));
-    CHECK(contains(r.err, "--depth 8"));
-    r = run_cli(d, "equalize in.png out.jpg --depth 8 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "--flatten"));
+    expect_error(d, "equalize in.png out.jpg --device cpu", 1, {"out.jpg", "--depth 8"});
+    expect_error(d, "equalize in.png out.jpg --depth 8 --device cpu", 1, {"--flatten"});
     CHECK_FALSE(fs::exists(d / "out.jpg"));
     // The documented rules, computed here in double precision: composite over the background at 16 bits,
     // then round(v * 255 / 65535).
@@ -473,14 +452,9 @@ TEST_CASE("TIFF: palette, float and planar-separate files are refused by name", 
     // A truncated TIFF, and a header claiming more pixels than the limit: clear errors, nothing allocated.
     const std::string whole = slurp(d / "planar.tif");
     write_bytes(d / "cut.tif", whole.substr(0, 60));
-    Run r = run_cli(d, "equalize cut.tif out.png --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "cut.tif"));
+    expect_error(d, "equalize cut.tif out.png --device cpu", 1, {"cut.tif"});
     write_tiff(d / "big.tif", photo(300, 200, CV_8UC1, 61), COMPRESSION_LZW, false);
-    r = run_cli(d, "equalize big.tif out.png --max-pixels 1000 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "big.tif"));
-    CHECK(contains(r.err, "above the limit"));
+    expect_error(d, "equalize big.tif out.png --max-pixels 1000 --device cpu", 1, {"big.tif", "above the limit"});
 }
 
 // ================================================================================================== WebP
@@ -535,8 +509,6 @@ TEST_CASE("WebP: lossless round trip is exact, lossy with --quality, lossy input
 
 TEST_CASE("folder: files imghist cannot read are named in the summary, and a run that processes nothing fails", "[cli][folder]") {
     TempDir d;
-    fs::create_directories(d / "in");
-    fs::create_directories(d / "junk");
     fs::create_directories(d / "empty");
     const cv::Mat a = photo(20, 10, CV_8UC1, 80), b = photo(21, 11, CV_8UC3, 81);
     write(d / "in/a.png", a);
@@ -557,16 +529,9 @@ TEST_CASE("folder: files imghist cannot read are named in the summary, and a run
     // A folder of unreadable files, and an empty folder: non-zero exit with a message.
     write_bytes(d / "junk/x.xyz", "x");
     write_bytes(d / "junk/y.doc", "y");
-    r = run_cli(d, "equalize junk out2 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "skipped 2 unsupported: x.xyz, y.doc"));
-    CHECK(contains(r.err, "nothing processed"));
-    r = run_cli(d, "hist junk --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "nothing processed"));
-    r = run_cli(d, "equalize empty out3 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "no image files found"));
+    expect_error(d, "equalize junk out2 --device cpu", 1, {"skipped 2 unsupported: x.xyz, y.doc", "nothing processed"});
+    expect_error(d, "hist junk --device cpu", 1, {"nothing processed"});
+    expect_error(d, "equalize empty out3 --device cpu", 1, {"no image files found"});
     // Everything already done is not "nothing processed".
     r = run_cli(d, "equalize in out --mode per-channel --skip-existing --device cpu");
     CHECK(r.code == 0);

@@ -165,36 +165,27 @@ TEST_CASE("safety: no output is an input, by file identity, for every output a c
         untouched();
     }
     // An image output that is another input: x.jpg with --to png would replace the input x.png.
-    fs::create_directories(d / "mix");
     write(d / "mix/x.png", g);
     write(d / "mix/x.jpg", photo(40, 30, CV_8UC3, 3));
     const std::string x_png = slurp(d / "mix/x.png");
-    r = run_cli(d, "equalize mix/x.jpg mix/x.png mix --to png --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "is the input mix/x.png"));
+    expect_error(d, "equalize mix/x.jpg mix/x.png mix --to png --device cpu", 1, {"is the input mix/x.png"});
     CHECK(slurp(d / "mix/x.png") == x_png);
     CHECK(temporaries(d / "mix").empty());
 }
 
 TEST_CASE("safety: two inputs never share an output; every collision is named before anything is written", "[cli][safety][folder]") {
     TempDir d;
-    fs::create_directories(d / "in");
     write(d / "in/photo.png", photo(30, 20, CV_8UC1, 4));
     write(d / "in/photo.jpg", photo(30, 20, CV_8UC3, 5));
     write(d / "in/other.png", photo(30, 20, CV_8UC1, 6));
-    Run r = run_cli(d, "equalize in out --to png --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "in/photo.jpg and in/photo.png would both be written to out/photo.png"));
+    expect_error(d, "equalize in out --to png --device cpu", 1,
+                 {"in/photo.jpg and in/photo.png would both be written to out/photo.png"});
     CHECK(files_under(d / "out").empty());  // not even other.png: nothing is written
     // Two input folders with one name each.
-    fs::create_directories(d / "a");
-    fs::create_directories(d / "b");
     write(d / "a/x.png", photo(30, 20, CV_8UC1, 7));
     write(d / "b/x.png", photo(30, 20, CV_8UC1, 8));
     write(d / "b/y.png", photo(30, 20, CV_8UC1, 9));
-    r = run_cli(d, "equalize a b out2 --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "a/x.png and b/x.png would both be written to out2/x.png"));
+    expect_error(d, "equalize a b out2 --device cpu", 1, {"a/x.png and b/x.png would both be written to out2/x.png"});
     CHECK_FALSE(fs::exists(d / "out2"));
     // Across shards too: the two files of a collision may fall into different shards' runs.
     bool refused_everywhere = true;
@@ -202,9 +193,7 @@ TEST_CASE("safety: two inputs never share an output; every collision is named be
     CHECK(refused_everywhere);
     CHECK_FALSE(fs::exists(d / "out3"));
     // hist: -o and --plot naming one file.
-    r = run_cli(d, "hist a -o r.svg --plot r.svg --device cpu");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "would both be written to r.svg"));
+    expect_error(d, "hist a -o r.svg --plot r.svg --device cpu", 1, {"would both be written to r.svg"});
     CHECK_FALSE(fs::exists(d / "r.svg"));
     // Without a collision the same run works, and --in-place takes every argument as an input.
     REQUIRE(run_cli(d, "equalize a/x.png b/y.png out4 --device cpu").code == 0);
@@ -218,7 +207,6 @@ TEST_CASE("safety: two inputs never share an output; every collision is named be
 TEST_CASE("safety: every write error fails the command, standard output included", "[cli][safety]") {
     TempDir d;
     write(d / "in.png", photo(40, 30, CV_8UC1, 10));
-    fs::create_directories(d / "f");
     for (int i = 0; i < 3; ++i) write(d / "f" / ("p" + std::to_string(i) + ".png"), photo(30, 20, CV_8UC1, 11 + i));
     for (const std::string args : {"hist in.png", "hist in.png --format json", "hist f --format json",
                                    "hist f --format csv", "threshold in.png t.png", "equalize in.png -"}) {
@@ -244,7 +232,6 @@ TEST_CASE("safety: every write error fails the command, standard output included
 
 TEST_CASE("safety: hist of a folder of 8- and 16-bit images writes every file and a total per sample type", "[cli][safety][hist]") {
     TempDir d;
-    fs::create_directories(d / "in");
     const cv::Mat a8 = photo(30, 20, CV_8UC1, 20), b8 = photo(25, 20, CV_8UC1, 21), c16 = photo(20, 10, CV_16UC1, 22);
     write(d / "in/a.png", a8);
     write(d / "in/b.png", b8);
@@ -271,10 +258,7 @@ TEST_CASE("safety: hist of a folder of 8- and 16-bit images writes every file an
     REQUIRE(m.at("totals").size() == 2);
     CHECK(m["totals"][1]["images"] == 2);
     // Text and CSV carry both totals; a plot of two binnings is refused after the results are written.
-    r = run_cli(d, "hist in --format csv --device cpu --plot p.png -o all.csv");
-    CHECK(r.code == 1);
-    CHECK(contains(r.err, "p.png"));
-    CHECK(contains(r.err, "--range"));
+    expect_error(d, "hist in --format csv --device cpu --plot p.png -o all.csv", 1, {"p.png", "--range"});
     CHECK_FALSE(fs::exists(d / "p.png"));
     const std::string csv = slurp(d / "all.csv");
     CHECK(contains(csv, "\"TOTAL u8\",0,"));
@@ -290,7 +274,6 @@ TEST_CASE("safety: hist of a folder of 8- and 16-bit images writes every file an
 
 TEST_CASE("leftovers: --skip-existing clears our stale temporaries and nobody else's files", "[cli][safety][folder]") {
     TempDir d;
-    fs::create_directories(d / "in/sub");
     write(d / "in/a.png", photo(30, 20, CV_8UC1, 30));
     write(d / "in/sub/b.png", photo(30, 20, CV_8UC1, 31));
     REQUIRE(run_cli(d, "equalize in out -r --device cpu").code == 0);
@@ -329,7 +312,6 @@ TEST_CASE("limits: output names of 235 to 255 bytes work; temporary names stay s
         CHECK(same(read(d / name), equalized(g)));
     }
     // In a folder run too, named after long input names.
-    fs::create_directories(d / "long");
     const std::string long_name = std::string(251, 'x') + ".png";
     write(d / "long" / long_name, g);
     write(d / "long/short.png", g);
@@ -340,7 +322,6 @@ TEST_CASE("limits: output names of 235 to 255 bytes work; temporary names stay s
 
 TEST_CASE("limits: a folder deeper than PATH_MAX fails the run loudly, naming it", "[cli][safety][folder]") {
     TempDir d;
-    fs::create_directories(d / "in");
     write(d / "in/top.png", photo(20, 10, CV_8UC1, 41));
     const std::string component(200, 'd');
     int fd = open((d / "in").c_str(), O_RDONLY | O_DIRECTORY);
@@ -376,7 +357,6 @@ TEST_CASE("limits: a folder deeper than PATH_MAX fails the run loudly, naming it
 
 TEST_CASE("names: a line break in a file name stays on one line in text, intact in CSV and JSON", "[cli][safety][hist]") {
     TempDir d;
-    fs::create_directories(d / "in");
     const std::string odd = "two\nlines\\tab\t.png";
     write(d / "in/plain.png", photo(8, 8, CV_8UC1, 50));
     write(d / "in" / odd, photo(8, 8, CV_8UC1, 51));
@@ -429,26 +409,12 @@ TEST_CASE("names: a line break in a file name stays on one line in text, intact 
 
 TEST_CASE("habits: a mistyped command or option gets the nearest name", "[cli][safety]") {
     TempDir d;
-    Run r = run_cli(d, "equalise a.png b.png");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "unknown command 'equalise'; did you mean 'equalize'?"));
-    r = run_cli(d, "histt a.png");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "did you mean 'hist'?"));
-    r = run_cli(d, "frobnicate a.png");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "unknown command 'frobnicate'"));
-    CHECK(contains(r.err, "equalize"));
-    r = run_cli(d, "equalize a.png b.png --qualty 90");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "unknown option '--qualty'"));
-    CHECK(contains(r.err, "did you mean --quality?"));
-    r = run_cli(d, "hist a.png --bnis=8");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "did you mean --bins?"));
-    r = run_cli(d, "clahe a.png b.png --tilse 4x4");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "did you mean --tiles?"));
+    expect_error(d, "equalise a.png b.png", 2, {"unknown command 'equalise'; did you mean 'equalize'?"});
+    expect_error(d, "histt a.png", 2, {"did you mean 'hist'?"});
+    expect_error(d, "frobnicate a.png", 2, {"unknown command 'frobnicate'", "equalize"});
+    expect_error(d, "equalize a.png b.png --qualty 90", 2, {"unknown option '--qualty'", "did you mean --quality?"});
+    expect_error(d, "hist a.png --bnis=8", 2, {"did you mean --bins?"});
+    expect_error(d, "clahe a.png b.png --tilse 4x4", 2, {"did you mean --tiles?"});
 }
 
 TEST_CASE("habits: standard input to standard output keeps the input's format", "[cli][safety]") {
@@ -483,10 +449,7 @@ TEST_CASE("habits: --to against the output's extension, and several inputs into 
     TempDir d;
     write(d / "a.jpg", photo(40, 30, CV_8UC3, 62));
     write(d / "b.jpg", photo(40, 30, CV_8UC3, 63));
-    Run r = run_cli(d, "equalize a.jpg out.jpg --to png --device cpu");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "--to png"));
-    CHECK(contains(r.err, "out.jpg"));
+    expect_error(d, "equalize a.jpg out.jpg --to png --device cpu", 2, {"--to png", "out.jpg"});
     CHECK_FALSE(fs::exists(d / "out.png"));
     CHECK_FALSE(fs::exists(d / "out.jpg"));
     // The same format under another spelling keeps the name given.
@@ -494,15 +457,11 @@ TEST_CASE("habits: --to against the output's extension, and several inputs into 
     CHECK(fs::exists(d / "out.jpeg"));
     CHECK_FALSE(fs::exists(d / "out.jpg"));
     // Several inputs into a name with an image extension: no folder of that name.
-    r = run_cli(d, "equalize a.jpg b.jpg single.jpg --device cpu");
-    CHECK(r.code == 2);
-    CHECK(contains(r.err, "single.jpg"));
-    CHECK(contains(r.err, "folder"));
+    expect_error(d, "equalize a.jpg b.jpg single.jpg --device cpu", 2, {"single.jpg", "folder"});
     CHECK_FALSE(fs::exists(d / "single.jpg"));
     // ... or into an existing file: left as it was.
     write_bytes(d / "notes", "keep me");
-    r = run_cli(d, "equalize a.jpg b.jpg notes --device cpu");
-    CHECK(r.code == 2);
+    CHECK(run_cli(d, "equalize a.jpg b.jpg notes --device cpu").code == 2);
     CHECK(slurp(d / "notes") == "keep me");
     // A folder name works, existing or not.
     REQUIRE(run_cli(d, "equalize a.jpg b.jpg outdir --device cpu").code == 0);
@@ -545,7 +504,6 @@ TEST_CASE("habits: a lossy WebP stays lossy at its own quality, a lossless one l
 
 TEST_CASE("habits: SIGINT says what was done, removes our temporaries and ends by the signal", "[cli][safety][folder]") {
     TempDir d;
-    fs::create_directories(d / "in");
     const cv::Mat big = photo(1600, 1200, CV_8UC3, 70);
     const int files = 40;
     for (int i = 0; i < files; ++i) {
@@ -656,7 +614,6 @@ TEST_CASE("durable outputs: each output's data is synced after it is written and
         std::printf("%s: strace is not installed\n", imghist_test::kSkipMarker);
         return;
     }
-    fs::create_directories(d / "in");
     for (int i = 0; i < 24; ++i) write(d / ("in/f" + std::to_string(i) + ".png"), photo(64, 48, CV_8UC3, 30 + i));
     for (const char* sync : {"syncfs", "fdatasync"}) {
         INFO("sync=" << sync);
@@ -702,7 +659,6 @@ TEST_CASE("durable outputs: each output's data is synced after it is written and
 TEST_CASE("durable outputs: a run killed outright leaves no partial file under a final name, and --skip-existing finishes it",
           "[cli][safety][folder]") {
     TempDir d;
-    fs::create_directories(d / "in");
     const int files = 24;
     for (int i = 0; i < files; ++i) write(d / ("in/f" + std::to_string(100 + i) + ".png"), photo(800, 600, CV_8UC3, 90 + i));
     // The complete outputs, for comparison: the CPU encoder is deterministic at a fixed thread count.

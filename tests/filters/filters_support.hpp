@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -164,6 +165,19 @@ inline cv::Mat make_image(int w, int h, int type, Dist d, std::uint64_t seed, in
     return parent(cv::Rect(x_offset, 0, w, h));
 }
 
+/// The frame cases: each size of frame_sizes(backend), continuous and as a ROI, gray and colour, as a
+/// Dist::Photo image made with the next `seed` (which counts up); `check` gets each under an INFO naming it.
+template <class Check>
+void for_each_frame(Backend backend, std::uint64_t& seed, Check&& check) {
+    for (const Size2& s : frame_sizes(backend))
+        for (int xo : {-1, 7})
+            for (int cn : {1, 3}) {
+                const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
+                INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn);
+                check(src);
+            }
+}
+
 /// Two well-separated modes plus noise (Otsu's home ground); `depth` 8U or 16U.
 inline cv::Mat bimodal(int w, int h, int depth, std::uint64_t seed, double m1 = 60, double m2 = 180, double sd = 15) {
     cv::Mat m(h, w, CV_MAKETYPE(depth, 1));
@@ -274,28 +288,12 @@ inline void check_op(Backend backend, const cv::Mat& src, const cv::Mat& expecte
     }
 }
 
-/// OpenCV's equalization of the luma of a BGR or BGRA image (YCrCb, alpha kept): the reference for the
-/// filters' luma mode, single and batch.
-inline cv::Mat opencv_equalize_luma(const cv::Mat& src) {
-    cv::Mat bgr, ycc, out;
-    if (src.channels() == 4) cv::cvtColor(src, bgr, cv::COLOR_BGRA2BGR);
-    else bgr = src;
-    cv::cvtColor(bgr, ycc, cv::COLOR_BGR2YCrCb);
-    std::vector<cv::Mat> planes;
-    cv::split(ycc, planes);
-    cv::equalizeHist(planes[0], planes[0]);
-    cv::merge(planes, ycc);
-    cv::cvtColor(ycc, out, cv::COLOR_YCrCb2BGR);
-    if (src.channels() == 4) {
-        std::vector<cv::Mat> s4, o3;
-        cv::split(src, s4);
-        cv::split(out, o3);
-        o3.push_back(s4[3]);
-        cv::merge(o3, out);
-    }
-    return out;
+/// The code of the cv::Exception `f` throws (OpenCV's cv::Error codes), 0 when it throws none.
+template <class F>
+int cv_error_code(F&& f) {
+    const std::optional<cv::Exception> e = imghist_test::thrown<cv::Exception>(std::forward<F>(f));
+    return e ? e->code : 0;
 }
-
 
 /// A 1 x N 8-bit image whose histogram is `h` (levels in ascending order).
 inline cv::Mat image_with(const std::vector<std::uint64_t>& h) {

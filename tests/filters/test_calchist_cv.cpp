@@ -4,7 +4,6 @@
 // shapes handed to cv::calcHist itself; the errors; and the calls users write, with literals and vectors, next
 // to the older overloads (no ambiguity). Both backends; the CUDA case is skipped without a device.
 #include <array>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,15 +12,6 @@
 using namespace filters_test;
 
 namespace {
-
-int cv_code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const cv::Exception& e) {
-        return e.code;
-    }
-    return 0;
-}
 
 /// The pointer form on both sides with the same arguments; hist_in is the starting histogram (accumulate).
 void check_pointer_form(const std::vector<cv::Mat>& images, int channel, const cv::Mat& mask, int bins,
@@ -249,7 +239,7 @@ TEST_CASE("calcHist in cv::calcHist's forms refuses what cv::calcHist refuses, w
     auto code = [&](const std::vector<cv::Mat>& images, int channel, const cv::Mat& mask, const float** r, int bins = 256) {
         const int channels[] = {channel};
         const int hs[] = {bins};
-        return cv_code_of([&] {
+        return cv_error_code([&] {
             gpuhist::calcHist(images.data(), static_cast<int>(images.size()), channels, mask, hist, 1, hs, r);
         });
     };
@@ -266,19 +256,19 @@ TEST_CASE("calcHist in cv::calcHist's forms refuses what cv::calcHist refuses, w
     const float empty_range[] = {10, 10};
     const float* bad_ranges[] = {empty_range};
     REQUIRE(code({gray}, 0, cv::Mat(), bad_ranges) == cv::Error::StsBadArg);
-    REQUIRE(cv_code_of([&] { gpuhist::calcHist(&bgr, 1, nullptr, cv::Mat(), hist, 1, sizes, ranges); }) ==
+    REQUIRE(cv_error_code([&] { gpuhist::calcHist(&bgr, 1, nullptr, cv::Mat(), hist, 1, sizes, ranges); }) ==
             cv::Error::StsBadArg);  // no channels: one single-channel image
-    REQUIRE(cv_code_of([&] { gpuhist::calcHist(&gray, 0, nullptr, cv::Mat(), hist, 1, sizes, ranges); }) ==
+    REQUIRE(cv_error_code([&] { gpuhist::calcHist(&gray, 0, nullptr, cv::Mat(), hist, 1, sizes, ranges); }) ==
             cv::Error::StsBadArg);
-    REQUIRE(cv_code_of([&] { gpuhist::calcHist(std::vector<cv::Mat>{}, {0}, cv::Mat(), hist, {256}, {0, 256}); }) ==
+    REQUIRE(cv_error_code([&] { gpuhist::calcHist(std::vector<cv::Mat>{}, {0}, cv::Mat(), hist, {256}, {0, 256}); }) ==
             cv::Error::StsBadArg);
-    REQUIRE(cv_code_of([&] { gpuhist::calcHist(std::vector<cv::Mat>{gray}, {0}, cv::Mat(), hist, {256}, {0}); }) ==
+    REQUIRE(cv_error_code([&] { gpuhist::calcHist(std::vector<cv::Mat>{gray}, {0}, cv::Mat(), hist, {256}, {0}); }) ==
             cv::Error::StsBadArg);
-    REQUIRE(cv_code_of([&] { gpuhist::calcHist(std::vector<cv::Mat>{gray}, {0, 1}, cv::Mat(), hist, {256}, {}); }) ==
+    REQUIRE(cv_error_code([&] { gpuhist::calcHist(std::vector<cv::Mat>{gray}, {0, 1}, cv::Mat(), hist, {256}, {}); }) ==
             cv::Error::StsBadArg);
     static unsigned char fake[64];
     const cv::cuda::GpuMat g(4, 16, CV_8UC1, fake, 16);
-    REQUIRE(cv_code_of([&] { gpuhist::calcHist(std::vector<cv::cuda::GpuMat>{g}, {0}, cv::Mat(), hist, {256}, {}); }) ==
+    REQUIRE(cv_error_code([&] { gpuhist::calcHist(std::vector<cv::cuda::GpuMat>{g}, {0}, cv::Mat(), hist, {256}, {}); }) ==
             cv::Error::StsBadArg);
     // Valid calls of the same shapes throw nothing.
     REQUIRE(code({gray, bgr}, 3, cv::Mat(), ranges) == 0);

@@ -20,6 +20,22 @@ namespace {
 const int kThresholdTypes[] = {cv::THRESH_BINARY, cv::THRESH_BINARY_INV, cv::THRESH_TRUNC, cv::THRESH_TOZERO,
                                cv::THRESH_TOZERO_INV};
 
+/// gpuhist::threshold against cv::threshold for one call on `backend`, through the cv::Mat path and, on the
+/// device, the GpuMat path: the same image and the same returned level. Returns cv::threshold's level.
+double check_threshold(Backend backend, const cv::Mat& src, double thresh, double maxval, int type) {
+    cv::Mat expected;
+    const double level = cv::threshold(src, expected, thresh, maxval, type);
+    INFO("type " << type << ": cv::threshold gives " << level);
+    double got = std::numeric_limits<double>::quiet_NaN();
+    check_op(backend, src, expected,
+             [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, thresh, maxval, type); },
+             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                 REQUIRE(gpuhist::threshold(a, b, thresh, maxval, type) == level);
+             });
+    REQUIRE(got == level);
+    return level;
+}
+
 }  // namespace
 
 // ---- equalizeHist ------------------------------------------------------------------------------------------------
@@ -132,16 +148,8 @@ IMGHIST_BACKEND_CASE("threshold with a fixed value matches cv::threshold over ty
                 for (int type : kThresholdTypes)
                     for (double t : c.thresholds)
                         for (double m : c.maxvals) {
-                            cv::Mat expected;
-                            const double r = cv::threshold(src, expected, t, m, type);
                             INFO("depth " << c.depth << " cn " << cn << " type " << type << " t " << t << " maxval " << m);
-                            double got = std::numeric_limits<double>::quiet_NaN();
-                            check_op(backend, src, expected,
-                                     [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, t, m, type); },
-                                     [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                                         REQUIRE(gpuhist::threshold(a, b, t, m, type) == r);
-                                     });
-                            REQUIRE(got == r);
+                            check_threshold(backend, src, t, m, type);
                         }
             }
 }
@@ -152,65 +160,34 @@ IMGHIST_BACKEND_CASE("Otsu threshold on 8-bit images matches cv::threshold over 
         for (int xo : {-1, 1, 13})
             for (Dist d : all_dists()) {
                 const cv::Mat src = make_image(s.w, s.h, CV_8UC1, d, seed++, xo);
-                for (int type : kThresholdTypes) {
-                    cv::Mat expected;
-                    const double r = cv::threshold(src, expected, 0, 255, type | cv::THRESH_OTSU);
-                    INFO(s.w << "x" << s.h << " offset " << xo << " " << name(d) << " type " << type << " otsu " << r);
-                    double got = -1;
-                    check_op(backend, src, expected,
-                             [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 255, type | cv::THRESH_OTSU); },
-                             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                                 REQUIRE(gpuhist::threshold(a, b, 0, 255, type | cv::THRESH_OTSU) == r);
-                             });
-                    REQUIRE(got == r);
-                }
+                INFO(s.w << "x" << s.h << " offset " << xo << " " << name(d) << " (Otsu)");
+                for (int type : kThresholdTypes) check_threshold(backend, src, 0, 255, type | cv::THRESH_OTSU);
             }
     // Bimodal images of several separations and weights: the threshold must fall between the modes.
     for (int i = 0; i < 12; ++i) {
         const cv::Mat src = bimodal(301, 97, CV_8U, seed++, 40 + 5 * i, 150 + 7 * i, 6 + i);
-        cv::Mat expected;
-        const double r = cv::threshold(src, expected, 0, 200, cv::THRESH_BINARY | cv::THRESH_OTSU);
+        const double r = check_threshold(backend, src, 0, 200, cv::THRESH_BINARY | cv::THRESH_OTSU);
         REQUIRE(r > 40 + 5 * i);
         REQUIRE(r < 150 + 7 * i);
-        double got = -1;
-        check_op(backend, src, expected,
-                 [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 200, cv::THRESH_BINARY | cv::THRESH_OTSU); },
-                 [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                     REQUIRE(gpuhist::threshold(a, b, 0, 200, cv::THRESH_BINARY | cv::THRESH_OTSU) == r);
-                 });
-        REQUIRE(got == r);
     }
 }
 
 // Frames (frame_sizes: which device path each takes), continuous and as ROIs.
 IMGHIST_BACKEND_CASE("equalizeHist and Otsu / Triangle thresholds on frames up to 4096x2304 match OpenCV", "[filters][equalize][threshold][frames]") {
     std::uint64_t seed = 700;
-    for (const Size2& s : frame_sizes(backend))
-        for (int xo : {-1, 7})
-            for (int cn : {1, 3}) {
-                const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
-                INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn);
-                const cv::Mat expected = cn == 1 ? [&] { cv::Mat e; cv::equalizeHist(src, e); return e; }()
-                                                 : opencv_equalize_per_channel(src);
-                check_op(backend, src, expected,
-                         [](const cv::Mat& a, cv::Mat& b) { gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL); },
-                         [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                             gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL);
-                         });
-                if (cn != 1) continue;
-                for (int automatic : {cv::THRESH_OTSU, cv::THRESH_TRIANGLE}) {
-                    cv::Mat e;
-                    const double r = cv::threshold(src, e, 0, 200, cv::THRESH_TOZERO_INV | automatic);
-                    INFO("automatic " << automatic << " level " << r);
-                    double got = -1;
-                    check_op(backend, src, e,
-                             [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 200, cv::THRESH_TOZERO_INV | automatic); },
-                             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                                 REQUIRE(gpuhist::threshold(a, b, 0, 200, cv::THRESH_TOZERO_INV | automatic) == r);
-                             });
-                    REQUIRE(got == r);
-                }
-            }
+    for_each_frame(backend, seed, [&](const cv::Mat& src) {
+        const bool gray = src.channels() == 1;
+        const cv::Mat expected = gray ? [&] { cv::Mat e; cv::equalizeHist(src, e); return e; }()
+                                      : opencv_equalize_per_channel(src);
+        check_op(backend, src, expected,
+                 [](const cv::Mat& a, cv::Mat& b) { gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL); },
+                 [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                     gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL);
+                 });
+        if (!gray) return;
+        for (int automatic : {cv::THRESH_OTSU, cv::THRESH_TRIANGLE})
+            check_threshold(backend, src, 0, 200, cv::THRESH_TOZERO_INV | automatic);
+    });
 }
 
 IMGHIST_BACKEND_CASE("Otsu threshold on 16-bit images matches cv::threshold", "[filters][threshold][otsu]") {
@@ -218,27 +195,10 @@ IMGHIST_BACKEND_CASE("Otsu threshold on 16-bit images matches cv::threshold", "[
     for (Dist d : all_dists())
         for (int xo : {-1, 2}) {
             const cv::Mat src = make_image(211, 53, CV_16UC1, d, seed++, xo);
-            cv::Mat expected;
-            const double r = cv::threshold(src, expected, 0, 65535, cv::THRESH_BINARY | cv::THRESH_OTSU);
-            INFO(name(d) << " offset " << xo << " otsu " << r);
-            double got = -1;
-            check_op(backend, src, expected,
-                     [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 65535, cv::THRESH_BINARY | cv::THRESH_OTSU); },
-                     [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                         REQUIRE(gpuhist::threshold(a, b, 0, 65535, cv::THRESH_BINARY | cv::THRESH_OTSU) == r);
-                     });
-            REQUIRE(got == r);
+            INFO(name(d) << " offset " << xo);
+            check_threshold(backend, src, 0, 65535, cv::THRESH_BINARY | cv::THRESH_OTSU);
         }
-    const cv::Mat src = bimodal(160, 90, CV_16U, seed++);
-    cv::Mat expected;
-    const double r = cv::threshold(src, expected, 0, 1000, cv::THRESH_TOZERO | cv::THRESH_OTSU);
-    double got = -1;
-    check_op(backend, src, expected,
-             [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 1000, cv::THRESH_TOZERO | cv::THRESH_OTSU); },
-             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                 REQUIRE(gpuhist::threshold(a, b, 0, 1000, cv::THRESH_TOZERO | cv::THRESH_OTSU) == r);
-             });
-    REQUIRE(got == r);
+    check_threshold(backend, bimodal(160, 90, CV_16U, seed++), 0, 1000, cv::THRESH_TOZERO | cv::THRESH_OTSU);
 }
 
 IMGHIST_BACKEND_CASE("Triangle threshold matches cv::threshold", "[filters][threshold][triangle]") {
@@ -247,31 +207,13 @@ IMGHIST_BACKEND_CASE("Triangle threshold matches cv::threshold", "[filters][thre
         for (int xo : {-1, 7})
             for (Dist d : all_dists()) {
                 const cv::Mat src = make_image(s.w, s.h, CV_8UC1, d, seed++, xo);
-                for (int type : kThresholdTypes) {
-                    cv::Mat expected;
-                    const double r = cv::threshold(src, expected, 0, 255, type | cv::THRESH_TRIANGLE);
-                    INFO(s.w << "x" << s.h << " " << name(d) << " type " << type << " triangle " << r);
-                    double got = -1;
-                    check_op(backend, src, expected,
-                             [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 255, type | cv::THRESH_TRIANGLE); },
-                             [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                                 REQUIRE(gpuhist::threshold(a, b, 0, 255, type | cv::THRESH_TRIANGLE) == r);
-                             });
-                    REQUIRE(got == r);
-                }
+                INFO(s.w << "x" << s.h << " " << name(d) << " (Triangle)");
+                for (int type : kThresholdTypes) check_threshold(backend, src, 0, 255, type | cv::THRESH_TRIANGLE);
             }
     // Skewed histograms to both sides exercise the flipped branch.
     for (int i = 0; i < 8; ++i) {
         const cv::Mat src = bimodal(128, 64, CV_8U, seed++, i < 4 ? 30 : 220, i < 4 ? 90 : 160, 4 + 3 * i);
-        cv::Mat expected;
-        const double r = cv::threshold(src, expected, 0, 255, cv::THRESH_BINARY | cv::THRESH_TRIANGLE);
-        double got = -1;
-        check_op(backend, src, expected,
-                 [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 255, cv::THRESH_BINARY | cv::THRESH_TRIANGLE); },
-                 [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                     REQUIRE(gpuhist::threshold(a, b, 0, 255, cv::THRESH_BINARY | cv::THRESH_TRIANGLE) == r);
-                 });
-        REQUIRE(got == r);
+        check_threshold(backend, src, 0, 255, cv::THRESH_BINARY | cv::THRESH_TRIANGLE);
     }
 }
 
@@ -499,15 +441,7 @@ IMGHIST_BACKEND_CASE("the shipped photographs give OpenCV's results: equalize, O
                  [](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
                      gpuhist::equalizeHist(a, b, gpuhist::EQUALIZE_PER_CHANNEL);
                  });
-        for (int method : {cv::THRESH_OTSU, cv::THRESH_TRIANGLE}) {
-            const int type = cv::THRESH_BINARY | method;
-            const double r = cv::threshold(gray, expected, 0, 255, type);
-            INFO("threshold method " << method << " gives " << r);
-            double got = -1;
-            check_op(backend, gray, expected, [&](const cv::Mat& a, cv::Mat& b) { got = gpuhist::threshold(a, b, 0, 255, type); },
-                     [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) { REQUIRE(gpuhist::threshold(a, b, 0, 255, type) == r); });
-            REQUIRE(got == r);
-        }
+        for (int method : {cv::THRESH_OTSU, cv::THRESH_TRIANGLE}) check_threshold(backend, gray, 0, 255, cv::THRESH_BINARY | method);
         BackendScope scope(backend);
         for (int bins : {256, 64}) {
             cv::Mat ours;
@@ -864,18 +798,6 @@ TEST_CASE("device-resident pipeline on a caller stream gives exact results witho
 }
 
 // ---- errors -------------------------------------------------------------------------------------------------------
-
-namespace {
-template <class F>
-int cv_error_code(F&& f) {
-    try {
-        f();
-    } catch (const cv::Exception& e) {
-        return e.code;
-    }
-    return 0;
-}
-}  // namespace
 
 TEST_CASE("errors reach OpenCV users as cv::Exception with OpenCV's codes", "[filters][errors]") {
     const cv::Mat gray = make_image(32, 16, CV_8UC1, Dist::Uniform, 1);

@@ -227,38 +227,35 @@ IMGHIST_BACKEND_CASE("matchHistograms matches the np.interp rule: sizes x ROI of
 // Frames (frame_sizes: which device path each takes), continuous and as ROIs, gray and colour.
 IMGHIST_BACKEND_CASE("stretchContrast and matchHistograms on frames up to 4096x2304 follow their rules", "[filters][stretch][match][frames]") {
     std::uint64_t seed = 1700;
-    for (const Size2& s : frame_sizes(backend))
-        for (int xo : {-1, 7})
-            for (int cn : {1, 3}) {
-                const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
-                const cv::Mat ref = make_image(640, 480, CV_8UC(cn), Dist::Gauss32, seed++, 1);
-                INFO(s.w << "x" << s.h << " offset " << xo << " channels " << cn);
-                check_op(backend, src, ref_stretch(src, 2.0, 1.0, false),
-                         [&](const cv::Mat& a, cv::Mat& b) { gpuhist::stretchContrast(a, b, 2.0, 1.0, gpuhist::EQUALIZE_PER_CHANNEL); },
-                         [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                             gpuhist::stretchContrast(a, b, 2.0, 1.0, gpuhist::EQUALIZE_PER_CHANNEL);
-                         });
-                const cv::Mat expected = ref_match(src, counts_of(ref));
-                check_op(backend, src, expected, [&](const cv::Mat& a, cv::Mat& b) { gpuhist::matchHistograms(a, ref, b); },
-                         [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
-                             DeviceMat r(ref);
-                             gpuhist::matchHistograms(a, r.mat, b);
-                         });
-                // The same target as a histogram, one column per channel (host images only; on the device
-                // the 64-bit counts are copied and matched in the same launch shape).
-                std::vector<cv::Mat> planes;
-                cv::split(ref, planes);
-                cv::Mat hist(256, cn, CV_32F);
-                for (int c = 0; c < cn; ++c) {
-                    cv::Mat h;
-                    cv::calcHist(std::vector<cv::Mat>{planes[c]}, {0}, cv::Mat(), h, {256}, {0.f, 256.f});
-                    h.copyTo(hist.col(c));
-                }
-                BackendScope scope(backend);
-                cv::Mat out;
-                gpuhist::matchHistogramsToHist(src, hist, out);
-                FILTERS_REQUIRE_IDENTICAL(out, expected);
-            }
+    for_each_frame(backend, seed, [&](const cv::Mat& src) {
+        const int cn = src.channels();
+        const cv::Mat ref = make_image(640, 480, CV_8UC(cn), Dist::Gauss32, seed++, 1);
+        check_op(backend, src, ref_stretch(src, 2.0, 1.0, false),
+                 [&](const cv::Mat& a, cv::Mat& b) { gpuhist::stretchContrast(a, b, 2.0, 1.0, gpuhist::EQUALIZE_PER_CHANNEL); },
+                 [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                     gpuhist::stretchContrast(a, b, 2.0, 1.0, gpuhist::EQUALIZE_PER_CHANNEL);
+                 });
+        const cv::Mat expected = ref_match(src, counts_of(ref));
+        check_op(backend, src, expected, [&](const cv::Mat& a, cv::Mat& b) { gpuhist::matchHistograms(a, ref, b); },
+                 [&](const cv::cuda::GpuMat& a, cv::cuda::GpuMat& b) {
+                     DeviceMat r(ref);
+                     gpuhist::matchHistograms(a, r.mat, b);
+                 });
+        // The same target as a histogram, one column per channel (host images only; on the device
+        // the 64-bit counts are copied and matched in the same launch shape).
+        std::vector<cv::Mat> planes;
+        cv::split(ref, planes);
+        cv::Mat hist(256, cn, CV_32F);
+        for (int c = 0; c < cn; ++c) {
+            cv::Mat h;
+            cv::calcHist(std::vector<cv::Mat>{planes[c]}, {0}, cv::Mat(), h, {256}, {0.f, 256.f});
+            h.copyTo(hist.col(c));
+        }
+        BackendScope scope(backend);
+        cv::Mat out;
+        gpuhist::matchHistogramsToHist(src, hist, out);
+        FILTERS_REQUIRE_IDENTICAL(out, expected);
+    });
 }
 
 IMGHIST_BACKEND_CASE("matching to a given histogram equals matching to an image that has it", "[filters][match]") {

@@ -278,6 +278,19 @@ cli::RunOptions options(int threads) {
     return o;
 }
 
+/// A folder of `files` for two CPU workers and the stand-in batch worker of fake_plan (same arguments);
+/// `took` counts the files the stand-in kept. `slow` as text_stages.
+struct FakeRun {
+    Folder folder;
+    std::atomic<std::size_t> took{0};
+    cli::Stages stages;
+    FakeRun(int files, std::chrono::milliseconds setup, bool fails, bool hand_back, bool cpu_takes, bool slow = false)
+        : folder(files), stages(text_stages(slow)) {
+        stages.batch = fake_plan(setup, fails, hand_back, cpu_takes, took);
+    }
+    cli::Summary run() { return cli::run_pipeline(folder.items, stages, options(2)); }
+};
+
 /// stderr of `fn`, captured through a file.
 template <class Fn>
 std::string captured_stderr(Fn&& fn) {
@@ -300,21 +313,18 @@ std::string captured_stderr(Fn&& fn) {
 }  // namespace
 
 TEST_CASE("folder run: CPU workers and a batch worker give every file exactly one output, the CPU path's", "[pipeline]") {
-    Folder f(500);
-    std::atomic<std::size_t> took{0};
-    cli::Stages st = text_stages();
-    st.batch = fake_plan(std::chrono::milliseconds(0), false, true, true, took);
-    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    FakeRun r(500, std::chrono::milliseconds(0), false, true, true);
+    const cli::Summary s = r.run();
     CHECK(s.done == 500);
     CHECK(s.failed == 0);
-    f.check_outputs();
+    r.folder.check_outputs();
     // Both kinds of worker did files, and the odd ones the batch worker handed back were done on the CPU.
     std::size_t by_fake = 0;
-    for (const cli::Item& it : f.items) {
+    for (const cli::Item& it : r.folder.items) {
         by_fake += it.worker == "fake";
         if (it.worker == "fake") CHECK(it.index % 2 == 0);
     }
-    CHECK(by_fake == took.load());
+    CHECK(by_fake == r.took.load());
     CHECK(by_fake > 0);
     CHECK(by_fake < 500);
 }
@@ -322,16 +332,14 @@ TEST_CASE("folder run: CPU workers and a batch worker give every file exactly on
 TEST_CASE("folder run: a batch worker that fails to start leaves the run to the CPU workers, with a note", "[pipeline]") {
     for (bool cpu_takes : {true, false}) {  // --device auto / all, and --device cuda
         INFO("CPU workers take files: " << cpu_takes);
-        Folder f(60);
-        std::atomic<std::size_t> took{0};
-        cli::Stages st = text_stages(true);  // 60 files of 2 ms on 2 threads outlast the 10 ms set-up
-        st.batch = fake_plan(std::chrono::milliseconds(10), true, false, cpu_takes, took);
+        // Slow: 60 files of 2 ms on 2 threads outlast the 10 ms set-up.
+        FakeRun r(60, std::chrono::milliseconds(10), true, false, cpu_takes, true);
         cli::Summary s;
-        const std::string err = captured_stderr([&] { s = cli::run_pipeline(f.items, st, options(2)); });
+        const std::string err = captured_stderr([&] { s = r.run(); });
         INFO(err);
         CHECK(s.done == 60);
-        CHECK(took == 0);
-        f.check_outputs();
+        CHECK(r.took == 0);
+        r.folder.check_outputs();
         CHECK(err.find("imghist: fake: the device said no; its files go to the CPU workers") != std::string::npos);
     }
 }
@@ -339,17 +347,14 @@ TEST_CASE("folder run: a batch worker that fails to start leaves the run to the 
 TEST_CASE("folder run: a run the CPU workers finish does not wait for a batch worker's set-up", "[pipeline]") {
     // The stand-in's set-up would take 10 s; the run ends as soon as its files are durable, and the worker
     // never touches them. (The real GPU's set-up is about 1 s.)
-    Folder f(8);
-    std::atomic<std::size_t> took{0};
-    cli::Stages st = text_stages();
-    st.batch = fake_plan(std::chrono::milliseconds(10000), false, false, true, took);
+    FakeRun r(8, std::chrono::milliseconds(10000), false, false, true);
     const auto t0 = Clock::now();
-    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    const cli::Summary s = r.run();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     CHECK(s.done == 8);
     CHECK(seconds < 3.0);
-    CHECK(took == 0);
-    f.check_outputs();
+    CHECK(r.took == 0);
+    r.folder.check_outputs();
 }
 
 TEST_CASE("work queue: auto's GPU start waits for the CPU workers' first files and their time for the rest", "[pipeline]") {
@@ -371,34 +376,28 @@ TEST_CASE("work queue: auto's GPU start waits for the CPU workers' first files a
 }
 
 TEST_CASE("folder run: a plan that starts devices only when worth it leaves a short run to the CPU", "[pipeline]") {
-    Folder f(40);
-    std::atomic<std::size_t> took{0};
+    FakeRun r(40, std::chrono::milliseconds(0), false, false, true);
     std::atomic<int> probed{0};
-    cli::Stages st = text_stages();
-    st.batch = fake_plan(std::chrono::milliseconds(0), false, false, true, took);
-    st.batch->devices = [&probed](std::string&) {
+    r.stages.batch->devices = [&probed](std::string&) {
         ++probed;
         return std::vector<cli::Device>{cli::Device{imghist::Backend::Cuda, 0}};
     };
-    st.batch->start_when_cpu_needs_s = 60;  // far longer than 40 small files take
-    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    r.stages.batch->start_when_cpu_needs_s = 60;  // far longer than 40 small files take
+    const cli::Summary s = r.run();
     CHECK(s.done == 40);
-    CHECK(took == 0);
-    f.check_outputs();
+    CHECK(r.took == 0);
+    r.folder.check_outputs();
     cli::wait_for_batch_threads();  // the batch thread has decided
     CHECK(probed == 0);
 }
 
 TEST_CASE("folder run: with --device cuda the CPU workers take only what the batch worker hands them", "[pipeline]") {
-    Folder f(200);
-    std::atomic<std::size_t> took{0};
-    cli::Stages st = text_stages();
-    st.batch = fake_plan(std::chrono::milliseconds(100), false, true, false, took);
-    const cli::Summary s = cli::run_pipeline(f.items, st, options(2));
+    FakeRun r(200, std::chrono::milliseconds(100), false, true, false);
+    const cli::Summary s = r.run();
     CHECK(s.done == 200);
-    f.check_outputs();
-    CHECK(took == 100);
-    for (const cli::Item& it : f.items) CHECK((it.worker == "fake") == (it.index % 2 == 0));
+    r.folder.check_outputs();
+    CHECK(r.took == 100);
+    for (const cli::Item& it : r.folder.items) CHECK((it.worker == "fake") == (it.index % 2 == 0));
 }
 
 TEST_CASE("folder pipeline tuning: IMGHIST_PIPELINE's keys, defaults and refusals", "[pipeline]") {

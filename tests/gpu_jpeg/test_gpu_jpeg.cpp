@@ -175,6 +175,17 @@ std::vector<cli::Item*> pointers(std::vector<cli::Item>& items) {
     return p;
 }
 
+/// Decodes every case in one batch into `format` (slot i: case i, read through e.view) and requires each to
+/// decode.
+void decode_cases(cli::GpuJpegEngine& e, const std::vector<Case>& cs, cli::nv::OutputFormat format) {
+    std::vector<cli::Item> items = items_of(cs);
+    const std::vector<cli::GpuJpegEngine::Outcome> outcome = e.decode(pointers(items), format, cli::DecodeOptions{});
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+        INFO(cs[i].name);
+        REQUIRE(outcome[i] == cli::GpuJpegEngine::Outcome::Decoded);
+    }
+}
+
 std::vector<std::uint8_t> download_plane(const imghist::ImageView& v) {
     std::vector<std::uint8_t> host(v.row_bytes() * static_cast<std::size_t>(v.height));
     REQUIRE(cudaMemcpy2D(host.data(), v.row_bytes(), v.data, v.pitch, v.row_bytes(), static_cast<std::size_t>(v.height),
@@ -324,12 +335,9 @@ TEST_CASE("GPU JPEG decode: samples within the documented bound of libjpeg-turbo
 
     DiffStats all_y, all_rgb;
     {   // Y plane (what luma equalization works on) against libjpeg-turbo's raw planes
-        std::vector<cli::Item> items = items_of(cs);
-        std::vector<cli::Item*> batch = pointers(items);
-        auto outcome = e.decode(batch, cli::nv::kOutputYUV, cli::DecodeOptions{});
+        decode_cases(e, cs, cli::nv::kOutputYUV);
         for (std::size_t i = 0; i < cs.size(); ++i) {
             INFO(cs[i].name);
-            REQUIRE(outcome[i] == cli::GpuJpegEngine::Outcome::Decoded);
             const cli::JpegPlanes ref = cli::decode_jpeg_planes(cs[i].jpeg, cs[i].name, cli::DecodeOptions{});
             DiffStats s;
             for (int c = 0; c < 3; ++c) {
@@ -351,12 +359,9 @@ TEST_CASE("GPU JPEG decode: samples within the documented bound of libjpeg-turbo
         }
     }
     {   // RGB against libjpeg-turbo's RGB (the CPU path's decode_jpeg)
-        std::vector<cli::Item> items = items_of(cs);
-        std::vector<cli::Item*> batch = pointers(items);
-        auto outcome = e.decode(batch, cli::nv::kOutputRGBI, cli::DecodeOptions{});
+        decode_cases(e, cs, cli::nv::kOutputRGBI);
         for (std::size_t i = 0; i < cs.size(); ++i) {
             INFO(cs[i].name);
-            REQUIRE(outcome[i] == cli::GpuJpegEngine::Outcome::Decoded);
             const cli::Image ref = cli::decode_jpeg(cs[i].jpeg, cs[i].name, cli::DecodeOptions{});
             const std::vector<std::uint8_t> got = download_plane(e.view(i));
             REQUIRE(got.size() == ref.bytes());
@@ -390,9 +395,7 @@ TEST_CASE("GPU JPEG: device operations on GPU-decoded pixels are bit-exact with 
     cpu.backend = imghist::Backend::Cpu;
 
     SECTION("luma equalization of the Y plane (equalize --mode luma, JPEG to JPEG)") {
-        std::vector<cli::Item> items = items_of(cs);
-        std::vector<cli::Item*> batch = pointers(items);
-        e.decode(batch, cli::nv::kOutputYUV, cli::DecodeOptions{});
+        decode_cases(e, cs, cli::nv::kOutputYUV);
         for (std::size_t i = 0; i < cs.size(); ++i) {
             INFO(cs[i].name);
             const imghist::ImageView y = e.view(i, 0);
@@ -406,9 +409,7 @@ TEST_CASE("GPU JPEG: device operations on GPU-decoded pixels are bit-exact with 
         }
     }
     SECTION("RGB histograms in one batch (hist) and per-channel equalization") {
-        std::vector<cli::Item> items = items_of(cs);
-        std::vector<cli::Item*> batch = pointers(items);
-        e.decode(batch, cli::nv::kOutputRGBI, cli::DecodeOptions{});
+        decode_cases(e, cs, cli::nv::kOutputRGBI);
         std::vector<imghist::ImageView> views;
         for (std::size_t i = 0; i < cs.size(); ++i) views.push_back(e.view(i));
         imghist::Options o;
@@ -481,14 +482,31 @@ cli::Bytes read_bytes(const fs::path& p) {
     return cli::Bytes(s.begin(), s.end());
 }
 
+/// A fresh folder under /tmp with an empty in/ for the inputs, removed with everything in it when the case
+/// ends (a failed one too).
+struct Workdir {
+    fs::path dir, in;
+    Workdir() {
+        char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
+        REQUIRE(mkdtemp(tmpl) != nullptr);
+        dir = tmpl;
+        in = dir / "in";
+        fs::create_directories(in);
+    }
+    ~Workdir() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    Workdir(const Workdir&) = delete;
+    Workdir& operator=(const Workdir&) = delete;
+};
+
 }  // namespace
 
 TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fails alone", "[gpu_jpeg][cuda][cli]") {
     if (!gpu_or_skip()) return;
-    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl, in = dir / "in", out = dir / "out";
-    fs::create_directories(in);
+    const Workdir work;
+    const fs::path dir = work.dir, in = work.in, out = dir / "out";
     const cli::Bytes good420 = encode(generated(1280, 720, 7), 2, 2, 92);
     write_bytes(in / "a420.jpg", good420);
     write_bytes(in / "b422.jpg", encode(generated(641, 479, 8), 2, 1, 90));
@@ -550,8 +568,6 @@ TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fai
         CHECK(jg["files"] == jc["files"]);
         CHECK(jg["total"] == jc["total"]);
     }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
 }
 
 TEST_CASE("GPU JPEG: a folder decoded and encoded in batches gives every file its own picture", "[gpu_jpeg][cuda][cli]") {
@@ -561,10 +577,8 @@ TEST_CASE("GPU JPEG: a folder decoded and encoded in batches gives every file it
     // CPU path's output of the same file: it must be close to it, and closer than to any other file's (a file
     // written with another file's picture, or a padding image, fails).
     if (!gpu_or_skip()) return;
-    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl, in = dir / "in", gpu_out = dir / "gpu", cpu_out = dir / "cpu";
-    fs::create_directories(in);
+    const Workdir work;
+    const fs::path dir = work.dir, in = work.in, gpu_out = dir / "gpu", cpu_out = dir / "cpu";
     const int n = 101;
     for (int k = 0; k < n; ++k) {
         char name[32];
@@ -607,17 +621,13 @@ TEST_CASE("GPU JPEG: a folder decoded and encoded in batches gives every file it
         for (int j = 0; j < n; ++j)
             if (j != k) CHECK(mean_diff(gy[static_cast<std::size_t>(k)], cy[static_cast<std::size_t>(j)]) > own);
     }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
 }
 
 TEST_CASE("GPU JPEG: --device auto does every file of a small folder and says under -v who takes them", "[gpu_jpeg][cli]") {
     // Runs everywhere: the CPU workers take every file of a folder this small, with or without a GPU, and -v
     // says so.
-    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl, in = dir / "in", out = dir / "out";
-    fs::create_directories(in);
+    const Workdir work;
+    const fs::path dir = work.dir, in = work.in, out = dir / "out";
     const Rgb img = generated(64, 48, 3);
     for (const char* name : {"a.jpg", "b.jpg", "c.jpg"}) write_bytes(in / name, encode(img, 2, 2, 90));
     const Run r = run_cli(dir, "equalize -v --device auto '" + in.string() + "' '" + out.string() + "'");
@@ -645,8 +655,6 @@ TEST_CASE("GPU JPEG: --device auto does every file of a small folder and says un
     INFO(t.err);
     CHECK(t.code == 0);
     CHECK(t.err.find("--device auto leaves this command to them") != std::string::npos);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
 }
 
 TEST_CASE("GPU JPEG: --device auto and all split a folder between the CPU workers and the GPU, with the CPU's results", "[gpu_jpeg][cuda][cli]") {
@@ -654,10 +662,8 @@ TEST_CASE("GPU JPEG: --device auto and all split a folder between the CPU worker
     // names who took how many. Whether the GPU joins at all depends on the host: many cores can finish these
     // files before the GPU's decoder is ready, and the run must not wait for it then.
     if (!gpu_or_skip()) return;
-    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl, in = dir / "in";
-    fs::create_directories(in);
+    const Workdir work;
+    const fs::path dir = work.dir, in = work.in;
     const int n = 3000;
     for (int k = 0; k < n; ++k) {
         char name[32];
@@ -684,8 +690,6 @@ TEST_CASE("GPU JPEG: --device auto and all split a folder between the CPU worker
         }
         CHECK(written == static_cast<std::size_t>(n));
     }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
 }
 
 // ---- metadata of GPU-encoded outputs ---------------------------------------------------------------------------
@@ -757,10 +761,8 @@ TEST_CASE("GPU JPEG: jpeg_with_metadata adds metadata exactly as the CPU encoder
 
 TEST_CASE("GPU JPEG: outputs carry the input's metadata and quality (also with --strip and --auto-orient and for progressive inputs)", "[gpu_jpeg][cuda][cli]") {
     if (!gpu_or_skip()) return;
-    char tmpl[] = "/tmp/imghist-gpujpeg-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl, in = dir / "in";
-    fs::create_directories(in);
+    const Workdir work;
+    const fs::path dir = work.dir, in = work.in;
     cli::EncodeOptions q75;
     q75.jpeg_quality = 75;
     cli::Image upright = noise_image(320, 240, 5);
@@ -829,6 +831,4 @@ TEST_CASE("GPU JPEG: outputs carry the input's metadata and quality (also with -
     CHECK(st.meta.xmp.empty());
     CHECK(st.meta.comments.empty());
     CHECK(!st.meta.has_resolution());
-    std::error_code ec;
-    fs::remove_all(dir, ec);
 }
