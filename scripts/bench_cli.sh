@@ -333,7 +333,7 @@ if [[ -n ${CMD[all_all]:-} ]]; then
 fi
 for n in 120 1000 "$N"; do
   a=auto_$n; c=cpu_$n
-  [[ $n == "$N" ]] && { a=eq_auto; c=eq_cpu; }
+  [[ $n == "$N" && -n ${CMD[eq_auto]:-} ]] && { a=eq_auto; c=eq_cpu; }
   [[ -n ${CMD[$a]:-} ]] || continue
   goal=1; [[ $n == 1000 ]] && goal=2
   row "equalize $n JPEGs, auto" "$(cell $a "$n")" "cpu $(cell $c "$n")" "$(speed $a $c)" ">= ${goal}x" "$(met "$(ratio $a $c)" '>=' $goal)"
