@@ -15,9 +15,11 @@
 #             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9), in shards too  |
 #   sanitize  | the four steps below, one after another                               |
 #   memcheck, | compute-sanitizer's tool of that name on each test executable's       | SUITE_T_SANITIZE=480
-#   racecheck,| [cuda] cases, dealt into SUITE_SANITIZE_SHARDS (default 8) jobs; one   |
-#   synccheck,| tool at a time, so that its jobs share the GPU and the cores only with |
-#   initcheck | each other; initcheck skips test_gpu_jpeg (nvJPEG's own reads)       |
+#   racecheck,| [cuda] cases, dealt into jobs of one or two cases each (at most 24 per  |
+#   synccheck,| executable; SUITE_SANITIZE_SHARDS sets a fixed number), the executable |
+#   initcheck | with most cases first; one tool at a time, so that its jobs share the  |
+#             | GPU and the cores only with each other; initcheck skips test_gpu_jpeg  |
+#             | (nvJPEG's own reads)                                                  |
 #   bench     | imghist-bench, full table -> OUT_DIR/bench.json, bench.txt            | SUITE_T_BENCH=240
 #   sweep     | imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json     | SUITE_T_SWEEP=120
 #
@@ -142,15 +144,23 @@ for step in $STEPS; do
                 continue
             fi
             tool=$step
-            n=${SUITE_SANITIZE_SHARDS:-8}
-            for t in $(test_executables); do
+            filter=${SANITIZE_FILTER:-[cuda]}
+            # A case under a sanitizer takes up to minutes: small jobs keep every job well within its limit
+            # and let the longest start first.
+            for t in $(for t in $(test_executables); do
+                           echo "$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c .) $t"
+                       done | sort -rn | cut -d' ' -f2); do
                 # initcheck reports nvJPEG's own reads of memory it did not initialise (inside libnvjpeg, not
                 # ours): the GPU JPEG tests run under the other three tools.
                 [[ $tool == initcheck && $(basename "$t") == test_gpu_jpeg ]] && continue
+                n=${SUITE_SANITIZE_SHARDS:-}
+                if [[ -z $n ]]; then
+                    n=$("$t" --list-test-names-only "$filter" 2>/dev/null | grep -c .)
+                    n=$(( n < 1 ? 1 : (n > 24 ? 24 : n) ))
+                fi
                 for k in $(seq 1 "$n"); do
                     job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-480}" \
-                        env SUITE_INTERNAL=shard_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$n" \
-                        "${SANITIZE_FILTER:-[cuda]}"
+                        env SUITE_INTERNAL=shard_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$n" "$filter"
                 done
             done
             wait  # the next tool starts on a quiet device
