@@ -14,7 +14,7 @@
 #   paths     | test_filters' [cuda] cases with the one-launch filters off, then on   | SUITE_T_PATHS=480
 #             | for every size (IMGHIST_ONE_LAUNCH_MAX_BYTES=0 / 1e9), in shards too  |
 #   sanitize  | the four steps below, one after another                               |
-#   memcheck, | compute-sanitizer's tool of that name on each test executable's       | SUITE_T_SANITIZE=480
+#   memcheck, | compute-sanitizer's tool of that name on each test executable's       | SUITE_T_SANITIZE=600
 #   racecheck,| [cuda] cases, dealt into jobs of one or two cases each (at most 24 per  |
 #   synccheck,| executable; SUITE_SANITIZE_SHARDS sets a fixed number), the executable |
 #   initcheck | with most cases first; one tool at a time, so that its jobs share the  |
@@ -159,7 +159,7 @@ for step in $STEPS; do
                     n=$(( n < 1 ? 1 : (n > 24 ? 24 : n) ))
                 fi
                 for k in $(seq 1 "$n"); do
-                    job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-480}" \
+                    job "$tool.$(basename "$t").$k" "${SUITE_T_SANITIZE:-600}" \
                         env SUITE_INTERNAL=shard_one SANITIZER="$SANITIZER" bash "$0" "$tool" "$t" "$k" "$n" "$filter"
                 done
             done

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <random>
 #include <string>
@@ -42,8 +43,8 @@ inline const char* name(Dist d) {
 /// IMGHIST_TEST_SHAPES_ONLY=1 (set by scripts/run_gpu_suite.sh for the compute-sanitizer steps, where every
 /// launch costs about a hundred times more): the cases keep every size class but run two of the five
 /// distributions and two ROI offsets, since what the sanitizers look for (out-of-bounds and uninitialised
-/// accesses, races) depends on shapes and alignment far more than on values. Plain runs and CI use the full
-/// lists.
+/// accesses, races) depends on shapes and alignment far more than on values; lists a test writes out itself
+/// go through sampled() (below) for the same reason. Plain runs and CI use the full lists.
 inline bool shapes_only() {
     static const bool on = [] {
         const char* e = std::getenv("IMGHIST_TEST_SHAPES_ONLY");
@@ -51,6 +52,17 @@ inline bool shapes_only() {
     }();
     return on;
 }
+/// A list of case values as the test writes it; under IMGHIST_TEST_SHAPES_ONLY its first and last entries only.
+template <class T>
+std::vector<T> sampled(const std::vector<T>& all) {
+    if (!shapes_only() || all.size() <= 2) return all;
+    return {all.front(), all.back()};
+}
+template <class T>
+std::vector<T> sampled(std::initializer_list<T> all) {
+    return sampled(std::vector<T>(all));
+}
+
 inline const std::vector<Dist>& all_dists() {
     static const std::vector<Dist> d{Dist::Uniform, Dist::Constant, Dist::Gauss4, Dist::Gauss32, Dist::Photo};
     static const std::vector<Dist> quick{Dist::Uniform, Dist::Photo};

@@ -96,7 +96,7 @@ IMGHIST_BACKEND_CASE("color equalizeHist: luma and per-channel modes match OpenC
     std::uint64_t seed = 100;
     for (int cn : {3, 4})
         for (const Size2& s : size_classes())
-            for (int xo : {-1, 1})
+            for (int xo : sampled({-1, 1}))
                 for (Dist d : all_dists()) {
                     const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), d, seed++, xo);
                     INFO(cn << " channels, " << s.w << "x" << s.h << " offset " << xo << " " << name(d));
@@ -143,11 +143,11 @@ IMGHIST_BACKEND_CASE("threshold with a fixed value matches cv::threshold over ty
     std::uint64_t seed = 300;
     for (const Case& c : cases)
         for (int cn : {1, 3})
-            for (int xo : {-1, 3}) {
+            for (int xo : sampled({-1, 3})) {
                 const cv::Mat src = make_image(97, 41, CV_MAKETYPE(c.depth, cn), Dist::Uniform, seed++, xo);
                 for (int type : kThresholdTypes)
-                    for (double t : c.thresholds)
-                        for (double m : c.maxvals) {
+                    for (double t : sampled(c.thresholds))
+                        for (double m : sampled(c.maxvals)) {
                             INFO("depth " << c.depth << " cn " << cn << " type " << type << " t " << t << " maxval " << m);
                             check_threshold(backend, src, t, m, type);
                         }
@@ -157,7 +157,7 @@ IMGHIST_BACKEND_CASE("threshold with a fixed value matches cv::threshold over ty
 IMGHIST_BACKEND_CASE("Otsu threshold on 8-bit images matches cv::threshold over sizes offsets distributions and bimodal images", "[filters][threshold][otsu]") {
     std::uint64_t seed = 500;
     for (const Size2& s : size_classes())
-        for (int xo : {-1, 1, 13})
+        for (int xo : sampled({-1, 1, 13}))
             for (Dist d : all_dists()) {
                 const cv::Mat src = make_image(s.w, s.h, CV_8UC1, d, seed++, xo);
                 INFO(s.w << "x" << s.h << " offset " << xo << " " << name(d) << " (Otsu)");
@@ -193,7 +193,7 @@ IMGHIST_BACKEND_CASE("equalizeHist and Otsu / Triangle thresholds on frames up t
 IMGHIST_BACKEND_CASE("Otsu threshold on 16-bit images matches cv::threshold", "[filters][threshold][otsu]") {
     std::uint64_t seed = 700;
     for (Dist d : all_dists())
-        for (int xo : {-1, 2}) {
+        for (int xo : sampled({-1, 2})) {
             const cv::Mat src = make_image(211, 53, CV_16UC1, d, seed++, xo);
             INFO(name(d) << " offset " << xo);
             check_threshold(backend, src, 0, 65535, cv::THRESH_BINARY | cv::THRESH_OTSU);
@@ -204,7 +204,7 @@ IMGHIST_BACKEND_CASE("Otsu threshold on 16-bit images matches cv::threshold", "[
 IMGHIST_BACKEND_CASE("Triangle threshold matches cv::threshold", "[filters][threshold][triangle]") {
     std::uint64_t seed = 900;
     for (const Size2& s : size_classes())
-        for (int xo : {-1, 7})
+        for (int xo : sampled({-1, 7}))
             for (Dist d : all_dists()) {
                 const cv::Mat src = make_image(s.w, s.h, CV_8UC1, d, seed++, xo);
                 INFO(s.w << "x" << s.h << " " << name(d) << " (Triangle)");
@@ -228,7 +228,7 @@ TEST_CASE("Auto on host images: every route of the histogram filters gives OpenC
     const int calls = 3 * (imghist::detail::BackendChooser::kSamples + 1);
     std::uint64_t seed = 4100;
     for (const Size2& s : {Size2{640, 480}, Size2{333, 127}})
-        for (int xo : {-1, 7}) {
+        for (int xo : sampled({-1, 7})) {
             INFO(s.w << "x" << s.h << " offset " << xo);
             const cv::Mat gray = make_image(s.w, s.h, CV_8UC1, Dist::Gauss32, seed++, xo);
             const cv::Mat color = make_image(s.w, s.h, CV_8UC3, Dist::Uniform, seed++, xo);
@@ -345,7 +345,7 @@ IMGHIST_BACKEND_CASE("CLAHE is within one grey level of cv::CLAHE and identical 
     for (int depth : {CV_8U, CV_16U})
         for (const Geometry& g : geos)
             for (double clip : {0.0, 1.0, 2.0, 40.0})
-                for (Dist d : {Dist::Uniform, Dist::Gauss4, Dist::Photo, Dist::Constant}) {
+                for (Dist d : sampled({Dist::Uniform, Dist::Gauss4, Dist::Photo, Dist::Constant})) {
                     if (depth == CV_16U && (d == Dist::Constant || clip == 1.0)) continue;
                     // Alternately a continuous image and a ROI with parent pixels to its right and below
                     // (cv::CLAHE pads from those before reflecting).
@@ -461,7 +461,7 @@ IMGHIST_BACKEND_CASE("calcHist (cv::Mat) returns what cv::calcHist returns", "[f
     const std::vector<Spec> specs{{256, 0, 256}, {64, 0, 256}, {10, 20, 200}, {1, 0, 256}, {100, 0.5f, 255.5f}};
     for (int depth : {CV_8U, CV_16U, CV_32F})
         for (int cn : {1, 3, 4})
-            for (int xo : {-1, 2}) {
+            for (int xo : sampled({-1, 2})) {
                 const cv::Mat src = make_image(131, 37, CV_MAKETYPE(depth, cn), Dist::Gauss32, seed++, xo);
                 cv::Mat mask = make_image(131, 37, CV_8UC1, Dist::Uniform, seed++) > 100;
                 for (const Spec& sp : specs)
@@ -488,7 +488,7 @@ TEST_CASE("calcHist (GpuMat) matches cv::calcHist as CV_32SC1 rows", "[filters][
     std::uint64_t seed = 1600;
     for (int cn : {1, 3, 4})
         for (const Size2& s : size_classes())
-            for (int xo : {-1, 1, 13})
+            for (int xo : sampled({-1, 1, 13}))
                 for (Dist d : all_dists()) {
                     const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), d, seed++, xo);
                     const cv::Mat mask = make_image(s.w, s.h, CV_8UC1, Dist::Uniform, seed++, xo) > 128;
@@ -559,7 +559,7 @@ struct CvThreadsScope {
 IMGHIST_BACKEND_CASE("rvalue ROI destinations are written in place, as cv::equalizeHist and cv::threshold do",
                      "[filters][inputarray]") {
     std::uint64_t seed = 1900;
-    for (int xo : {-1, 0, 3}) {
+    for (int xo : sampled({-1, 0, 3})) {
         const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Gauss32, seed++, xo);
         const cv::Rect roi(5, 3, src.cols, src.rows);
         BackendScope scope(backend);
@@ -622,7 +622,7 @@ IMGHIST_BACKEND_CASE("rvalue ROI destinations are written in place, as cv::equal
 
 IMGHIST_BACKEND_CASE("cv::UMat sources and destinations give OpenCV's answers", "[filters][inputarray][umat]") {
     std::uint64_t seed = 1950;
-    for (int xo : {-1, 3}) {
+    for (int xo : sampled({-1, 3})) {
         const cv::Mat src = make_image(333, 127, CV_8UC1, Dist::Photo, seed++, xo);
         const cv::Mat color = make_image(201, 99, CV_8UC3, Dist::Gauss32, seed++, xo);
         cv::UMat usrc, ucolor;

@@ -153,7 +153,7 @@ IMGHIST_BACKEND_CASE("stretchContrast matches the percentile rule: sizes x ROI o
     std::uint64_t seed = 300;
     for (int depth : {CV_8U, CV_16U})
         for (const Size2& s : size_classes())
-            for (int xo : {-1, 0, 3})
+            for (int xo : sampled({-1, 0, 3}))
                 for (Dist d : all_dists()) {
                     const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, 1), d, seed++, xo);
                     const auto& pp = percent_pairs()[seed % percent_pairs().size()];
@@ -173,8 +173,8 @@ IMGHIST_BACKEND_CASE("stretchContrast on colour: luma (alpha copied) and per cha
     for (int depth : {CV_8U, CV_16U})
         for (int cn : {3, 4})
             for (const Size2& s : {Size2{1, 1}, Size2{7, 3}, Size2{333, 127}})
-                for (int xo : {-1, 1})
-                    for (Dist d : {Dist::Uniform, Dist::Gauss32, Dist::Photo, Dist::Constant})
+                for (int xo : sampled({-1, 1}))
+                    for (Dist d : sampled({Dist::Uniform, Dist::Gauss32, Dist::Photo, Dist::Constant}))
                         for (const auto& pp : {std::make_pair(2.0, 1.0), std::make_pair(0.0, 0.0)}) {
                             const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), d, seed++, xo);
                             INFO(cn << " channels depth " << depth << " " << s.w << "x" << s.h << " offset " << xo << " "
@@ -207,7 +207,7 @@ IMGHIST_BACKEND_CASE("matchHistograms matches the np.interp rule: sizes x ROI of
     for (int depth : {CV_8U, CV_16U})
         for (int cn : {1, 3})
             for (const Size2& s : size_classes())
-                for (int xo : {-1, 3})
+                for (int xo : sampled({-1, 3}))
                     for (Dist d : all_dists()) {
                         const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), d, seed++, xo);
                         const Dist rd = all_dists()[seed % all_dists().size()];
@@ -296,7 +296,7 @@ IMGHIST_BACKEND_CASE("match_to_histogram to a host histogram: 1 or C target chan
     const std::size_t one_launch_max = imghist::detail::policy::one_launch_max_bytes();
     for (const Size2& s : sizes)
         for (int cn : {1, 3, 4})
-            for (int xo : {-1, 7}) {
+            for (int xo : sampled({-1, 7})) {
                 if (s.w * s.h > 640 * 480 && (cn == 4 || xo != 7)) continue;  // frames: gray and colour ROIs
                 const cv::Mat src = make_image(s.w, s.h, CV_8UC(cn), Dist::Photo, seed++, xo);
                 const auto a = counts_of(make_image(97, 61, CV_8UC(cn), Dist::Gauss32, seed++, 1));
@@ -395,7 +395,7 @@ TEST_CASE("match_to_histogram captured into a CUDA graph leaves the stream's cac
 IMGHIST_BACKEND_CASE("thresholdMultiOtsu: skimage's thresholds and the scaled np.digitize labels, u8 and u16", "[filters][multiotsu]") {
     std::uint64_t seed = 2100;
     for (const Size2& s : size_classes())
-        for (int xo : {-1, 0, 3})
+        for (int xo : sampled({-1, 0, 3}))
             for (int classes : {2, 3, 4, 5}) {
                 for (int depth : {CV_8U, CV_16U}) {
                     cv::Mat src;
