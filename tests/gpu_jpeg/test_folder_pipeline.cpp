@@ -5,10 +5,12 @@
 // workers finish; --device cuda's CPU workers take only what the GPU hands them; and the end-of-run rule gives a
 // batch worker the share with which every worker finishes together (against a brute-force search).
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -389,6 +391,39 @@ TEST_CASE("folder run: a plan that starts devices only when worth it leaves a sh
     r.folder.check_outputs();
     cli::wait_for_batch_threads();  // the batch thread has decided
     CHECK(probed == 0);
+}
+
+TEST_CASE("folder run: CPU workers lower their priority once a batch worker starts its set-up, and only then", "[pipeline]") {
+    const auto thread_nice = [] {
+        errno = 0;
+        const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+        REQUIRE(errno == 0);
+        return n;
+    };
+    const int base = thread_nice();
+    for (bool starts : {true, false}) {
+        INFO("a batch worker starts: " << starts);
+        // 40 slow files: the two CPU workers take them all before the stand-in's 200 ms set-up ends.
+        FakeRun r(40, std::chrono::milliseconds(200), false, false, true, true);
+        if (!starts) r.stages.batch->start_when_cpu_needs_s = 60;  // never worth it for 40 files
+        std::mutex m;
+        std::set<int> seen;  // the nice values of the threads that processed files
+        const auto process = r.stages.process;
+        r.stages.process = [&, process](cli::Item& it, const cli::Device& d) {
+            {
+                std::lock_guard<std::mutex> l(m);
+                seen.insert(thread_nice());
+            }
+            process(it, d);
+        };
+        const cli::Summary s = r.run();
+        cli::wait_for_batch_threads();
+        CHECK(s.done == 40);
+        CHECK(r.took == 0);
+        r.folder.check_outputs();
+        CHECK(seen == std::set<int>{starts ? std::min(19, base + 10) : base});
+        CHECK(thread_nice() == base);  // the caller's own thread is left as it was
+    }
 }
 
 TEST_CASE("folder run: with --device cuda the CPU workers take only what the batch worker hands them", "[pipeline]") {

@@ -187,13 +187,16 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& args, bool
 
 namespace {
 
-/// A CPU worker of a run with GPUs yields the cores to the GPUs' host threads (their set-up, reading, the host
-/// part of decoding and encoding, writing): one of those threads waiting for a core stalls a whole device,
-/// while a CPU worker waiting for one delays one file. The calling thread only (Linux: setpriority on a
-/// thread id); where it is refused, the worker runs at the normal priority.
+/// Once a GPU has begun its set-up, a CPU worker yields the cores to the GPUs' host threads (their set-up,
+/// reading, the host part of decoding and encoding, writing): one of those threads waiting for a core stalls a
+/// whole device, while a CPU worker waiting for one delays one file. The calling thread's nice value goes up by
+/// 10 (Linux: setpriority on a thread id); where that is refused, the worker keeps its priority.
 void yield_cores_to_gpus() {
-    const int nice_increment = 10;
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice_increment);
+    const int nice_increment = 10, nice_max = 19;
+    const auto tid = static_cast<id_t>(gettid());
+    errno = 0;
+    const int now = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) setpriority(PRIO_PROCESS, tid, std::min(nice_max, now + nice_increment));
 }
 
 /// Width of the terminal on stderr (80 when it cannot be read).
@@ -540,10 +543,14 @@ void PipelineRun::cpu_file(Item& it, bool handed, const Device& d, const std::st
 void PipelineRun::cpu_worker(int rank) {
     const Device d = cpu_device(rank);
     const std::string name = describe(d);
-    if (stages_.batch) yield_cores_to_gpus();
+    bool yielded = false;
     StageTimer timer(cpu_clock_);
     while (const auto taken = launch_->queue.next_for_cpu(rank)) {
         timer.to(StageClock::Busy);
+        if (!yielded && launch_->queue.batch_started()) {
+            yield_cores_to_gpus();
+            yielded = true;
+        }
         const auto start = Clock::now();
         cpu_file(items_[taken->file], taken->handed, d, name);
         launch_->queue.cpu_finished(ms_between(start, Clock::now()) / 1e3);

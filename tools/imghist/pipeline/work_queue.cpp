@@ -85,6 +85,11 @@ bool WorkQueue::cpu_time_left_exceeds(double seconds) {
     return static_cast<double>(left_locked() + held) * per_file / cpu_workers_ > seconds;
 }
 
+bool WorkQueue::batch_started() const {
+    std::lock_guard<std::mutex> l(m_);
+    return !batch_.empty();
+}
+
 int WorkQueue::batch_starting() {
     std::lock_guard<std::mutex> l(m_);
     batch_.push_back(Batch{});

@@ -6,8 +6,8 @@
 // the workers from getting in each other's way, all from what the run measures as it goes:
 //
 //   - CPU cores: a starting GPU takes one CPU worker's place (its set-up needs a core), a running one as many
-//     as its host threads use (measured CPU time over wall time, rounded up; the CPU workers also run at a
-//     lower priority: pipeline.cpp, yield_cores_to_gpus); the CPU workers above that
+//     as its host threads use (measured CPU time over wall time, rounded up; once a GPU has begun its set-up
+//     the CPU workers also run at a lower priority: pipeline.cpp, yield_cores_to_gpus); the CPU workers above that
 //     number wait until cores are free again. With --device cuda the CPU workers take files only once no
 //     GPU is left (they still take what a GPU hands them: files it cannot decode).
 //   - The start of a GPU under --device auto: only when the CPU workers, at the time per file they measured
@@ -79,6 +79,8 @@ public:
     void hand_to_cpu(std::size_t file);
     /// True while fresh files are left (a starting batch worker gives up its set-up when this turns false).
     bool files_left() const;
+    /// True once any batch worker has begun its set-up (the CPU workers then yield the cores to it).
+    bool batch_started() const;
 
     // ---- the run
     /// Ends the queue: no batch worker joins after this; waiting calls return. The run calls it once every
