@@ -30,7 +30,7 @@
 #       only within it, and a section's rounds stop after the one that passes it (each row says its runs)
 #   -m  tmpfs folder, default /dev/shm/imghist-bench    -w  folder on the disk to test, default
 #       /var/tmp/imghist-bench    -p  python with torch + torchvision (default python3)    -c  remove inputs at the end
-#   Environment: DISTINCT (200), DD_MB (2048), ONE_RUNS (5), and IMGHIST_PIPELINE passed to imghist as set.
+#   Environment: DISTINCT (200), DD_MB (2048), ONE_RUNS (5), PIPELINE (passed to imghist as --pipeline).
 set -euo pipefail
 
 sd=$(cd "$(dirname "$0")" && pwd)
@@ -91,10 +91,13 @@ GEN_PY=$PYTHON
 if ! "$GEN_PY" -c "import numpy, PIL" 2>/dev/null && ! "$GEN_PY" -c "import torchvision" 2>/dev/null; then
   for p in python3 /usr/bin/python3; do "$p" -c "import numpy, PIL" 2>/dev/null && { GEN_PY=$p; break; }; done
 fi
-# imghist opens nvJPEG at run time (the loader's path, then $CUDA_HOME/lib64). A host with no CUDA toolkit may
-# still have it in PyTorch's nvidia-* wheels: then that copy is named to imghist.
-if ((GPUS)) && [[ -z ${IMGHIST_NVJPEG:-} ]] && ! ldconfig -p 2>/dev/null | grep -qE 'libnvjpeg\.so\.1[123]' &&
-   ! ls "${CUDA_HOME:-/usr/local/cuda}"/lib64/libnvjpeg.so.1[123] >/dev/null 2>&1; then
+# Options every imghist run of this script gets: --pipeline from PIPELINE, --nvjpeg below.
+OPTS=()
+[[ -n ${PIPELINE:-} ]] && OPTS+=(--pipeline "$PIPELINE")
+# imghist opens nvJPEG at run time (the loader's path, then /usr/local/cuda/lib64). A host with no CUDA toolkit
+# may still have it in PyTorch's nvidia-* wheels: then that copy is named to imghist.
+if ((GPUS)) && ! ldconfig -p 2>/dev/null | grep -qE 'libnvjpeg\.so\.1[123]' &&
+   ! ls /usr/local/cuda/lib64/libnvjpeg.so.1[123] >/dev/null 2>&1; then
   nvj=$("$PYTHON" - 2>/dev/null <<'PYEOF' || true
 import glob, os, site
 dirs = site.getsitepackages() + [site.getusersitepackages()]
@@ -102,7 +105,7 @@ hits = [p for d in dirs for p in glob.glob(os.path.join(d, "nvidia", "**", "libn
 print(sorted(hits, reverse=True)[0] if hits else "")
 PYEOF
 )
-  [[ -n $nvj ]] && export IMGHIST_NVJPEG=$nvj
+  [[ -n $nvj ]] && OPTS+=(--nvjpeg "$nvj")
 fi
 fstype() { stat -f -c %T "$1" 2>/dev/null || echo "?"; }
 mkdir -p "$MEM" "$DISK"
@@ -120,7 +123,7 @@ echo "# imghist GPU-host benchmark (issue 32 targets)"
 echo
 echo "- machine: $(nproc) hardware threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem/ {print $2}') GiB"
 if ((GPUS)); then echo "- GPUs: $GPUS x $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"; else echo "- GPUs: none found (nvidia-smi): CUDA rows are skipped"; fi
-echo "- imghist: $IMGHIST ($("$IMGHIST" --version 2>&1 | head -1))${IMGHIST_PIPELINE:+, IMGHIST_PIPELINE=$IMGHIST_PIPELINE}${IMGHIST_NVJPEG:+, IMGHIST_NVJPEG=$IMGHIST_NVJPEG}"
+echo "- imghist: $IMGHIST ($("$IMGHIST" --version 2>&1 | head -1))${OPTS[*]:+, options: ${OPTS[*]}}"
 if ((HAVE_TORCH)); then
   echo "- torchvision peer: $("$PYTHON" -c 'import sys, torch, torchvision; print(f"python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}")' 2>/dev/null)"
 else
@@ -143,7 +146,7 @@ make_inputs "$MEM/in$N" "$N"
 section auto && { make_inputs "$MEM/in120" 120; make_inputs "$MEM/in1000" 1000; }
 section all && ((GPUS >= 2)) && make_inputs "$MEM/in$((2 * N))" $((2 * N))
 if ((GPUS)); then  # which path a GPU run takes, and why (nvJPEG missing shows here, not as slow rows)
-  "$IMGHIST" equalize "$MEM/in1" "$MEM/out/pre" --device cuda -v 2>&1 | grep -vE '\.jpg: ' | sed 's/^/- preflight: /' || true
+  "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in1" "$MEM/out/pre" --device cuda -v 2>&1 | grep -vE '\.jpg: ' | sed 's/^/- preflight: /' || true
   rm -rf "$MEM/out/pre"
 fi
 echo
@@ -197,9 +200,9 @@ cuda_dev() { ((GPUS)) && echo cuda || echo cpu; }
 # ---- the sections ----------------------------------------------------------------------------------------------
 if start_section eq; then
   keys=()
-  if ((GPUS)); then def eq_cuda "$MEM/out/eq-cuda" "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/eq-cuda" "${Q[@]}" --device cuda; keys+=(eq_cuda); fi
-  def eq_cpu "$MEM/out/eq-cpu" "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/eq-cpu" "${Q[@]}" --device cpu; keys+=(eq_cpu)
-  section auto && { def eq_auto "$MEM/out/eq-auto" "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/eq-auto" "${Q[@]}" --device auto; keys+=(eq_auto); }
+  if ((GPUS)); then def eq_cuda "$MEM/out/eq-cuda" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$N" "$MEM/out/eq-cuda" "${Q[@]}" --device cuda; keys+=(eq_cuda); fi
+  def eq_cpu "$MEM/out/eq-cpu" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$N" "$MEM/out/eq-cpu" "${Q[@]}" --device cpu; keys+=(eq_cpu)
+  section auto && { def eq_auto "$MEM/out/eq-auto" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$N" "$MEM/out/eq-auto" "${Q[@]}" --device auto; keys+=(eq_auto); }
   if ((HAVE_TORCH)); then
     def eq_torch "$MEM/out/eq-torch" "$PYTHON" "$PEER" "$MEM/in$N" "$MEM/out/eq-torch" --quality 90 --device cuda; keys+=(eq_torch)
   fi
@@ -219,39 +222,39 @@ if start_section disk && ((GPUS)); then
   rm -f "$DISK/dd.bin" "$MEM/dd-src.bin"
   sync
   echo "- dd conv=fsync, $((DD_MB / 256 * 256)) MiB to $DISK: $(printf '%.0f' "$(calc "$DD_BPS / 1e6")") MB/s"
-  def disk_cuda "$DISK/out/eq-cuda" "$IMGHIST" equalize "$MEM/in$N" "$DISK/out/eq-cuda" "${Q[@]}" --device cuda
+  def disk_cuda "$DISK/out/eq-cuda" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$N" "$DISK/out/eq-cuda" "${Q[@]}" --device cuda
   rounds disk_cuda
 fi
 
 if start_section hist; then
   keys=()
-  if ((GPUS)); then def hist_cuda "$MEM/out/h-cuda.json" "$IMGHIST" hist "$MEM/in$N" --format json -o "$MEM/out/h-cuda.json" -q --device cuda; keys+=(hist_cuda); fi
-  def hist_cpu "$MEM/out/h-cpu.json" "$IMGHIST" hist "$MEM/in$N" --format json -o "$MEM/out/h-cpu.json" -q --device cpu; keys+=(hist_cpu)
+  if ((GPUS)); then def hist_cuda "$MEM/out/h-cuda.json" "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/h-cuda.json" -q --device cuda; keys+=(hist_cuda); fi
+  def hist_cpu "$MEM/out/h-cpu.json" "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/h-cpu.json" -q --device cpu; keys+=(hist_cpu)
   rounds "${keys[@]}"
 fi
 
 if start_section auto; then
   for n in 120 1000; do
-    def auto_$n "$MEM/out/a-auto-$n" "$IMGHIST" equalize "$MEM/in$n" "$MEM/out/a-auto-$n" "${Q[@]}" --device auto
-    def cpu_$n "$MEM/out/a-cpu-$n" "$IMGHIST" equalize "$MEM/in$n" "$MEM/out/a-cpu-$n" "${Q[@]}" --device cpu
+    def auto_$n "$MEM/out/a-auto-$n" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$n" "$MEM/out/a-auto-$n" "${Q[@]}" --device auto
+    def cpu_$n "$MEM/out/a-cpu-$n" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$n" "$MEM/out/a-cpu-$n" "${Q[@]}" --device cpu
     rounds cpu_$n auto_$n
   done
 fi
 
 if start_section one; then
   ONE=$(first "$MEM/in1"/*.jpg)
-  def one_cpu "$MEM/out/one-cpu.jpg" "$IMGHIST" equalize "$ONE" "$MEM/out/one-cpu.jpg" "${Q[@]}" --device cpu
+  def one_cpu "$MEM/out/one-cpu.jpg" "$IMGHIST" equalize "${OPTS[@]}" "$ONE" "$MEM/out/one-cpu.jpg" "${Q[@]}" --device cpu
   keys=(one_cpu)
-  if ((GPUS)); then def one_cuda "$MEM/out/one-cuda.jpg" "$IMGHIST" equalize "$ONE" "$MEM/out/one-cuda.jpg" "${Q[@]}" --device cuda; keys+=(one_cuda); fi
+  if ((GPUS)); then def one_cuda "$MEM/out/one-cuda.jpg" "$IMGHIST" equalize "${OPTS[@]}" "$ONE" "$MEM/out/one-cuda.jpg" "${Q[@]}" --device cuda; keys+=(one_cuda); fi
   RUNS_SAVED=$RUNS; RUNS=$ONE_RUNS; rounds "${keys[@]}"; RUNS=$RUNS_SAVED
-  "$IMGHIST" equalize "$ONE" "$MEM/out/one-trace.jpg" "${Q[@]}" --device "$(cuda_dev)" --trace 2>"$LOGS/one-trace.log" || true
+  "$IMGHIST" equalize "${OPTS[@]}" "$ONE" "$MEM/out/one-trace.jpg" "${Q[@]}" --device "$(cuda_dev)" --trace 2>"$LOGS/one-trace.log" || true
 fi
 
 if start_section all; then
   if ((GPUS >= 2)); then
     M=$((2 * N))
-    def all_cuda "$MEM/out/all-cuda" "$IMGHIST" equalize "$MEM/in$M" "$MEM/out/all-cuda" "${Q[@]}" --device cuda
-    def all_all "$MEM/out/all-all" "$IMGHIST" equalize "$MEM/in$M" "$MEM/out/all-all" "${Q[@]}" --device all
+    def all_cuda "$MEM/out/all-cuda" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$M" "$MEM/out/all-cuda" "${Q[@]}" --device cuda
+    def all_all "$MEM/out/all-all" "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$M" "$MEM/out/all-all" "${Q[@]}" --device all
     rounds all_cuda all_all
   else
     echo "- skipped: section all ($GPUS GPU; it needs 2 or more)"
@@ -261,9 +264,9 @@ fi
 if start_section trace; then
   dev=$(cuda_dev)
   rm -rf "$MEM/out/tr"
-  "$IMGHIST" equalize "$MEM/in$N" "$MEM/out/tr" "${Q[@]}" --device "$dev" --trace 2>"$LOGS/trace-eq.log" || true
+  "$IMGHIST" equalize "${OPTS[@]}" "$MEM/in$N" "$MEM/out/tr" "${Q[@]}" --device "$dev" --trace 2>"$LOGS/trace-eq.log" || true
   rm -rf "$MEM/out/tr" "$MEM/out/tr.json"
-  "$IMGHIST" hist "$MEM/in$N" --format json -o "$MEM/out/tr.json" -q --device "$dev" --trace 2>"$LOGS/trace-hist.log" || true
+  "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/tr.json" -q --device "$dev" --trace 2>"$LOGS/trace-hist.log" || true
   rm -f "$MEM/out/tr.json"
 fi
 echo

@@ -51,6 +51,13 @@ TEST_CASE("imghist --version and --help on every command", "[cli]") {
     expect_error(d, "equalize only-one.png", 2, {"expected IN"});
     r = run_cli(d, "hist");
     CHECK(r.code == 2);
+    // A folder run's sizes (--pipeline) are checked before anything is read or written.
+    write(d / "in/a.png", photo(8, 8, CV_8UC1, 1));
+    expect_error(d, "equalize in out --device cpu --pipeline batchsize=3", 2, {"--pipeline: unknown key 'batchsize'"});
+    expect_error(d, "hist in --device cpu --pipeline batch=0", 2, {"--pipeline: batch=0"});
+    CHECK_FALSE(fs::exists(d / "out"));
+    CHECK(run_cli(d, "equalize in out --device cpu -q --pipeline batch=64,writers=3").code == 0);
+    CHECK(fs::exists(d / "out/a.png"));
 }
 
 // ============================================================================================= equalize

@@ -618,9 +618,9 @@ TEST_CASE("durable outputs: each output's data is synced after it is written and
     for (const char* sync : {"syncfs", "fdatasync"}) {
         INFO("sync=" << sync);
         const fs::path out = d / (std::string("out-") + sync), log = d / (std::string("trace-") + sync + ".txt");
-        const std::string cmd = "cd " + q(d.path) + " && IMGHIST_PIPELINE=sync=" + sync + " strace -f -qq -y -o " + q(log) +
+        const std::string cmd = "cd " + q(d.path) + " && strace -f -qq -y -o " + q(log) +
                                 " -e trace=close,fsync,fdatasync,syncfs,rename,renameat,renameat2 " + q(cli_path()) +
-                                " equalize in " + q(out) + " --device cpu --threads 3 -q";
+                                " equalize in " + q(out) + " --device cpu --threads 3 -q --pipeline sync=" + sync;
         if (std::system(cmd.c_str()) != 0 && !fs::exists(out / "f0.png")) {  // ptrace may be forbidden here
             std::printf("%s: strace cannot trace here\n", imghist_test::kSkipMarker);
             return;

@@ -435,7 +435,7 @@ TEST_CASE("folder run: with --device cuda the CPU workers take only what the bat
     for (const cli::Item& it : r.folder.items) CHECK((it.worker == "fake") == (it.index % 2 == 0));
 }
 
-TEST_CASE("folder pipeline tuning: IMGHIST_PIPELINE's keys, defaults and refusals", "[pipeline]") {
+TEST_CASE("folder pipeline tuning: --pipeline's keys, defaults and refusals", "[pipeline]") {
     const cli::PipelineTuning d = cli::parse_tuning("");
     CHECK(d.batch == 128);
     CHECK(d.depth == 4);

@@ -460,10 +460,9 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-/// `env`: assignments put before the program ("IMGHIST_PIPELINE=batch=48 ").
-Run run_cli(const fs::path& dir, const std::string& args, const std::string& env = "") {
+Run run_cli(const fs::path& dir, const std::string& args) {
     const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-    const std::string cmd = env + "'" + cli_path() + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const std::string cmd = "'" + cli_path() + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
     const int st = std::system(cmd.c_str());
     Run r;
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -571,7 +570,7 @@ TEST_CASE("GPU JPEG: the program keeps size and sampling, and a damaged file fai
 }
 
 TEST_CASE("GPU JPEG: a folder decoded and encoded in batches gives every file its own picture", "[gpu_jpeg][cuda][cli]") {
-    // The GPU decodes batches of 48 here (IMGHIST_PIPELINE=batch=48) with a short last one, several in flight,
+    // The GPU decodes batches of 48 here (--pipeline batch=48) with a short last one, several in flight,
     // encodes them on four threads in rounds of two, and pads short hardware batches with a tiny JPEG. The
     // encoders differ (nvJPEG and libjpeg-turbo round differently), so each GPU output is compared with the
     // CPU path's output of the same file: it must be close to it, and closer than to any other file's (a file
@@ -585,8 +584,8 @@ TEST_CASE("GPU JPEG: a folder decoded and encoded in batches gives every file it
         std::snprintf(name, sizeof name, "f%03d.jpg", k);
         write_bytes(in / name, encode(generated(96, 64, 1000u + static_cast<unsigned>(k)), 2, 2, 90));
     }
-    const Run g = run_cli(dir, "equalize --quality 90 --device cuda '" + in.string() + "' '" + gpu_out.string() + "'",
-                          "IMGHIST_PIPELINE=batch=48 ");
+    const Run g = run_cli(dir, "equalize --quality 90 --device cuda --pipeline batch=48 '" + in.string() + "' '" +
+                                   gpu_out.string() + "'");
     INFO(g.err);
     REQUIRE(g.code == 0);
     const Run c = run_cli(dir, "equalize --quality 90 --device cpu '" + in.string() + "' '" + cpu_out.string() + "'");
@@ -803,8 +802,8 @@ TEST_CASE("GPU JPEG: outputs carry the input's metadata and quality (also with -
         const fs::path pin = dir / "prog-only", po = dir / "out-prog-only";
         fs::create_directories(pin);
         fs::copy_file(in / "prog.jpg", pin / "prog.jpg");
-        const Run p = run_cli(dir, "equalize -v --trace --device cuda '" + pin.string() + "' '" + po.string() + "'",
-                              "IMGHIST_PIPELINE=exit=normal ");
+        const Run p = run_cli(dir, "equalize -v --trace --device cuda --pipeline exit=normal '" + pin.string() + "' '" +
+                                       po.string() + "'");
         INFO(p.err);
         CHECK(p.code == 0);
         CHECK(p.err.find("prog.jpg: read ") != std::string::npos);  // the CPU steps' timings (-v)

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <vector>
 
-#include "environment.hpp"
 
 namespace cli::nv {
 namespace {
@@ -36,6 +35,16 @@ struct Loaded {
     std::string why;
 };
 
+/// The nvJPEG file named by set_nvjpeg_library, tried first.
+struct FirstFile {
+    std::mutex m;
+    std::string file;
+};
+FirstFile& first_file() {
+    static FirstFile f;
+    return f;
+}
+
 }  // namespace
 
 const char* status_name(Status s) noexcept {
@@ -55,20 +64,25 @@ const char* status_name(Status s) noexcept {
     return "NVJPEG_STATUS_UNKNOWN";
 }
 
+void set_nvjpeg_library(const std::string& file) {
+    std::lock_guard<std::mutex> l(first_file().m);
+    first_file().file = file;
+}
+
 const NvJpegApi* nvjpeg(std::string* why) {
     static Loaded state;
     static NvJpegApi api{};
     std::call_once(state.once, [] {
-        // IMGHIST_NVJPEG names a library file explicitly (unusual installations); then the loader's search
-        // path; then the toolkit's own folder ($CUDA_HOME, else the default install location), which is often
-        // not in the loader's path.
+        // The file set_nvjpeg_library names (--nvjpeg: unusual installations); then the loader's search path;
+        // then the toolkit's default folder, which is often not in the loader's path.
         std::vector<std::string> names;
-        if (const std::string file = nvjpeg_library_from_environment(); !file.empty()) names.push_back(file);
+        {
+            std::lock_guard<std::mutex> l(first_file().m);
+            if (!first_file().file.empty()) names.push_back(first_file().file);
+        }
         const char* versions[] = {"13", "12", "11"};
         for (const char* v : versions) names.push_back(std::string("libnvjpeg.so.") + v);
-        const std::string home = cuda_home_from_environment();
-        const std::string dir = (home.empty() ? std::string("/usr/local/cuda") : home) + "/lib64/";
-        for (const char* v : versions) names.push_back(dir + "libnvjpeg.so." + v);
+        for (const char* v : versions) names.push_back(std::string("/usr/local/cuda/lib64/libnvjpeg.so.") + v);
         std::vector<const char*> list;
         for (auto& n : names) list.push_back(n.c_str());
         list.push_back(nullptr);

@@ -154,6 +154,8 @@ struct DriverApi {
     CuResult (*MemcpyDtoHAsync)(void* host, unsigned long long device, std::size_t bytes, Stream stream);
 };
 
+/// The nvJPEG library file to try first (--nvjpeg); takes effect when called before the first nvjpeg().
+void set_nvjpeg_library(const std::string& file);
 /// Loads both libraries once (thread-safe). Returns nullptr and sets `why` when either is missing.
 const NvJpegApi* nvjpeg(std::string* why = nullptr);
 const DriverApi* driver(std::string* why = nullptr);

@@ -15,6 +15,7 @@
 #include "gpu/gpu_jobs.hpp"
 #include "pipeline/output_safety.hpp"
 #include "pipeline/trace.hpp"
+#include "gpu/nvjpeg_api.hpp"
 #include "pipeline/tuning.hpp"
 
 namespace cli {
@@ -75,8 +76,20 @@ void add_common(CLI::App& sub, Common& c) {
     sub.add_flag("-v,--verbose", c.verbose, "One line per file: the device and the time of each stage")->group("Common");
     sub.add_flag("--trace", c.trace,
                  "Where a folder run's time goes: each stage's busy and waiting time, per GPU batch and in total "
-                 "(stderr; sizes: IMGHIST_PIPELINE, see the README)")
+                 "(stderr; sizes: --pipeline)")
         ->group("Common");
+    // Settings for measurements and unusual installations, not for everyday runs.
+    const std::string tuning = "Tuning";
+    sub.add_option("--pipeline", "A folder run's sizes, key=value,... (batch, depth, readers, decoders, encoders, "
+                                 "states, writers, sync, sync_threads, pending, wait, exit; README)")
+        ->type_name("SPEC")
+        ->each([](const std::string& spec) { set_pipeline_spec(spec); })
+        ->group(tuning);
+    sub.add_option("--nvjpeg", "The nvJPEG library file to load (default: the loader's search path, then "
+                               "/usr/local/cuda/lib64)")
+        ->type_name("FILE")
+        ->each([](const std::string& file) { nv::set_nvjpeg_library(file); })
+        ->group(tuning);
 }
 
 void ImageJob::add_options(CLI::App& sub) {
@@ -360,7 +373,7 @@ Stages ImageRun::stages(const std::function<void(Item&, const Device&)>& process
 }  // namespace
 
 RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices) {
-    pipeline_tuning();  // a mistake in IMGHIST_PIPELINE is a usage error before anything runs
+    pipeline_tuning();  // a mistake in --pipeline is a usage error before anything runs
     set_tracing(common.trace);
     RunOptions ro;
     ro.threads = batch ? common.threads : 1;

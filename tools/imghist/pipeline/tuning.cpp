@@ -4,7 +4,6 @@
 #include <mutex>
 #include <optional>
 
-#include "environment.hpp"
 #include "io/errors.hpp"
 
 namespace cli {
@@ -19,7 +18,7 @@ int parse_int(const std::string& key, const std::string& value, int low, int hig
         used = 0;
     }
     if (used == 0 || used != value.size() || v < low || v > high)
-        fail_usage("IMGHIST_PIPELINE: " + key + "=" + value + ": expected a whole number from " + std::to_string(low) +
+        fail_usage("--pipeline: " + key + "=" + value + ": expected a whole number from " + std::to_string(low) +
                    " to " + std::to_string(high));
     return v;
 }
@@ -37,17 +36,17 @@ void set(PipelineTuning& t, const std::string& key, const std::string& value) {
     else if (key == "sync") {
         if (value == "syncfs") t.sync = PipelineTuning::Sync::Syncfs;
         else if (value == "fdatasync") t.sync = PipelineTuning::Sync::Fdatasync;
-        else fail_usage("IMGHIST_PIPELINE: sync=" + value + ": expected syncfs or fdatasync");
+        else fail_usage("--pipeline: sync=" + value + ": expected syncfs or fdatasync");
     } else if (key == "wait") {
         if (value == "block") t.blocking_wait = true;
         else if (value == "auto") t.blocking_wait = false;
-        else fail_usage("IMGHIST_PIPELINE: wait=" + value + ": expected block or auto");
+        else fail_usage("--pipeline: wait=" + value + ": expected block or auto");
     } else if (key == "exit") {
         if (value == "fast") t.fast_exit = true;
         else if (value == "normal") t.fast_exit = false;
-        else fail_usage("IMGHIST_PIPELINE: exit=" + value + ": expected fast or normal");
+        else fail_usage("--pipeline: exit=" + value + ": expected fast or normal");
     } else {
-        fail_usage("IMGHIST_PIPELINE: unknown key '" + key +
+        fail_usage("--pipeline: unknown key '" + key +
                    "' (keys: batch, depth, readers, decoders, encoders, states, writers, sync, sync_threads, pending, wait, exit)");
     }
 }
@@ -64,20 +63,36 @@ PipelineTuning parse_tuning(const std::string& spec) {
         at = end + 1;
         if (pair.empty()) continue;
         const std::size_t eq = pair.find('=');
-        if (eq == std::string::npos) fail_usage("IMGHIST_PIPELINE: '" + pair + "': expected key=value");
+        if (eq == std::string::npos) fail_usage("--pipeline: '" + pair + "': expected key=value");
         set(t, pair.substr(0, eq), pair.substr(eq + 1));
     }
     return t;
 }
 
+namespace {
+struct ProcessTuning {
+    std::mutex m;
+    std::string spec;
+    std::optional<PipelineTuning> parsed;
+};
+ProcessTuning& process_tuning() {
+    static ProcessTuning t;
+    return t;
+}
+}  // namespace
+
+void set_pipeline_spec(const std::string& spec) {
+    ProcessTuning& t = process_tuning();
+    std::lock_guard<std::mutex> l(t.m);
+    t.spec = spec;
+    t.parsed.reset();
+}
+
 const PipelineTuning& pipeline_tuning() {
-    static std::mutex m;
-    static std::optional<PipelineTuning> t;
-    std::lock_guard<std::mutex> l(m);
-    if (!t) {
-        t = parse_tuning(pipeline_spec_from_environment());
-    }
-    return *t;
+    ProcessTuning& t = process_tuning();
+    std::lock_guard<std::mutex> l(t.m);
+    if (!t.parsed) t.parsed = parse_tuning(t.spec);
+    return *t.parsed;
 }
 
 std::string describe(const PipelineTuning& t) {

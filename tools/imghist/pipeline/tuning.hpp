@@ -1,9 +1,9 @@
 // imghist CLI — the folder pipeline's tunable sizes, in one place.
 //
 // Every value has a default chosen by reasoning about the stages (docs/DESIGN.md, "Folder pipeline"); a
-// measurement picks others without a rebuild through one environment variable (read in environment.cpp):
+// measurement picks others without a rebuild through one option of every command (pipeline/batch.cpp):
 //
-//   IMGHIST_PIPELINE="batch=256,encoders=6,sync=fdatasync"
+//   imghist equalize in/ out/ --pipeline batch=256,encoders=6,sync=fdatasync
 //
 //   key           default  what
 //   batch         128      files a GPU claims and decodes at once (1-1024)
@@ -48,7 +48,9 @@ struct PipelineTuning {
 
 /// Parses "key=value,key=value" (empty: the defaults). Throws UsageError naming the key or value.
 PipelineTuning parse_tuning(const std::string& spec);
-/// The process's tuning: IMGHIST_PIPELINE parsed at the first call (a usage error then), the defaults without it.
+/// Sets the process's tuning to `spec` (--pipeline), parsed at the next pipeline_tuning(); before the run starts.
+void set_pipeline_spec(const std::string& spec);
+/// The process's tuning: the spec parsed at the first call (a usage error then), the defaults without one.
 const PipelineTuning& pipeline_tuning();
 /// "batch=128,depth=4,..." — every value, for --trace.
 std::string describe(const PipelineTuning& t);
