@@ -17,9 +17,9 @@ if(NOT DEFINED IMGHIST_BUILD_PYTHON)
   endif()
 endif()
 option(IMGHIST_BUILD_PYTHON "Build the imghist Python module (pybind11)" ${_imghist_python_default})
-# The module's image files (imghist.io, imghist.imread / imwrite, imghist.dask.process_files) are the command-line
-# tool's file layer and per-file work: on when the tool is built (it brings imghist_io, OpenCV and CLI11).
-if(TARGET imghist_cli_objs)
+# The module's image files (imghist.io, imghist.imread / imwrite, imghist.dask.process_files) are imghist_io and
+# the image jobs (imghist_jobs, jobs/): on when they are built (IMGHIST_BUILD_TOOLS; they bring OpenCV and CLI11).
+if(TARGET imghist_jobs)
   set(_imghist_python_files_default ON)
 else()
   set(_imghist_python_files_default OFF)
@@ -27,8 +27,8 @@ endif()
 option(IMGHIST_PYTHON_FILES "The Python module's image files and per-file work (needs IMGHIST_BUILD_TOOLS)"
   ${_imghist_python_files_default})
 if(IMGHIST_BUILD_PYTHON)
-  if(IMGHIST_PYTHON_FILES AND NOT TARGET imghist_cli_objs)
-    message(FATAL_ERROR "imghist: IMGHIST_PYTHON_FILES needs the command-line tool (IMGHIST_BUILD_TOOLS=ON, with "
+  if(IMGHIST_PYTHON_FILES AND NOT TARGET imghist_jobs)
+    message(FATAL_ERROR "imghist: IMGHIST_PYTHON_FILES needs the image jobs (IMGHIST_BUILD_TOOLS=ON, with "
                         "OpenCV); or pass -DIMGHIST_PYTHON_FILES=OFF for a module without image files")
   endif()
   add_subdirectory(python)

@@ -1,4 +1,4 @@
-// imghist CLI — whole-image conversions applied between decoding and encoding: EXIF orientation
+// imghist_io — whole-image conversions applied between decoding and encoding: EXIF orientation
 // (--auto-orient), alpha compositing (--flatten) and 16 -> 8 bit (--depth 8). Each returns a new image that
 // keeps the source's metadata.
 #pragma once

@@ -1,4 +1,4 @@
-// imghist CLI — errors and exit codes.
+// imghist_io — errors and exit codes.
 //
 // Every failure is an imghist::Error (the library's one error vocabulary). Messages about a file start with
 // the file's name, so "imghist: <file>: <problem>" is what the user reads. main() turns an uncaught Error

@@ -1,4 +1,4 @@
-// imghist CLI — reading whole files, and writing outputs atomically.
+// imghist_io — reading whole files, and writing outputs atomically.
 //
 // Outputs are written to a temporary file in the destination's folder and renamed over the destination
 // only when complete, so no reader ever sees half a file and a failed write leaves nothing behind. The

@@ -1,4 +1,4 @@
-// imghist CLI — histogram results: text, CSV and JSON output, JSON input (for --merge), and sums.
+// imghist_io — histogram results: text, CSV and JSON output, JSON input (for --merge), and sums.
 //
 // JSON of one image:
 //   {"file": "a.png", "width": 640, "height": 480, "dtype": "u8", "bins": 256, "range": [0, 256],

@@ -1,4 +1,4 @@
-// imghist CLI — an owning host image: 8- or 16-bit samples, 1 to 4 interleaved channels, packed rows.
+// imghist_io — an owning host image: 8- or 16-bit samples, 1 to 4 interleaved channels, packed rows.
 #pragma once
 
 #include <cstddef>

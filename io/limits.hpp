@@ -1,4 +1,4 @@
-// imghist CLI — what one input may cost: the limits of the resource model (README.md, "What one input may
+// imghist_io — what one input may cost: the limits of the resource model (README.md, "What one input may
 // cost"). Every limit is checked before the memory or work it bounds is spent (from a header, a file's size,
 // a marker count), and every refusal names the input, the limit and the option that raises it. The defaults
 // are far above what a photograph needs; they are set here and nowhere else (the options of add_common only

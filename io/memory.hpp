@@ -1,4 +1,4 @@
-// imghist CLI — memory for large pixel and file buffers.
+// imghist_io — memory for large pixel and file buffers.
 //
 // A 7680x4320 image passes through several buffers of 20-35 MB (file, compressed stream, filtered rows,
 // pixels). Fresh memory costs one page fault per 4 KiB page: for such an image that was close to half of

@@ -1,4 +1,4 @@
-// imghist CLI — what a photo carries besides its pixels, in one container-independent form.
+// imghist_io — what a photo carries besides its pixels, in one container-independent form.
 //
 //   item        | JPEG                         | PNG                          | TIFF                   | WebP
 //   ------------+------------------------------+------------------------------+------------------------+-----------

@@ -1,4 +1,4 @@
-// imghist CLI — a minimal parallel loop for codec work (chunks of rows).
+// imghist_io — a minimal parallel loop for codec work (chunks of rows).
 //
 // Not the library's parallel-for (imghist/internal/parallel_for.hpp), on purpose: the CLI runs its codecs
 // inside the folder pipeline's own loader / processor / storer threads, several files at once, and this

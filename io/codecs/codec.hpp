@@ -1,4 +1,4 @@
-// imghist CLI — image codecs.
+// imghist_io — image codecs.
 //
 //   format | read                                   | write                          | library
 //   -------+----------------------------------------+--------------------------------+--------------------------

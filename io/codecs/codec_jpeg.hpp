@@ -1,4 +1,4 @@
-// imghist CLI — JPEG in its own colour space: the planes of a JPEG at their stored sampling (Y, Cb, Cr),
+// imghist_io — JPEG in its own colour space: the planes of a JPEG at their stored sampling (Y, Cb, Cr),
 // read and written without colour conversion or resampling. Luma equalization of a JPEG into a JPEG
 // changes only the Y plane, so this path skips the decoder's upsampling and colour conversion and the
 // encoder's conversion and downsampling.

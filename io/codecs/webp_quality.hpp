@@ -1,4 +1,4 @@
-// imghist CLI — the quality a lossy WebP was written at, estimated from its VP8 frame header, so a lossy
+// imghist_io — the quality a lossy WebP was written at, estimated from its VP8 frame header, so a lossy
 // input stays lossy at about its own quality (as a JPEG's is estimated from its quantisation tables).
 #pragma once
 

@@ -1,6 +1,6 @@
 // imghist._imghist — image files: imghist_io's codecs and metadata rules for imghist.io.read / write and the
-// cv2-shaped imghist.imread / imwrite, and the command-line tool's per-file work for
-// imghist.dask.process_files. Built with the command-line tool (IMGHIST_PYTHON_FILES, python/CMakeLists.txt).
+// cv2-shaped imghist.imread / imwrite, and the image commands' per-file work (imghist_jobs, jobs/) for
+// imghist.dask.process_files. Built with IMGHIST_PYTHON_FILES (python/CMakeLists.txt).
 //
 // Images cross as NumPy arrays of uint8 or uint16 samples, (H, W) for one channel, else (H, W, C), C in 2..4:
 // RGB(A) order for read / write (imghist_io's), BGR(A) for imread / imwrite (cv2's). Read arrays own the
@@ -199,10 +199,10 @@ void imwrite(const std::string& path, py::array array, int quality, int png_leve
     write_encoded(path, img, opt);
 }
 
-// ---- the command-line tool's per-file work -------------------------------------------------------------------
+// ---- the image commands' per-file work -------------------------------------------------------------------------
 
-/// An image command of the CLI (equalize, stretch, match, threshold, clahe) parsed from its arguments, with
-/// the CLI's own parser and rules: `imghist <args>`. Usage errors raise InvalidArgumentError with the
+/// An image command (equalize, stretch, match, threshold, clahe) parsed from its arguments by the command's
+/// own parser and rules, as `imghist <args>` parses them. Usage errors raise InvalidArgumentError with the
 /// parser's message.
 std::unique_ptr<cli::ImageFileJob> file_job(const std::vector<std::string>& args) {
     if (args.empty()) fail(ErrorCode::InvalidArgument, "no operation");

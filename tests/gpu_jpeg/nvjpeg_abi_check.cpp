@@ -1,7 +1,7 @@
-// Compile-time check of tools/imghist/gpu/nvjpeg_api.hpp against NVIDIA's nvjpeg.h and cuda.h: every enum value
+// Compile-time check of jobs/gpu/nvjpeg_api.hpp against NVIDIA's nvjpeg.h and cuda.h: every enum value
 // we declare, the layout of nvjpegImage_t, and the type of every function we load. Compiling this file is the test
 // (no code runs); it needs nvjpeg.h, so it is built only where the header exists, e.g.
-//   g++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include -Itools/imghist tests/gpu_jpeg/nvjpeg_abi_check.cpp
+//   g++ -std=c++17 -fsyntax-only -I/usr/local/cuda/include -Ijobs tests/gpu_jpeg/nvjpeg_abi_check.cpp
 #include <cuda.h>
 #include <nvjpeg.h>
 

@@ -1,4 +1,4 @@
-// The folder run's one queue (tools/imghist/pipeline/work_queue.hpp, pipeline.hpp), without a GPU: the CPU
+// The folder run's one queue (jobs/pipeline/work_queue.hpp, pipeline.hpp), without a GPU: the CPU
 // workers and stand-in batch workers that take files in batches through the same interface a GPU uses
 // (pipeline/batch_worker.hpp). Every file gets exactly one output, equal to the CPU path's; a batch worker
 // that fails to start leaves the run to the CPU workers with a note; a slow set-up never delays a run the CPU

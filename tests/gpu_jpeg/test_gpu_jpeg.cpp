@@ -1,4 +1,4 @@
-// The GPU JPEG pipeline (tools/imghist/gpu/gpu_jpeg.hpp) against the CPU path:
+// The GPU JPEG pipeline (jobs/gpu/gpu_jpeg.hpp) against the CPU path:
 //   - GPU-decoded pixels (RGB and the Y plane) against libjpeg-turbo's: the largest difference is at most the
 //     documented bound (tools/imghist/README.md, "GPU JPEG pipeline"); the measured numbers are printed;
 //   - given the GPU-decoded pixels, the device operations (histogram, equalization) are bit-exact with the

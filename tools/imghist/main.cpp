@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <exception>
 
-#include "commands/commands.hpp"
+#include "program_commands.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "gpu/gpu_jpeg.hpp"
 #include "imghist/imghist.hpp"
-#include "commands/suggest.hpp"
+#include "suggest.hpp"
 
 int main(int argc, char** argv) {
     using namespace cli;

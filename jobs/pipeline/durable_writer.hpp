@@ -1,4 +1,4 @@
-// imghist CLI — a folder run's outputs made durable in rounds.
+// imghist_jobs — a folder run's outputs made durable in rounds.
 //
 // The promise of every output: written to a temporary name, made durable, renamed over its destination, and
 // the folder's entry made durable — so a crash or a power cut leaves either the old file or the whole new one

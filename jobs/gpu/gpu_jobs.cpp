@@ -13,11 +13,6 @@
 
 namespace cli {
 
-/// What a GPU's start-up costs before it takes a file (the context, nvJPEG's hardware decoder, the encoders):
-/// 0.74-1.03 s on H100 hosts (docs/DESIGN.md). --device auto starts a GPU only when the CPU workers would
-/// need longer than this for the files left: a shorter run would pay for the start-up and gain nothing.
-constexpr double kGpuStartupSeconds = 1.0;
-
 std::size_t count_jpeg_names(const std::vector<Item>& items) {
     std::size_t n = 0;
     for (const Item& it : items)

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "io/codecs/codec.hpp"
-#include "commands/commands.hpp"
+#include "program_commands.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "io/parallel.hpp"

@@ -1,4 +1,4 @@
-// imghist CLI — histogram plots as pictures (PNG or any raster format the program writes) or as SVG: one
+// imghist_jobs — histogram plots as pictures (PNG or any raster format the program writes) or as SVG: one
 // colour per channel, axes with ticks and labels, a legend, optional log scale. Both are drawn by the same
 // layout code. Raster text uses stb_easy_font (a tiny ASCII segment font drawn as rectangles): Latin-1
 // letters are drawn as their base letter and any other character as an outlined box; SVG carries the UTF-8

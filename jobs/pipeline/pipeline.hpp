@@ -1,4 +1,4 @@
-// imghist CLI — batch runs over many files: input collection, sharding, and the folder run.
+// imghist_jobs — batch runs over many files: input collection, sharding, and the folder run.
 //
 // A run is one queue of files (work_queue.hpp) and the workers that take from it:
 //

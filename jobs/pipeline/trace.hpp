@@ -1,4 +1,4 @@
-// imghist CLI — --trace: where a folder run's time goes.
+// imghist_jobs — --trace: where a folder run's time goes.
 //
 // Each stage of the pipeline (the CPU workers' steps, a GPU's read, decode, encode and write threads, the
 // device's decoder and kernels, the durable-write rounds) has a StageClock: the time its threads spent

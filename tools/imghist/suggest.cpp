@@ -1,4 +1,4 @@
-#include "commands/suggest.hpp"
+#include "suggest.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// imghist CLI — the one queue of a folder run's files, shared by every worker.
+// imghist_jobs — the one queue of a folder run's files, shared by every worker.
 //
 // CPU workers take one file at a time (the per-file path: read, decode, process, encode, write); batch
 // workers (GPUs) take a batch at a time. Nobody assigns files: whoever is free takes the next ones, so the

@@ -1,4 +1,4 @@
-// imghist CLI — one GPU as a batch worker of the folder run (pipeline/batch_worker.hpp): the stages below
+// imghist_jobs — one GPU as a batch worker of the folder run (pipeline/batch_worker.hpp): the stages below
 // keep its hardware JPEG decoder busy while the batches before and after the one it decodes are read,
 // processed, encoded and written.
 //

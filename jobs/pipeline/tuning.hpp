@@ -1,4 +1,4 @@
-// imghist CLI — the folder pipeline's tunable sizes, in one place.
+// imghist_jobs — the folder pipeline's tunable sizes, in one place.
 //
 // Every value has a default chosen by reasoning about the stages (docs/DESIGN.md, "Folder pipeline"); a
 // measurement picks others without a rebuild through one option of every command (pipeline/batch.cpp):

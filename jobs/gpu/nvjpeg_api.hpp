@@ -1,4 +1,4 @@
-// imghist CLI — nvJPEG and the few CUDA driver calls the GPU JPEG pipeline needs, loaded at run time.
+// imghist_jobs — nvJPEG and the few CUDA driver calls the GPU JPEG pipeline needs, loaded at run time.
 //
 // The build needs no nvJPEG headers and the program no nvJPEG library: libnvjpeg and libcuda are opened with
 // dlopen when a run asks for the GPU JPEG path, and a missing library only means that the CPU codecs are used.

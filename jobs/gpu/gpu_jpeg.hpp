@@ -1,4 +1,4 @@
-// imghist CLI — nvJPEG on one GPU: the device's shared state (context, handles, the hardware decoder's set-up),
+// imghist_jobs — nvJPEG on one GPU: the device's shared state (context, handles, the hardware decoder's set-up),
 // batched decoding into device memory, and encoders. The folder pipeline (gpu_pipeline.hpp) puts these pieces
 // together; GpuJpegEngine is a synchronous convenience around them for tests.
 //

@@ -1,4 +1,4 @@
-// imghist CLI — the checks a command makes on its outputs before it writes anything:
+// imghist_jobs — the checks a command makes on its outputs before it writes anything:
 //
 //   * no output is an input: compared by file identity (device and inode, following symbolic links), so a
 //     path spelled differently, a symbolic link or a hard link to an input counts as that input;

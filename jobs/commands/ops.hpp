@@ -1,4 +1,4 @@
-// imghist CLI — the image operations behind the commands, on a chosen device. Histograms come from the
+// imghist_jobs — the image operations behind the commands, on a chosen device. Histograms come from the
 // core library (libimghist); equalization tables, thresholds, CLAHE and lookup tables from the filters
 // library; colour conversions from OpenCV (so luma and gray match cv::cvtColor exactly).
 #pragma once

@@ -1,4 +1,5 @@
-// imghist CLI — common options and the image-to-image driver shared by equalize, threshold and clahe.
+// The options every command takes, and the image-to-image driver shared by equalize, stretch, match, threshold
+// and clahe: output naming and refusals, the per-file work, the folder run (run_image_job) and ImageFileJob.
 #include <unistd.h>
 
 #include <cstdio>

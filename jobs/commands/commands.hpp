@@ -1,5 +1,6 @@
-// imghist CLI — subcommands. Each cmd_*.cpp adds one subcommand to the application and returns the
-// function that runs it after parsing.
+// imghist's image commands — each cmd_*.cpp adds one command (its options) to a parser and returns the function
+// that runs it once parsed. The program (tools/imghist/main.cpp) and the Python module (imghist.dask.process_files)
+// parse with the same functions, so a command's rules exist once.
 #pragma once
 
 #include <cstdint>
@@ -49,8 +50,6 @@ Command add_threshold(CLI::App& app);
 Command add_clahe(CLI::App& app);
 Command add_stretch(CLI::App& app);
 Command add_match(CLI::App& app);
-Command add_gen(CLI::App& app);
-Command add_bench(CLI::App& app);
 
 /// Shared by equalize, threshold, clahe, stretch and match: IN... OUT with files, folders, patterns, stdin/stdout.
 struct ImageJob {

@@ -1,4 +1,4 @@
-// imghist CLI — the interface between a folder run (pipeline.cpp) and a worker that takes its files in
+// imghist_jobs — the interface between a folder run (pipeline.cpp) and a worker that takes its files in
 // batches: a GPU (gpu/gpu_pipeline.hpp). The run owns the queue, the items and the per-file steps of the CPU
 // path; a batch worker takes files through RunAccess and ends every item it takes through it.
 //

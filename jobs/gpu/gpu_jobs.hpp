@@ -1,4 +1,4 @@
-// imghist CLI — the commands' side of the GPU JPEG pipeline (gpu_pipeline.hpp): which runs take it, on which
+// imghist_jobs — the commands' side of the GPU JPEG pipeline (gpu_pipeline.hpp): which runs take it, on which
 // GPUs, which files, and what the GPU does with each file of each command.
 //
 //   command                               | GPU action                              | device operation, per batch

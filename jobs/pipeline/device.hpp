@@ -1,4 +1,4 @@
-// imghist CLI — the --device option: auto | cpu | cuda[:N] | all.
+// The --device option (auto | cpu | cuda[:N] | all) and the folder run's one measured constant.
 #pragma once
 
 #include <string>
@@ -28,6 +28,11 @@ struct Device {
 /// one); all = every CUDA device (the CPU when there is none). JPEG files may still go to the GPUs through
 /// the GPU JPEG pipeline, which decides for itself (gpu_jobs.hpp: gpu_batch_plan; auto included).
 std::vector<Device> resolve_devices(const std::string& spec);
+/// What a GPU's start-up costs before it takes a file (the context, nvJPEG's hardware decoder, the encoders):
+/// 0.74-1.03 s on H100 hosts (docs/DESIGN.md). --device auto starts a GPU only when the CPU workers would
+/// need longer than this for the files left: a shorter run would pay for the start-up and gain nothing.
+constexpr double kGpuStartupSeconds = 1.0;
+
 /// "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3)".
 std::string describe(const Device& d);
 

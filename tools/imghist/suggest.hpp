@@ -1,4 +1,4 @@
-// imghist CLI — "did you mean" for a mistyped command or option, as git and cargo answer: the nearest name
+// imghist — "did you mean" for a mistyped command or option, as git and cargo answer: the nearest name
 // by edit distance, when it is near enough to be a typo.
 #pragma once
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "commands/commands.hpp"
+#include "program_commands.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 
