@@ -1,7 +1,7 @@
 // imghist_jobs — the folder pipeline's tunable sizes, in one place.
 //
 // Every value has a default chosen by reasoning about the stages (docs/DESIGN.md, "Folder pipeline"); a
-// measurement picks others without a rebuild through one option of every command (pipeline/batch.cpp):
+// measurement picks others without a rebuild through one option of every command (commands/image_command.cpp):
 //
 //   imghist equalize in/ out/ --pipeline batch=256,encoders=6,sync=fdatasync
 //
