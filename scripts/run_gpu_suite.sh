@@ -23,7 +23,8 @@
 #   bench     | imghist-bench, full table -> OUT_DIR/bench.json, bench.txt            | SUITE_T_BENCH=240
 #   sweep     | imghist-bench --sweep (u8, uniform + photo, 256 MiB) -> sweep.json     | SUITE_T_SWEEP=120
 #
-# The sanitizer steps dominate; each may be run on its own (SUITE_STEPS=racecheck). Environment: SUITE_STEPS,
+# The sanitizer steps dominate (H100, 16 jobs: racecheck 450 s, tests + initcheck 177 s, the rest about 150 s);
+# each may be run on its own (SUITE_STEPS=racecheck). Environment: SUITE_STEPS,
 # SUITE_JOBS, SUITE_SHARDS, SUITE_SANITIZE_SHARDS, SUITE_T_<STEP> (seconds; the four tools share SUITE_T_SANITIZE),
 # BENCH_ARGS (extra arguments for the table, e.g. "--quick"), SWEEP_ARGS (replace the sweep's selection),
 # SANITIZER (path to compute-sanitizer), SANITIZE_FILTER (Catch2 test spec for the sanitizer jobs, default "[cuda]"), IMGHIST_TEST_SHAPES_ONLY

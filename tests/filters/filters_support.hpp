@@ -62,6 +62,23 @@ template <class T>
 std::vector<T> sampled(std::initializer_list<T> all) {
     return sampled(std::vector<T>(all));
 }
+/// A list of values that change neither which kernels run nor how they read and write (parameters of the
+/// same table, pixel distributions on one path); under IMGHIST_TEST_SHAPES_ONLY its first entry only.
+template <class T>
+std::vector<T> sampled_first(const std::vector<T>& all) {
+    if (!shapes_only() || all.empty()) return all;
+    return {all.front()};
+}
+template <class T>
+std::vector<T> sampled_first(std::initializer_list<T> all) {
+    return sampled_first(std::vector<T>(all));
+}
+/// The channel numbers 0 .. channels-1, sampled().
+inline std::vector<int> sampled_channels(int channels) {
+    std::vector<int> c(static_cast<std::size_t>(channels));
+    for (int k = 0; k < channels; ++k) c[static_cast<std::size_t>(k)] = k;
+    return sampled(c);
+}
 
 inline const std::vector<Dist>& all_dists() {
     static const std::vector<Dist> d{Dist::Uniform, Dist::Constant, Dist::Gauss4, Dist::Gauss32, Dist::Photo};

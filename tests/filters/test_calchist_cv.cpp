@@ -48,13 +48,13 @@ IMGHIST_BACKEND_CASE("calcHist in cv::calcHist's pointer form equals cv::calcHis
     std::uint64_t seed = 3000;
     const std::vector<Size2> sizes{{1, 1}, {7, 3}, {257, 1}, {1, 131}, {333, 127}};
     for (int depth : {CV_8U, CV_16U, CV_32F})
-        for (int cn : {1, 3, 4})
+        for (int cn : sampled({1, 3, 4}))
             for (const Size2& s : sizes)
                 for (int xo : roi_offsets()) {
                     const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), Dist::Gauss32, seed++, xo);
                     const cv::Mat mask = make_image(s.w, s.h, CV_8UC1, Dist::Uniform, seed++, xo) > 90;
                     for (const RangeCase& rc : sampled(ranges_for(depth)))
-                        for (int c = 0; c < cn; ++c)
+                        for (int c : sampled_channels(cn))
                             for (bool use_mask : {false, true}) {
                                 INFO("depth " << depth << " cn " << cn << " " << s.w << "x" << s.h << " xo " << xo
                                               << " bins " << rc.bins << " [" << rc.low << ", " << rc.high << ") channel "

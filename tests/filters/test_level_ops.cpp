@@ -172,10 +172,10 @@ IMGHIST_BACKEND_CASE("stretchContrast on colour: luma (alpha copied) and per cha
     std::uint64_t seed = 900;
     for (int depth : {CV_8U, CV_16U})
         for (int cn : {3, 4})
-            for (const Size2& s : {Size2{1, 1}, Size2{7, 3}, Size2{333, 127}})
+            for (const Size2& s : sampled({Size2{1, 1}, Size2{7, 3}, Size2{333, 127}}))
                 for (int xo : sampled({-1, 1}))
                     for (Dist d : sampled({Dist::Uniform, Dist::Gauss32, Dist::Photo, Dist::Constant}))
-                        for (const auto& pp : {std::make_pair(2.0, 1.0), std::make_pair(0.0, 0.0)}) {
+                        for (const auto& pp : sampled_first({std::make_pair(2.0, 1.0), std::make_pair(0.0, 0.0)})) {
                             const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), d, seed++, xo);
                             INFO(cn << " channels depth " << depth << " " << s.w << "x" << s.h << " offset " << xo << " "
                                     << name(d) << " low " << pp.first);
@@ -208,7 +208,7 @@ IMGHIST_BACKEND_CASE("matchHistograms matches the np.interp rule: sizes x ROI of
         for (int cn : {1, 3})
             for (const Size2& s : size_classes())
                 for (int xo : sampled({-1, 3}))
-                    for (Dist d : all_dists()) {
+                    for (Dist d : sampled_first(all_dists())) {
                         const cv::Mat src = make_image(s.w, s.h, CV_MAKETYPE(depth, cn), d, seed++, xo);
                         const Dist rd = all_dists()[seed % all_dists().size()];
                         const cv::Mat ref = make_image(97, 61, CV_MAKETYPE(depth, cn), rd, seed++, 1);
@@ -396,7 +396,7 @@ IMGHIST_BACKEND_CASE("thresholdMultiOtsu: skimage's thresholds and the scaled np
     std::uint64_t seed = 2100;
     for (const Size2& s : size_classes())
         for (int xo : sampled({-1, 0, 3}))
-            for (int classes : {2, 3, 4, 5}) {
+            for (int classes : sampled({2, 3, 4, 5})) {
                 for (int depth : {CV_8U, CV_16U}) {
                     cv::Mat src;
                     if (depth == CV_8U) {
@@ -457,10 +457,10 @@ IMGHIST_BACKEND_CASE("thresholdMultiOtsu on adversarial histograms: ties, sparse
         }
         return h;
     };
-    for (int classes : {2, 3, 4, 5}) {
+    for (int classes : sampled({2, 3, 4, 5})) {
         // Five classes over a wide span would make the exhaustive reference slow; 2-4 classes take 256 levels.
         const int span = classes == 5 ? 120 : 256;
-        for (int levels : {classes, classes + 1, 8, 12})
+        for (int levels : sampled({classes, classes + 1, 8, 12}))
             for (bool equal : {true, false}) cases.push_back({sparse(levels, span, 256 - span, equal), classes});
         std::vector<std::uint64_t> flat(256, 0), mirror(256, 0);
         for (int v = 100; v < 100 + (classes == 5 ? 40 : 120); ++v) flat[static_cast<std::size_t>(v)] = 7;
