@@ -7,7 +7,7 @@ namespace cli {
 std::vector<Device> resolve_devices(const std::string& spec) {
     if (spec == "cpu") return {Device{imghist::Backend::Cpu, -1}};
     if (spec == "auto") {
-        // The CLI's images are decoded into host memory, and each operation is one or two passes over
+        // The commands' images are decoded into host memory, and each operation is one or two passes over
         // them: on the GPU host we measured (H200, 16 cores) every CLI workload ran faster on the CPU
         // backend than through PCIe copies plus CUDA start-up (~140 ms per process). So auto means the
         // CPU here; --device cuda / all use GPUs, with identical results.

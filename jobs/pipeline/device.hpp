@@ -24,7 +24,7 @@ struct Device {
 };
 
 /// Resolves a --device value to the devices a run uses: auto = the CPU backend (measured fastest for the
-/// CLI's host-resident images, see docs/DESIGN.md); cuda[:N] = one GPU (an error without
+/// image commands' host-resident images, see docs/DESIGN.md); cuda[:N] = one GPU (an error without
 /// one); all = every CUDA device (the CPU when there is none). JPEG files may still go to the GPUs through
 /// the GPU JPEG pipeline, which decides for itself (gpu_jobs.hpp: gpu_batch_plan; auto included).
 std::vector<Device> resolve_devices(const std::string& spec);

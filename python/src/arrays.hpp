@@ -1,5 +1,5 @@
 // imghist._imghist — the array arguments of the compiled module, shared by its parts (module.cpp: single images
-// and histograms; batch.cpp: batches; files.cpp: image files and the CLI's per-file work).
+// and histograms; batch.cpp: batches; files.cpp: image files and the image commands' per-file work).
 //
 // Image arguments are either NumPy arrays (host memory) or ExternalArray objects (a pointer, shape and byte
 // strides taken from __cuda_array_interface__, a DLPack capsule, or a framework's own accessors). An array
