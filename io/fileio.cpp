@@ -320,6 +320,8 @@ std::string special_file_kind(const std::string& path) {
     return kind_of(st.st_mode);
 }
 
+std::string special_file_kind(unsigned mode) { return kind_of(static_cast<mode_t>(mode)); }
+
 int open_regular_file(const std::string& path) {
     // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; it is cleared once fstat has
     // shown a regular file (where it changes nothing anyway).
@@ -396,7 +398,9 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
         if (path_exists(dir)) fail_io(path_, "cannot write: " + dir + " is not a folder");
         fail_io(path_, "cannot write: folder " + dir + " does not exist");
     }
-    if (is_directory(path_)) fail_io(path_, "cannot write: a folder has that name");
+    struct stat existing {};
+    const bool exists = stat(path_.c_str(), &existing) == 0;
+    if (exists && S_ISDIR(existing.st_mode)) fail_io(path_, "cannot write: a folder has that name");
     tmp_ = (dir == "." && path_.find('/') == std::string::npos ? std::string() : dir + "/") + temporary_name();
     slot_ = register_tmp(tmp_);
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -405,8 +409,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
         unregister_tmp(slot_);
         fail_io(path_, "cannot write: " + errno_text(e));
     }
-    struct stat st {};
-    if (stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) fchmod(fd_, st.st_mode & 07777);
+    if (exists && S_ISREG(existing.st_mode)) fchmod(fd_, existing.st_mode & 07777);  // a replaced file keeps its mode
 }
 
 OutputFile::~OutputFile() {

@@ -41,6 +41,8 @@ int open_regular_file(const std::string& path);
 /// What a path is, in words, when it is neither a regular file nor a folder ("a FIFO", "a socket", ...);
 /// empty for regular files and folders (following symbolic links).
 std::string special_file_kind(const std::string& path);
+/// The same for a mode stat() gave (st_mode).
+std::string special_file_kind(unsigned mode);
 
 /// True when both paths name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b);

@@ -14,8 +14,10 @@ namespace cli {
 void InputSet::add(const std::string& path) {
     struct stat st {};
     if (path == "-" || stat(path.c_str(), &st) != 0) return;
-    ids_.emplace(std::make_pair(st.st_dev, st.st_ino), path);
+    add(path, st.st_dev, st.st_ino);
 }
+
+void InputSet::add(const std::string& path, dev_t dev, ino_t ino) { ids_.emplace(std::make_pair(dev, ino), path); }
 
 std::string InputSet::which(const std::string& output) const {
     struct stat st {};
@@ -64,6 +66,14 @@ std::vector<std::string> output_conflicts(const std::vector<PlannedOutput>& outp
     std::vector<std::string> conflicts;
     EntryKeys keys;
     std::unordered_map<std::string, const PlannedOutput*> first;
+    // An output in a folder that does not exist yet (a fresh output folder) is no input: one look per folder.
+    std::unordered_map<std::string, bool> folder_exists;
+    auto may_exist = [&](const std::string& output) {
+        const std::string dir = parent_dir(output);
+        auto it = folder_exists.find(dir);
+        if (it == folder_exists.end()) it = folder_exists.emplace(dir, is_directory(dir)).first;
+        return it->second;
+    };
     for (const PlannedOutput& o : outputs) {
         if (o.output == "-") continue;
         auto [at, fresh] = first.emplace(keys.key(o.output), &o);
@@ -72,7 +82,7 @@ std::vector<std::string> output_conflicts(const std::vector<PlannedOutput>& outp
                                 " (the second would replace the first); rename one of them or choose another output");
             continue;
         }
-        const std::string in = o.written ? inputs.which(o.output) : std::string();
+        const std::string in = o.written && may_exist(o.output) ? inputs.which(o.output) : std::string();
         if (in.empty()) continue;
         if (in == o.input || same_file(in, o.input)) {
             if (!o.may_replace_input)

@@ -24,6 +24,8 @@ class InputSet {
 public:
     /// Adds an input path ("-" and paths that do not exist are ignored).
     void add(const std::string& path);
+    /// Adds an input whose device and inode are known already.
+    void add(const std::string& path, dev_t dev, ino_t ino);
     /// The input that `output` is (as it was added), or empty when it is none of them.
     std::string which(const std::string& output) const;
 

@@ -80,6 +80,8 @@ using DirId = std::pair<dev_t, ino_t>;
 struct Entry {
     std::string name;
     bool folder = false;
+    struct stat st {};  ///< valid when `stat_ok`
+    bool stat_ok = false;
 };
 
 /// The visible entries of an open folder, sorted, each classified through the folder's descriptor (so
@@ -89,8 +91,8 @@ std::vector<Entry> list_folder(DIR* d) {
     while (dirent* e = readdir(d)) {
         Entry en{e->d_name};
         if (en.name.empty() || en.name[0] == '.') continue;  // hidden files, and our own temporaries
-        struct stat st {};
-        en.folder = fstatat(dirfd(d), en.name.c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode);
+        en.stat_ok = fstatat(dirfd(d), en.name.c_str(), &en.st, 0) == 0;
+        en.folder = en.stat_ok && S_ISDIR(en.st.st_mode);
         entries.push_back(std::move(en));
     }
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
@@ -123,12 +125,13 @@ void walk(const std::string& root, const std::string& rel_dir, bool recursive, s
             if (recursive) walk(root, rel, recursive, out, ancestors, unsupported);
         } else if (is_image_name(e.name)) {
             if (full.size() >= PATH_MAX) too_deep(dir);
-            // A FIFO, socket or device with an image's name: reading it could block forever.
-            const std::string kind = special_file_kind(full);
+            // A FIFO, socket or device with an image's name: reading it could block forever. (An entry that
+            // cannot be stat()ed, such as a dangling link, stays: its read names the problem.)
+            const std::string kind = e.stat_ok ? special_file_kind(static_cast<unsigned>(e.st.st_mode)) : "";
             if (!kind.empty())
                 std::fprintf(stderr, "imghist: %s: is %s, not a regular file; skipped\n", full.c_str(), kind.c_str());
             else
-                out.push_back(InputFile{full, rel});
+                out.push_back(InputFile{full, rel, e.st.st_dev, e.st.st_ino, e.stat_ok});
         } else if (unsupported) {
             unsupported->push_back(rel);
         }

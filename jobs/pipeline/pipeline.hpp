@@ -19,6 +19,8 @@
 // A progress bar is drawn on stderr only when stderr is a terminal (and --trace is off).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +40,11 @@ namespace cli {
 struct InputFile {
     std::string path;  ///< as given or found
     std::string rel;   ///< path relative to the folder it was found in (the file name when given directly)
+    /// The file's device and inode as the folder scan saw them (following symbolic links), so that planning a
+    /// run does not ask the file system again; `known` is false for files named on the command line.
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool known = false;
 };
 
 struct Shard {

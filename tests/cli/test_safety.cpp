@@ -171,6 +171,22 @@ TEST_CASE("safety: no output is an input, by file identity, for every output a c
     expect_error(d, "equalize mix/x.jpg mix/x.png mix --to png --device cpu", 1, {"is the input mix/x.png"});
     CHECK(slurp(d / "mix/x.png") == x_png);
     CHECK(temporaries(d / "mix").empty());
+    // A folder's files (known by the folder scan) into an output folder that holds a hard link to one of them
+    // and a symbolic link to another; and the same outputs in a fresh folder, which is no conflict.
+    write(d / "src/a.png", g);
+    write(d / "src/b.png", ref);
+    fs::create_directories(d / "dst");
+    fs::create_hard_link(d / "src/a.png", d / "dst/a.png");
+    fs::create_symlink("../src/b.png", d / "dst/b.png");
+    expect_error(d, "equalize src dst --device cpu", 1,
+                 {"src/a.png: the output dst/a.png is the input file", "src/b.png: the output dst/b.png is the input file",
+                  "2 outputs would overwrite inputs or each other; nothing written"});
+    CHECK(slurp(d / "src/a.png") == in_bytes);
+    CHECK(slurp(d / "src/b.png") == ref_bytes);
+    CHECK(temporaries(d / "dst").empty());
+    REQUIRE(run_cli(d, "equalize src fresh --device cpu").code == 0);
+    CHECK(fs::exists(d / "fresh/a.png"));
+    CHECK(fs::exists(d / "fresh/b.png"));
 }
 
 TEST_CASE("safety: two inputs never share an output; every collision is named before anything is written", "[cli][safety][folder]") {
