@@ -5,7 +5,10 @@ Resolves every quoted #include of the tree's C++ and CUDA sources to the file it
 folder first, then the build's include roots) and fails on an include that reaches a layer the including
 file's layer may not use: the public headers and the libraries never include io/, jobs/, the program or the
 Python module; io/ never includes jobs/; jobs/ never includes the program; nothing but the program includes
-the program (tools/imghist/); nothing but the module includes python/.
+the program (tools/imghist/); nothing but the module includes python/. And the argument parser (CLI11's
+<CLI/...> headers) is reached, directly or through the tree's own headers, only by the commands
+(jobs/commands/) and the program: the folder and GPU pipelines, the Python module, tests, benchmarks and fuzz
+targets use what the commands give them, not the command line.
 
 Usage: check_layers.py SOURCE_DIR
 """
@@ -43,6 +46,8 @@ ALLOWED = {
 ROOTS = ["", "include", "src", "jobs", "tools/imghist", "python/src"]
 SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh", ".inl"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+PARSER = re.compile(r'^\s*#\s*include\s+<CLI/', re.M)
+PARSER_USERS = ("jobs/commands/", "tools/imghist/")
 
 
 def layer_of(rel):
@@ -66,6 +71,7 @@ def resolve(root, source, name):
 def main():
     root = pathlib.Path(sys.argv[1]).resolve()
     checked, problems = 0, []
+    includes, parser = {}, set()  # file -> the tree files it includes; the files that include <CLI/...>
     for source in sorted(root.rglob("*")):
         rel = source.relative_to(root).as_posix()
         if source.suffix not in SUFFIXES or rel.startswith("build") or "/." in "/" + rel:
@@ -73,14 +79,35 @@ def main():
         layer = layer_of(rel)
         if layer is None:
             continue
-        for name in INCLUDE.findall(source.read_text(errors="replace")):
+        text = source.read_text(errors="replace")
+        if PARSER.search(text):
+            parser.add(rel)
+        includes[rel] = []
+        for name in INCLUDE.findall(text):
             target = resolve(root, source, name)
             if target is None or root not in target.parents:
                 continue
             checked += 1
-            to = layer_of(target.relative_to(root).as_posix())
+            to_rel = target.relative_to(root).as_posix()
+            includes[rel].append((name, to_rel))
+            to = layer_of(to_rel)
             if to is not None and to not in ALLOWED[layer]:
                 problems.append(f"{rel}: includes \"{name}\" ({to}/), which {layer}/ may not use")
+    # The files that reach the argument parser, through any chain of the tree's headers.
+    grew = True
+    while grew:
+        grew = False
+        for rel, targets in includes.items():
+            if rel not in parser and any(t in parser for _, t in targets):
+                parser.add(rel)
+                grew = True
+    for rel, targets in includes.items():
+        if rel.startswith(PARSER_USERS):
+            continue
+        for name, t in targets:
+            if t in parser:
+                problems.append(f"{rel}: includes \"{name}\", which reaches the argument parser (<CLI/...>); "
+                                "only jobs/commands/ and the program may")
     for p in problems:
         print(p)
     print(f"{checked} includes checked, {len(problems)} against the layer table")

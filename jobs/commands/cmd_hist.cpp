@@ -243,7 +243,7 @@ Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Dev
     c.hist = p;
     c.hist_name = file_name;
     // The gray mode's conversion is a host operation.
-    st.batch = gpu_batch_plan(a.common, devices, jpegs, p.mode == HistMode::Channels, "--mode gray converts on the host", c);
+    st.batch = gpu_batch_plan(a.common.device, a.common.verbose, devices, jpegs, p.mode == HistMode::Channels, "--mode gray converts on the host", c);
     return st;
 }
 

@@ -10,6 +10,7 @@
 
 #include "io/codecs/codec_jpeg.hpp"
 #include "commands/commands.hpp"
+#include "commands/file_job.hpp"
 #include "io/convert.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
@@ -370,7 +371,7 @@ Stages ImageRun::stages(const std::function<void(Item&, const Device&)>& process
     c.decode_kept = [this](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     c.decode = dopt_;
     c.encode = eopt_;
-    st.batch = gpu_batch_plan(job_.common, devices, jpeg_inputs, true, "", c);
+    st.batch = gpu_batch_plan(job_.common.device, job_.common.verbose, devices, jpeg_inputs, true, "", c);
     return st;
 }
 
@@ -471,6 +472,23 @@ std::string ImageFileJob::run(const std::string& input, const std::string& outpu
         throw Error(code, input + ": " + what);
     }
     return it.note;
+}
+
+std::unique_ptr<ImageFileJob> parse_file_job(const std::vector<std::string>& args) {
+    if (args.empty()) fail_usage("no operation (equalize, stretch, match, threshold, clahe)");
+    CLI::App app{"imghist", "imghist"};
+    app.require_subcommand(1);
+    const std::vector<Command> commands = {add_equalize(app), add_stretch(app), add_match(app), add_threshold(app),
+                                           add_clahe(app)};
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes its arguments last first
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        fail_usage(e.what());
+    }
+    for (const Command& c : commands)
+        if (c.app->parsed()) return std::make_unique<ImageFileJob>(c.image_task());
+    fail_usage("unknown operation '" + args[0] + "' (equalize, stretch, match, threshold, clahe)");
 }
 
 }  // namespace cli

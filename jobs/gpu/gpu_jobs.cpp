@@ -126,13 +126,13 @@ bool take_for_gpu(Item& item, Bytes& data, bool writes_images) {
     return true;
 }
 
-std::shared_ptr<BatchPlan> gpu_batch_plan(const Common& common, const std::vector<Device>& devices,
+std::shared_ptr<BatchPlan> gpu_batch_plan(const std::string& device_spec, bool verbose, const std::vector<Device>& devices,
                                           std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why,
                                           GpuCommand command) {
     auto say = [&](const std::string& line) {
-        if (common.verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
+        if (verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
     };
-    const std::string& spec = common.device;
+    const std::string& spec = device_spec;
     if (spec == "cpu" || jpeg_inputs == 0) return nullptr;
     if (!eligible) {
         say("JPEG files on the CPU codecs: " + not_eligible_why);

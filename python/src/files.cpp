@@ -22,7 +22,7 @@
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "io/metadata.hpp"
-#include "commands/commands.hpp"
+#include "commands/file_job.hpp"
 #include "cv_read.hpp"
 
 namespace imghist_py {
@@ -201,27 +201,6 @@ void imwrite(const std::string& path, py::array array, int quality, int png_leve
 
 // ---- the image commands' per-file work -------------------------------------------------------------------------
 
-/// An image command (equalize, stretch, match, threshold, clahe) parsed from its arguments by the command's
-/// own parser and rules, as `imghist <args>` parses them. Usage errors raise InvalidArgumentError with the
-/// parser's message.
-std::unique_ptr<cli::ImageFileJob> file_job(const std::vector<std::string>& args) {
-    if (args.empty()) fail(ErrorCode::InvalidArgument, "no operation");
-    CLI::App app{"imghist", "imghist"};
-    app.require_subcommand(1);
-    std::vector<cli::Command> commands = {cli::add_equalize(app), cli::add_stretch(app), cli::add_match(app),
-                                          cli::add_threshold(app), cli::add_clahe(app)};
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes its arguments last first
-    try {
-        app.parse(reversed);
-    } catch (const CLI::ParseError& e) {
-        fail(ErrorCode::InvalidArgument, e.what());
-    }
-    for (auto& c : commands)
-        if (c.app->parsed()) return std::make_unique<cli::ImageFileJob>(c.image_task());
-    fail(ErrorCode::InvalidArgument,
-         "unknown operation '" + args[0] + "' (equalize, stretch, match, threshold, clahe)");
-}
-
 }  // namespace
 
 void add_file_functions(py::module_& m) {
@@ -236,7 +215,7 @@ void add_file_functions(py::module_& m) {
     py::class_<cli::ImageFileJob>(m, "FileJob",
                                   "An image command of the imghist CLI, parsed from its arguments, run file by file.")
         .def(py::init([](const std::vector<std::string>& args) {
-                 return in_python_terms("dask.process_files", [&] { return file_job(args); });
+                 return in_python_terms("dask.process_files", [&] { return cli::parse_file_job(args); });
              }),
              py::arg("args"))
         .def("plan",
