@@ -126,13 +126,12 @@ bool take_for_gpu(Item& item, Bytes& data, bool writes_images) {
     return true;
 }
 
-std::shared_ptr<BatchPlan> gpu_batch_plan(const std::string& device_spec, bool verbose, const std::vector<Device>& devices,
+std::shared_ptr<BatchPlan> gpu_batch_plan(const std::string& spec, bool verbose, const std::vector<Device>& devices,
                                           std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why,
                                           GpuCommand command) {
     auto say = [&](const std::string& line) {
         if (verbose) std::fprintf(stderr, "imghist: %s\n", line.c_str());
     };
-    const std::string& spec = device_spec;
     if (spec == "cpu" || jpeg_inputs == 0) return nullptr;
     if (!eligible) {
         say("JPEG files on the CPU codecs: " + not_eligible_why);
@@ -173,7 +172,7 @@ std::shared_ptr<BatchPlan> gpu_batch_plan(const std::string& device_spec, bool v
     if (automatic) plan->start_when_cpu_needs_s = kGpuStartupSeconds;
     say("JPEG files: the CPU workers and " +
         (automatic ? std::string("every usable GPU") : std::to_string(ordinals.size()) + " GPU(s)") +
-        " take them from one queue (" + describe(pipeline_tuning()) + ")" +
+        " take them from one queue (" + describe(tuning) + ")" +
         (plan->cpu_takes_files ? "" : "; the CPU workers take only what the GPU cannot"));
     return plan;
 }

@@ -51,9 +51,9 @@ struct GpuCommand {
 
 /// The batch plan of a run (Stages::batch), or nullptr when the run takes no GPU: --device cpu, a command
 /// auto leaves to the CPU, no JPEG among the inputs (by name), or `eligible` false (then -v says
-/// `not_eligible_why`). `device_spec` is --device and `devices` what resolve_devices gave for it. With
-/// `verbose` (-v) one line says which path the JPEG files take and why.
-std::shared_ptr<BatchPlan> gpu_batch_plan(const std::string& device_spec, bool verbose, const std::vector<Device>& devices,
+/// `not_eligible_why`). `spec` is --device and `devices` what resolve_devices gave for it. With `verbose` (-v)
+/// one line says which path the JPEG files take and why.
+std::shared_ptr<BatchPlan> gpu_batch_plan(const std::string& spec, bool verbose, const std::vector<Device>& devices,
                                           std::size_t jpeg_inputs, bool eligible, const std::string& not_eligible_why,
                                           GpuCommand command);
 /// JPEG files among the inputs, by extension.

@@ -367,7 +367,7 @@ private:
 };
 
 DurableWriter::Options writer_options(const RunOptions& opt) {
-    const PipelineTuning& t = pipeline_tuning();
+    const PipelineTuning t = pipeline_tuning();
     DurableWriter::Options o;
     o.sync = t.sync;
     o.sync_threads = t.sync_threads;

@@ -88,7 +88,7 @@ void set_pipeline_spec(const std::string& spec) {
     t.parsed.reset();
 }
 
-const PipelineTuning& pipeline_tuning() {
+PipelineTuning pipeline_tuning() {
     ProcessTuning& t = process_tuning();
     std::lock_guard<std::mutex> l(t.m);
     if (!t.parsed) t.parsed = parse_tuning(t.spec);

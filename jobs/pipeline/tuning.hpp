@@ -50,8 +50,9 @@ struct PipelineTuning {
 PipelineTuning parse_tuning(const std::string& spec);
 /// Sets the process's tuning to `spec` (--pipeline), parsed at the next pipeline_tuning(); before the run starts.
 void set_pipeline_spec(const std::string& spec);
-/// The process's tuning: the spec parsed at the first call (a usage error then), the defaults without one.
-const PipelineTuning& pipeline_tuning();
+/// The process's tuning: the spec parsed at the first call (a usage error then), the defaults without one. A
+/// copy: a later set_pipeline_spec (another command parsed in this process) cannot change it under a caller.
+PipelineTuning pipeline_tuning();
 /// "batch=128,depth=4,..." — every value, for --trace.
 std::string describe(const PipelineTuning& t);
 
