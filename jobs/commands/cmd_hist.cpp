@@ -14,6 +14,7 @@
 #include "gpu/gpu_jobs.hpp"
 #include "commands/ops.hpp"
 #include "pipeline/output_safety.hpp"
+#include "pipeline/trace.hpp"
 #include "commands/plot.hpp"
 #include "io/raw.hpp"
 
@@ -269,6 +270,7 @@ std::vector<HistResult> folder_totals(const std::vector<Item>& items, const Hist
 
 int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
     if (a.paths.empty()) fail_usage("hist needs an image, a folder, --raw FILE or --merge");
+    set_tracing(a.common.trace);
     const bool batch = is_batch(a.paths);
     const Shard shard = parse_shard(a.shard);
     std::vector<Item> items;
@@ -286,7 +288,9 @@ int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
         items.push_back(std::move(it));
     }
     check_hist_outputs(a, all_inputs);
+    trace_line("planned: " + std::to_string(items.size()) + " files");
     const std::vector<Device> devices = a.common.devices();
+    trace_devices(a.common.device, devices);
     const RunOptions ro = run_options(a.common, batch, devices);
     const Stages stages = hist_stages(a, p, devices, count_jpeg_names(items), batch);
     Summary s = run_pipeline(items, stages, ro);

@@ -11,6 +11,7 @@
 #include "io/codecs/codec_jpeg.hpp"
 #include "commands/commands.hpp"
 #include "commands/file_job.hpp"
+#include "pipeline/trace.hpp"
 #include "io/convert.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
@@ -402,9 +403,12 @@ Command image_command(CLI::App* sub, std::function<ImageTask()> task) {
 
 int run_image_job(const ImageTask& task) {
     const ImageJob& job = task.job;
+    set_tracing(job.common.trace);
     const OutputPlan plan = plan_outputs(job);
     const std::vector<Device> devices = job.common.devices();
+    trace_devices(job.common.device, devices);
     JobItems j = collect_items(job, plan);
+    trace_line("planned: " + std::to_string(j.items.size()) + " files");
     ImageRun run(job, plan, task.planar_ok, task.gpu_work);
     // Decode/encode threads: one image is coded alone; the PNG writer spreads it over all threads itself.
     RunOptions ro = run_options(job.common, plan.batch, devices);

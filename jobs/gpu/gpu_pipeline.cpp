@@ -256,6 +256,7 @@ BatchStats GpuPipeline::stats() const {
     }
     const double wall = ms_between(ready_, now) / 1e3;
     s.host_cores = wall > 0.05 ? static_cast<double>(cpu_ns_.load()) / 1e9 / wall : 0;
+    s.host_threads = t_.readers + 1 + static_cast<int>(finisher_streams_.size()) + (job_->encodes ? t_.writers : 0);
     return s;
 }
 

@@ -28,6 +28,7 @@ struct BatchStats {
     std::size_t backlog = 0; ///< files it holds: claimed and not ended
     double latency_s = 0;    ///< time from a claim to the end of that batch's last file (0 = unknown)
     double host_cores = 0;   ///< CPU its host threads use: CPU seconds over wall seconds
+    int host_threads = 0;    ///< its host threads that hand work to each other (each wants a core when woken)
 };
 
 /// The run, as a batch worker sees it. Thread-safe: every call may come from any of the worker's threads.

@@ -1,6 +1,7 @@
 #include "pipeline/device.hpp"
 
 #include "io/errors.hpp"
+#include "pipeline/trace.hpp"
 
 namespace cli {
 
@@ -48,6 +49,13 @@ std::vector<Device> resolve_devices(const std::string& spec) {
 std::string describe(const Device& d) {
     if (!d.cuda()) return "cpu";
     return "cuda:" + std::to_string(d.ordinal) + " (" + imghist::cuda_device_name(d.ordinal) + ")";
+}
+
+void trace_devices(const std::string& spec, const std::vector<Device>& devices) {
+    if (!tracing()) return;
+    std::string line = "--device " + spec + ":";
+    for (const Device& d : devices) line += " " + describe(d);
+    trace_line(line);
 }
 
 }  // namespace cli

@@ -35,5 +35,7 @@ constexpr double kGpuStartupSeconds = 1.0;
 
 /// "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3)".
 std::string describe(const Device& d);
+/// With --trace: the devices --device `spec` resolved to (the line's time says what finding them cost).
+void trace_devices(const std::string& spec, const std::vector<Device>& devices);
 
 }  // namespace cli

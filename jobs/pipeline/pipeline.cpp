@@ -564,7 +564,7 @@ void PipelineRun::cpu_worker(int rank) {
 
 std::vector<Item*> PipelineRun::claim(int id, std::size_t most, const BatchStats& s) {
     std::vector<Item*> out;
-    for (std::size_t i : launch_->queue.claim(id, most, s.rate, s.backlog, s.latency_s, s.host_cores))
+    for (std::size_t i : launch_->queue.claim(id, most, s.rate, s.backlog, s.latency_s, s.host_cores, s.host_threads))
         out.push_back(&items_[i]);
     return out;
 }

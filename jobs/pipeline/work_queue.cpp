@@ -25,7 +25,7 @@ int WorkQueue::allowed_locked() const {
     double reserved = 0;
     for (const Batch& b : batch_) {
         if (b.starting) reserved += 1;  // its set-up runs on a core
-        else if (b.active) reserved += b.host_cores;
+        else if (b.active) reserved += std::max(std::ceil(b.host_cores - 1e-9), static_cast<double>(b.host_threads));
     }
     return std::max(0, cpu_workers_ - static_cast<int>(std::ceil(reserved - 1e-9)));
 }
@@ -115,13 +115,14 @@ void WorkQueue::batch_left(int id) {
 }
 
 std::vector<std::size_t> WorkQueue::claim(int id, std::size_t most, double rate, std::size_t backlog, double latency_s,
-                                          double host_cores) {
+                                          double host_cores, int host_threads) {
     std::unique_lock<std::mutex> l(m_);
     Batch& me = batch_.at(static_cast<std::size_t>(id));
     me.rate = rate;
     me.backlog = backlog;
     me.latency_s = latency_s;
     me.host_cores = host_cores;
+    me.host_threads = host_threads;
     changed_.notify_all();  // the cores it uses changed: CPU workers may stop or resume
     for (;;) {
         if (closed_ || next_ >= files_) return {};

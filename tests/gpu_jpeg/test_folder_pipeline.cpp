@@ -122,6 +122,21 @@ TEST_CASE("work queue: every file is taken once; a starting batch worker holds a
         q.batch_left(gpu);
         CHECK(q.cpu_allowed() == 8);
     }
+    SECTION("a running batch worker takes a CPU place per host thread, or the cores they use if more") {
+        cli::WorkQueue q(100, 16, true);
+        const int a = q.batch_starting(), b = q.batch_starting();
+        CHECK(q.cpu_allowed() == 14);
+        REQUIRE(q.batch_joined(a));
+        REQUIRE(q.batch_joined(b));
+        q.claim(a, 4, 0, 0, 0, 2.3, 5);  // five threads using 2.3 cores: five places
+        CHECK(q.cpu_allowed() == 11);
+        q.claim(b, 4, 0, 0, 0, 6.2, 5);  // five threads and nvJPEG's own using 6.2 cores: seven places
+        CHECK(q.cpu_allowed() == 4);
+        q.batch_left(a);
+        CHECK(q.cpu_allowed() == 9);
+        q.claim(b, 4, 0, 0, 0, 20.0, 5);  // more than the workers: none is allowed, none below zero
+        CHECK(q.cpu_allowed() == 0);
+    }
     SECTION("--device cuda: the CPU workers take fresh files only once no batch worker is left") {
         cli::WorkQueue q(10, 2, false);
         const int gpu = q.batch_starting();
