@@ -9,7 +9,7 @@
 #          turns round by round (RUNS rounds; the median of each)
 #   disk   the same with --device cuda into a folder on disk (-w), beside the disk's durable write rate
 #          (dd conv=fsync of DD_MB MB), turned into images/s with the mean output size of the tmpfs run
-#   hist   hist -> JSON of the N files, --device cuda and cpu, taking turns
+#   hist   hist -> JSON of the N files, --device cuda, cpu and auto, taking turns
 #   auto   --device auto against cpu, taking turns, at 120 and 1000 files (N files: from eq)
 #   one    one 1080p JPEG file -> file: wall time of --device cuda and cpu (median of ONE_RUNS), and the
 #          --trace of one cuda run (where the time goes)
@@ -167,6 +167,7 @@ once() {
     BYTES[$key]=$(du -sb "$out" 2>/dev/null | cut -f1)
     FILES[$key]=""
     [[ -d $out ]] && FILES[$key]=$(find "$out" -type f | wc -l)
+    [[ -f $out ]] && cp "$out" "$out.last"  # a single result (hist JSON), kept for the comparison below
   else
     FAILED[$key]=1
     echo "- FAILED: $key (${CMD[$key]}): $(tail -3 "$LOGS/$key.log" | tr '\n' ' ')"
@@ -230,7 +231,13 @@ if start_section hist; then
   keys=()
   if ((GPUS)); then def hist_cuda "$MEM/out/h-cuda.json" "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/h-cuda.json" -q --device cuda; keys+=(hist_cuda); fi
   def hist_cpu "$MEM/out/h-cpu.json" "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/h-cpu.json" -q --device cpu; keys+=(hist_cpu)
+  if ((GPUS)); then def hist_auto "$MEM/out/h-auto.json" "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/h-auto.json" -q --device auto; keys+=(hist_auto); fi
   rounds "${keys[@]}"
+  for d in cuda auto; do  # the last round's outputs: a GPU's counts are the CPU path's, file by file
+    [[ -f $MEM/out/h-$d.json.last ]] || continue
+    cmp -s "$MEM/out/h-$d.json.last" "$MEM/out/h-cpu.json.last" && same=identical || same=DIFFERENT
+    echo "- hist JSON of --device $d: $same to --device cpu's"
+  done
 fi
 
 if start_section auto; then
@@ -304,6 +311,11 @@ if [[ -n ${CMD[eq_cuda]:-} ]]; then
   else
     row "... against torchvision" "" "not run" "" ">= 1.5x" "-"
   fi
+  if [[ -n ${CMD[eq_auto]:-} ]]; then
+    r=$(rate eq_auto "$N")
+    row "equalize $N JPEGs -> tmpfs, auto (the default)" "$(cell eq_auto "$N")" "" "" ">= 3000 img/s" "$(met "$r" '>=' 3000)"
+    row "... against --device cpu" "" "$(cell eq_cpu "$N")" "$(speed eq_auto eq_cpu)" ">= 4x" "$(met "$(ratio eq_auto eq_cpu)" '>=' 4)"
+  fi
 elif [[ -n ${CMD[eq_cpu]:-} ]]; then
   row "equalize $N JPEGs -> tmpfs, cpu" "$(cell eq_cpu "$N")" "" "" "(no GPU)" "-"
 fi
@@ -326,6 +338,10 @@ if [[ -n ${CMD[hist_cpu]:-} ]]; then
   if [[ -n ${CMD[hist_cuda]:-} ]]; then
     r=$(rate hist_cuda "$N")
     row "hist $N JPEGs -> JSON, cuda" "$(cell hist_cuda "$N")" "cpu $(cell hist_cpu "$N")" "$(speed hist_cuda hist_cpu)" ">= 5000 img/s" "$(met "$r" '>=' 5000)"
+    if [[ -n ${CMD[hist_auto]:-} ]]; then
+      r=$(rate hist_auto "$N")
+      row "hist $N JPEGs -> JSON, auto (the default)" "$(cell hist_auto "$N")" "cpu $(cell hist_cpu "$N")" "$(speed hist_auto hist_cpu)" ">= 5000 img/s" "$(met "$r" '>=' 5000)"
+    fi
   else
     row "hist $N JPEGs -> JSON, cpu" "$(cell hist_cpu "$N")" "" "" "(no GPU)" "-"
   fi

@@ -134,30 +134,27 @@ void launch_batch_luts(Workspace& ws, const DeviceBatch& b, const std::uint8_t* 
 
 namespace {
 
-/// Equalization of a batch: each channel through its own table, or (luma) the Y of Y'CrCb of BGR(A) images
-/// through one table per image.
-void equalize_batch(const DeviceBatch& b, bool luma, const char* op, int device, Stream stream) {
-    check_batch_size(b.count, op);
-    refuse_capture(stream, op, layout_obstacle(b));
-    DeviceGuard scope(device);
-    WorkspaceLease lease = acquire_workspace(-1, stream);
-    Workspace& ws = *lease;
+/// Each channel of each image through its own equalization table.
+void equalize_channels(Workspace& ws, const DeviceBatch& b, Stream stream) {
     const int channels = b.src[0].channels;
     kernels::BatchTableArgs<unsigned int> a{};
-    if (!luma) {
-        a.counts = batch_histograms(ws, b, 256);
-        a.hist_channels = channels;
-        a.tables = batch_tables(ws, b.count, channels);
-        launch_tables<kernels::BatchTable::Equalize>(b.count, channels, a, stream);
-        launch_batch_luts(ws, b, a.tables, nullptr);
-        return;
-    }
+    a.counts = batch_histograms(ws, b, 256);
+    a.hist_channels = channels;
+    a.tables = batch_tables(ws, b.count, channels);
+    launch_tables<kernels::BatchTable::Equalize>(b.count, channels, a, stream);
+    launch_batch_luts(ws, b, a.tables, nullptr);
+}
+
+/// The Y of Y'CrCb of each BGR(A) image through one equalization table per image.
+void equalize_luma(Workspace& ws, const DeviceBatch& b, Stream stream) {
+    const int channels = b.src[0].channels;
     const kernels::BatchRef ref = batch_ref(ws, b, 0, b.count, batch_tuning(ws).apply_block_bytes, PassUnit::Bytes);
     const std::size_t bytes = b.count * 256 * sizeof(unsigned int);
     auto* counts = ws.device_as<unsigned int>(DeviceSlot::Counts, bytes);
     BATCH_CUDA(cudaMemsetAsync(counts, 0, bytes, cu(stream)));
     kernels::batch_luma_hist_kernel<std::uint8_t, 256><<<pass_grid(ref), kBatchThreads, 0, cu(stream)>>>(ref, channels, counts);
     BATCH_LAUNCHED("batch_luma_hist_kernel");
+    kernels::BatchTableArgs<unsigned int> a{};
     a.counts = counts;
     a.hist_channels = 1;
     a.tables = batch_tables(ws, b.count, 1);
@@ -166,15 +163,25 @@ void equalize_batch(const DeviceBatch& b, bool luma, const char* op, int device,
     BATCH_LAUNCHED("batch_luma_apply_kernel");
 }
 
+/// An equalization call: the batch's checks, its device and a workspace, then `body`.
+void equalize_call(const DeviceBatch& b, const char* op, int device, Stream stream,
+                   void (*body)(Workspace&, const DeviceBatch&, Stream)) {
+    check_batch_size(b.count, op);
+    refuse_capture(stream, op, layout_obstacle(b));
+    DeviceGuard scope(device);
+    WorkspaceLease lease = acquire_workspace(-1, stream);
+    body(*lease, b, stream);
+}
+
 }  // namespace
 
 void cuda_equalize_batch(const DeviceBatch& b, int device, Stream stream) {
-    equalize_batch(b, false, "equalize_hist_batch", device, stream);
+    equalize_call(b, "equalize_hist_batch", device, stream, equalize_channels);
 }
 
 void cuda_equalize_color_batch(const DeviceBatch& b, ColorEqualize mode, int device, Stream stream) {
-    if (mode == ColorEqualize::PerChannel) equalize_batch(b, false, "equalize_hist_batch", device, stream);
-    else equalize_batch(b, true, "equalize_hist_color_batch", device, stream);
+    if (mode == ColorEqualize::PerChannel) equalize_call(b, "equalize_hist_batch", device, stream, equalize_channels);
+    else equalize_call(b, "equalize_hist_color_batch", device, stream, equalize_luma);
 }
 
 void cuda_threshold_batch(const DeviceBatch& b, const ThresholdParams& p, AutoThreshold automatic, int* computed,
