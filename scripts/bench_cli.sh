@@ -167,9 +167,10 @@ once() {
     BYTES[$key]=$(du -sb "$out" 2>/dev/null | cut -f1)
     FILES[$key]=""
     [[ -d $out ]] && FILES[$key]=$(find "$out" -type f | wc -l)
-    [[ -f $out ]] && cp "$out" "$out.last"  # a single result (hist JSON), kept for the comparison below
+    [[ $key == hist_* ]] && cp "$out" "$out.last"  # the JSON, kept for the hist section's comparison
   else
     FAILED[$key]=1
+    rm -f "$out.last"
     echo "- FAILED: $key (${CMD[$key]}): $(tail -3 "$LOGS/$key.log" | tr '\n' ' ')"
   fi
   rm -rf "$out"
@@ -234,9 +235,13 @@ if start_section hist; then
   if ((GPUS)); then def hist_auto "$MEM/out/h-auto.json" "$IMGHIST" hist "${OPTS[@]}" "$MEM/in$N" --format json -o "$MEM/out/h-auto.json" -q --device auto; keys+=(hist_auto); fi
   rounds "${keys[@]}"
   for d in cuda auto; do  # the last round's outputs: a GPU's counts are the CPU path's, file by file
-    [[ -f $MEM/out/h-$d.json.last ]] || continue
-    cmp -s "$MEM/out/h-$d.json.last" "$MEM/out/h-cpu.json.last" && same=identical || same=DIFFERENT
-    echo "- hist JSON of --device $d: $same to --device cpu's"
+    [[ -n ${CMD[hist_$d]:-} ]] || continue
+    if [[ -f $MEM/out/h-$d.json.last && -f $MEM/out/h-cpu.json.last ]]; then
+      cmp -s "$MEM/out/h-$d.json.last" "$MEM/out/h-cpu.json.last" && same="identical to" || same="DIFFERENT from"
+      echo "- hist JSON of --device $d: $same --device cpu's"
+    else
+      echo "- hist JSON of --device $d: not compared (a run failed)"
+    fi
   done
 fi
 

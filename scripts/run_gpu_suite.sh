@@ -201,8 +201,9 @@ grep -qv ' PASS ' "$OUT/results.txt" && overall=1
     sort "$OUT/results.txt"
     for log in "$OUT"/logs/tests.*.log "$OUT"/logs/paths.*.log; do
         [[ -f "$log" ]] || continue
+        # Each skip says why (no usable device, or a path the shard's environment turns off): the reasons, once each.
         grep -q 'IMGHIST-SKIP' "$log" &&
-            echo "WARNING: $(basename "$log"): some CUDA cases were skipped (IMGHIST-SKIP): no usable device seen"
+            echo "WARNING: $(basename "$log"): CUDA cases skipped: $(grep -o 'IMGHIST-SKIP: .*' "$log" | sed 's/^IMGHIST-SKIP: //' | sort -u | paste -sd ';' -)"
     done
     for log in "$OUT"/logs/{memcheck,racecheck,synccheck,initcheck}.*.log; do
         [[ -f "$log" ]] || continue

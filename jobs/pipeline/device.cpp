@@ -8,10 +8,10 @@ namespace cli {
 std::vector<Device> resolve_devices(const std::string& spec) {
     if (spec == "cpu") return {Device{imghist::Backend::Cpu, -1}};
     if (spec == "auto") {
-        // The commands' images are decoded into host memory, and each operation is one or two passes over
-        // them: on the GPU host we measured (H200, 16 cores) every CLI workload ran faster on the CPU
-        // backend than through PCIe copies plus CUDA start-up (~140 ms per process). So auto means the
-        // CPU here; --device cuda / all use GPUs, with identical results.
+        // Images decoded on the host: each operation is one or two passes over them, and on the GPU host we
+        // measured (H200, 16 cores) every CLI workload ran faster on the CPU backend than through PCIe copies
+        // plus CUDA start-up (~140 ms per process). So auto means the CPU for them; JPEG folders may still go
+        // to the GPUs, which the GPU JPEG pipeline decides during the run (gpu_jobs.hpp).
         return {Device{imghist::Backend::Cpu, -1}};
     }
     const int count = imghist::cuda_device_count();
@@ -55,6 +55,7 @@ void trace_devices(const std::string& spec, const std::vector<Device>& devices) 
     if (!tracing()) return;
     std::string line = "--device " + spec + ":";
     for (const Device& d : devices) line += " " + describe(d);
+    if (spec == "auto") line += " (JPEG files: GPUs when the run finds them worth starting)";
     trace_line(line);
 }
 

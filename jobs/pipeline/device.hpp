@@ -35,7 +35,8 @@ constexpr double kGpuStartupSeconds = 1.0;
 
 /// "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3)".
 std::string describe(const Device& d);
-/// With --trace: the devices --device `spec` resolved to (the line's time says what finding them cost).
+/// With --trace: the devices --device `spec` resolved to (for cuda and all, the driver is loaded by then: the
+/// line's time, against the line before it, says what that cost).
 void trace_devices(const std::string& spec, const std::vector<Device>& devices);
 
 }  // namespace cli

@@ -285,7 +285,7 @@ class PipelineRun;
 /// What a run shares with its batch threads, which may outlive it.
 struct BatchLaunch {
     BatchLaunch(std::size_t files, int cpu_workers, bool cpu_takes_files)
-        : queue(files, cpu_workers, cpu_takes_files) {}
+        : queue(files, cpu_workers, cpu_takes_files, hardware_threads()) {}
     WorkQueue queue;
     std::shared_ptr<BatchPlan> plan;
     std::mutex m;
@@ -310,7 +310,7 @@ public:
     // What a batch worker reaches through RunAccess (WorkerAccess below).
     std::vector<Item*> claim(int id, std::size_t most, const BatchStats& s);
     bool load_for_batch(Item& it);
-    void to_cpu(Item& it) { launch_->queue.hand_to_cpu(static_cast<std::size_t>(&it - items_.data())); }
+    void to_cpu(Item& it, int from) { launch_->queue.hand_to_cpu(static_cast<std::size_t>(&it - items_.data()), from); }
     void store(Item& it);
     void finish(Item& it);
     void say(const std::string& line);
@@ -357,7 +357,7 @@ public:
     WorkerAccess(PipelineRun& run, int id) : run_(run), id_(id) {}
     std::vector<Item*> claim(std::size_t most, const BatchStats& s) override { return run_.claim(id_, most, s); }
     bool load(Item& it) override { return run_.load_for_batch(it); }
-    void to_cpu(Item& it) override { run_.to_cpu(it); }
+    void to_cpu(Item& it) override { run_.to_cpu(it, id_); }
     void store(Item& it) override { run_.store(it); }
     void finish(Item& it) override { run_.finish(it); }
 

@@ -8,7 +8,9 @@
 //   key           default  what
 //   batch         128      files a GPU claims and decodes at once (1-1024)
 //   depth         4        batches in flight per GPU: each has its own device buffers (2-16)
-//   readers       2        threads per GPU that claim batches and read their files (1-64)
+//   readers       2        threads per GPU that claim batches and read their files (1-64); a running GPU
+//                          keeps a core free for each of its reader, decoder, encoding and writing threads
+//                          (work_queue.hpp), so more threads here leave fewer cores to the CPU workers
 //   decoders      2        hardware decoder states per GPU, used in turn (1-8): the host part of one batch's
 //                          decode overlaps the previous batch's decode on the device
 //   encoders      4        encoding (and download) threads per GPU, each with its own stream (1-64)
@@ -18,7 +20,7 @@
 //                          system and round) or fdatasync (one call per file, on sync_threads threads)
 //   sync_threads  4        threads of sync=fdatasync (1-64)
 //   pending       1024     most written outputs waiting to be made durable; writers wait beyond it (16-4096)
-//   wait          block    how a thread waits for the GPU: block (sleeps; the cores go to the CPU workers) or
+//   wait          block    how a thread waits for the GPU: block (sleeps, its core left idle) or
 //                          auto (the driver's choice, which spins while there are fewer contexts than cores)
 //   exit          fast     fast: the process ends as soon as every output is durable (the CUDA driver's
 //                          teardown is not waited for); normal: it returns from main

@@ -18,16 +18,23 @@ std::size_t batch_share(std::size_t left, std::size_t most, double rate, std::si
     return std::min(full, static_cast<std::size_t>(std::ceil(share)));
 }
 
-WorkQueue::WorkQueue(std::size_t files, int cpu_workers, bool cpu_takes_files)
-    : files_(files), cpu_workers_(std::max(1, cpu_workers)), cpu_takes_files_(cpu_takes_files) {}
+WorkQueue::WorkQueue(std::size_t files, int cpu_workers, bool cpu_takes_files, int cores)
+    : files_(files),
+      cpu_workers_(std::max(1, cpu_workers)),
+      cores_(cores > 0 ? cores : cpu_workers_),
+      cpu_takes_files_(cpu_takes_files) {}
 
 int WorkQueue::allowed_locked() const {
     double reserved = 0;
     for (const Batch& b : batch_) {
-        if (b.starting) reserved += 1;  // its set-up runs on a core
-        else if (b.active) reserved += std::max(std::ceil(b.host_cores - 1e-9), static_cast<double>(b.host_threads));
+        if (b.starting) {
+            reserved += 1;  // its set-up runs on a core
+        } else if (b.active) {
+            const bool ends_files = b.handed * 2 <= b.taken;  // else the CPU workers do most of its work
+            reserved += std::max(std::ceil(b.host_cores - 1e-9), ends_files ? static_cast<double>(b.host_threads) : 0.0);
+        }
     }
-    return std::max(0, cpu_workers_ - static_cast<int>(std::ceil(reserved - 1e-9)));
+    return std::max(0, std::min(cpu_workers_, cores_ - static_cast<int>(std::ceil(reserved - 1e-9))));
 }
 
 int WorkQueue::cpu_allowed() const {
@@ -150,8 +157,9 @@ std::vector<std::size_t> WorkQueue::claim(int id, std::size_t most, double rate,
     }
 }
 
-void WorkQueue::hand_to_cpu(std::size_t file) {
+void WorkQueue::hand_to_cpu(std::size_t file, int from) {
     std::lock_guard<std::mutex> l(m_);
+    if (from >= 0) ++batch_.at(static_cast<std::size_t>(from)).handed;
     handed_.push_back(file);
     changed_.notify_all();
 }

@@ -5,14 +5,16 @@
 // split between the CPU and the GPUs is whatever this run's speeds make it, on any host. Three rules keep
 // the workers from getting in each other's way, all from what the run measures as it goes:
 //
-//   - CPU cores: a starting GPU takes one CPU worker's place (its set-up needs a core), a running one a place
-//     for each of its host threads (or as many as they measure using, CPU time over wall time rounded up, if
-//     that is more). Those threads hand each batch on to each other: one that waits for a core when woken
-//     stalls the device, so their cores are kept free even though each is busy only part of the time (2×
-//     H100, 32 cores: each GPU's rate beside the CPU workers 1800–2300 files/s when they kept the 4 cores the
-//     threads measured, 2400–3050 with a place per thread; DESIGN.md). Once a GPU has begun its set-up the
-//     CPU workers also run at a lower priority (pipeline.cpp, yield_cores_to_gpus); those above the number
-//     the cores allow wait until cores are free again. With --device cuda the CPU workers take files only once no
+//   - CPU cores: a starting GPU keeps one core (its set-up needs one), a running one a core for each of its
+//     host threads (or as many as they measure using, CPU time over wall time rounded up, if that is more).
+//     Those threads hand each batch on to each other: one that waits for a core when woken stalls the
+//     device, so their cores are kept free even though each is busy only part of the time (2× H100, 32
+//     cores: each GPU's rate beside the CPU workers 1800–2300 files/s when they kept the 4 cores the threads
+//     measured, 2400–3050 with a core per thread; DESIGN.md). A GPU that hands most of its files to the CPU
+//     workers (it only decodes them: threshold, clahe, non-JPEG outputs) keeps only the cores it measures:
+//     the CPU workers do the rest of its work. The CPU workers may use the cores left, up to their number;
+//     those above wait until cores are free again. Once a GPU has begun its set-up they also run at a lower
+//     priority (pipeline.cpp, yield_cores_to_gpus). With --device cuda the CPU workers take files only once no
 //     GPU is left (they still take what a GPU hands them: files it cannot decode).
 //   - The start of a GPU under --device auto: only when the CPU workers, at the time per file they measured
 //     on their first files, would need longer than a GPU takes to start. A run that ends sooner never pays
@@ -44,8 +46,9 @@ std::size_t batch_share(std::size_t left, std::size_t most, double rate, std::si
 
 class WorkQueue {
 public:
-    /// `cpu_workers`: the CPU worker threads; `cpu_takes_files`: false for --device cuda.
-    WorkQueue(std::size_t files, int cpu_workers, bool cpu_takes_files);
+    /// `cpu_workers`: the CPU worker threads; `cpu_takes_files`: false for --device cuda; `cores`: the host's
+    /// hardware threads, which the GPUs and the CPU workers share (0: as many as there are CPU workers).
+    WorkQueue(std::size_t files, int cpu_workers, bool cpu_takes_files, int cores = 0);
 
     // ---- CPU workers
     struct Taken {
@@ -75,12 +78,12 @@ public:
     /// Claims up to `most` files for batch worker `id`, waiting while its share is none (other workers will
     /// finish sooner); empty when no file is left. `rate`: its files per second so far (0 = unknown);
     /// `backlog`: files it holds; `latency_s`: its claim-to-end time of a batch (0 = unknown); `host_cores`:
-    /// the CPU its host threads use (cores); `host_threads`: how many they are.
+    /// the CPU its host threads use (cores); `host_threads`: how many they are (0: count only `host_cores`).
     std::vector<std::size_t> claim(int id, std::size_t most, double rate, std::size_t backlog, double latency_s,
                                    double host_cores, int host_threads = 0);
-    /// A file a batch worker cannot take after all (another format, a JPEG its decoder declines): the CPU
-    /// workers process it.
-    void hand_to_cpu(std::size_t file);
+    /// A file a batch worker cannot take after all (another format, a JPEG its decoder declines) or only
+    /// decoded: the CPU workers process it. `from`: the batch worker that hands it over (-1: none).
+    void hand_to_cpu(std::size_t file, int from = -1);
     /// True while fresh files are left (a starting batch worker gives up its set-up when this turns false).
     bool files_left() const;
     /// True once any batch worker has begun its set-up (the CPU workers then yield the cores to it).
@@ -93,7 +96,7 @@ public:
     /// Files taken by CPU workers (fresh ones) and by each batch worker, for the trace.
     std::size_t cpu_taken() const;
     std::size_t batch_taken(int id) const;
-    /// The CPU workers the cores allow now.
+    /// The CPU workers the cores allow now: the cores the GPUs leave, at most the CPU workers there are.
     int cpu_allowed() const;
 
 private:
@@ -101,14 +104,14 @@ private:
         bool starting = true, active = false;
         double rate = 0, latency_s = 0, host_cores = 0;
         int host_threads = 0;
-        std::size_t backlog = 0, taken = 0;
+        std::size_t backlog = 0, taken = 0, handed = 0;
     };
     int allowed_locked() const;
     bool gpu_may_take_locked() const;
     std::size_t left_locked() const { return files_ - next_; }
 
     const std::size_t files_;
-    const int cpu_workers_;
+    const int cpu_workers_, cores_;
     const bool cpu_takes_files_;
     mutable std::mutex m_;
     std::condition_variable changed_;

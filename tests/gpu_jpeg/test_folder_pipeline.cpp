@@ -137,6 +137,30 @@ TEST_CASE("work queue: every file is taken once; a starting batch worker holds a
         q.claim(b, 4, 0, 0, 0, 20.0, 5);  // more than the workers: none is allowed, none below zero
         CHECK(q.cpu_allowed() == 0);
     }
+    SECTION("fewer CPU workers than cores: they use the cores the GPUs leave, at most their number") {
+        cli::WorkQueue q(100, 8, true, 32);  // --threads 8 on 32 cores
+        const int a = q.batch_starting(), b = q.batch_starting();
+        REQUIRE(q.batch_joined(a));
+        REQUIRE(q.batch_joined(b));
+        q.claim(a, 4, 0, 0, 0, 3.0, 9);
+        CHECK(q.cpu_allowed() == 8);  // 32 - 9 cores left
+        q.claim(b, 4, 0, 0, 0, 3.0, 9);
+        CHECK(q.cpu_allowed() == 8);  // 14 left
+        q.claim(b, 4, 0, 0, 0, 26.0, 9);
+        CHECK(q.cpu_allowed() == 0);  // 32 - 9 - 26 < 0
+    }
+    SECTION("a GPU that hands most of its files to the CPU workers keeps only the cores it measures") {
+        cli::WorkQueue q(100, 16, true);
+        const int gpu = q.batch_starting();
+        REQUIRE(q.batch_joined(gpu));
+        const auto got = q.claim(gpu, 10, 0, 0, 0, 2.5, 9);
+        REQUIRE(got.size() == 10);
+        CHECK(q.cpu_allowed() == 7);  // nothing handed yet: a core per host thread
+        for (int k = 0; k < 5; ++k) q.hand_to_cpu(got[static_cast<std::size_t>(k)], gpu);
+        CHECK(q.cpu_allowed() == 7);  // half of its files: still its own work
+        q.hand_to_cpu(got[5], gpu);
+        CHECK(q.cpu_allowed() == 13);  // most: the CPU workers do the rest of its work; its 2.5 cores stay
+    }
     SECTION("--device cuda: the CPU workers take fresh files only once no batch worker is left") {
         cli::WorkQueue q(10, 2, false);
         const int gpu = q.batch_starting();
