@@ -1,6 +1,5 @@
 // An image command's files one at a time, for front ends that schedule the files themselves (the Python
-// module's imghist.dask.process_files). This header needs no argument parser: parse_file_job reads the
-// command line with the commands' own parsers (commands.hpp), so its rules and messages are the program's.
+// module's imghist.dask.process_files; tools/imghist/options/parse_file_job.hpp makes one from a command line).
 #pragma once
 
 #include <memory>
@@ -20,7 +19,7 @@ struct ImageTask;
 /// options (the GPU JPEG pipeline is not used). Thread-safe: run() may be called from several threads at once.
 class ImageFileJob {
 public:
-    explicit ImageFileJob(ImageTask task);  ///< parse_file_job makes one from a command line
+    explicit ImageFileJob(ImageTask task);
     ~ImageFileJob();
     ImageFileJob(const ImageFileJob&) = delete;
     ImageFileJob& operator=(const ImageFileJob&) = delete;
@@ -40,10 +39,5 @@ private:
     struct State;
     std::unique_ptr<State> state_;
 };
-
-/// An image-to-image command (equalize, stretch, match, threshold, clahe) parsed from its arguments as
-/// `imghist ARGS...` parses them, e.g. {"equalize", "in/", "out/", "--quality", "90"}. Throws UsageError with the
-/// parser's message (an unknown command or option, a bad value).
-std::unique_ptr<ImageFileJob> parse_file_job(const std::vector<std::string>& args);
 
 }  // namespace cli

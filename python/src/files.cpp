@@ -22,7 +22,7 @@
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "io/metadata.hpp"
-#include "commands/file_job.hpp"
+#include "options/parse_file_job.hpp"
 #include "cv_read.hpp"
 
 namespace imghist_py {

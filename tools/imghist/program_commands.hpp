@@ -1,7 +1,7 @@
 // The commands only the program has: gen (test images) and bench (runs imghist-bench).
 #pragma once
 
-#include "commands/commands.hpp"
+#include "options/commands.hpp"
 
 namespace cli {
 

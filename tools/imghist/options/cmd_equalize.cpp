@@ -1,5 +1,5 @@
 // imghist equalize IN... OUT [--mode luma|per-channel]
-#include "commands/commands.hpp"
+#include "options/commands.hpp"
 #include "io/errors.hpp"
 #include "commands/ops.hpp"
 
@@ -9,7 +9,7 @@ Command add_equalize(CLI::App& app) {
     auto* sub = app.add_subcommand("equalize", "Histogram equalization (gray: bit-exact with OpenCV's equalizeHist; colour: luma by default)");
     auto job = std::make_shared<ImageJob>();
     auto mode = std::make_shared<std::string>("luma");
-    job->add_options(*sub);
+    add_image_options(*sub, *job);
     sub->add_option("--mode", *mode, "Colour images: equalize the luma (Y of Y'CbCr) or each channel on its own")
         ->check(CLI::IsMember({"luma", "per-channel"}))
         ->default_str("luma");

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "commands/commands.hpp"
+#include "options/commands.hpp"
 #include "io/errors.hpp"
 #include "commands/ops.hpp"
 
@@ -27,7 +27,7 @@ Command add_threshold(CLI::App& app) {
     auto job = std::make_shared<ImageJob>();
     auto method = std::make_shared<std::string>("otsu");
     auto params = std::make_shared<ThresholdParams>();
-    job->add_options(*sub);
+    add_image_options(*sub, *job);
     auto classes = std::make_shared<int>(3);
     sub->add_option("--method", *method,
                     "otsu, triangle (both as OpenCV's THRESH_OTSU / THRESH_TRIANGLE), value, or multiotsu "

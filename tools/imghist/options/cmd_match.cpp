@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/codecs/codec.hpp"
-#include "commands/commands.hpp"
+#include "options/commands.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "commands/ops.hpp"
@@ -28,7 +28,7 @@ Command add_match(CLI::App& app) {
         "match", "Histogram matching to a reference image or histogram (as scikit-image's match_histograms, "
                  "rounded to the nearest level); IN... REF OUT");
     auto job = std::make_shared<ImageJob>();
-    job->add_options(*sub);
+    add_image_options(*sub, *job);
     sub->footer(
         "REF is the argument before OUT (the last one with --in-place): an image, or a histogram JSON of\n"
         "'imghist hist --format json' with a bin per level (256 for 8-bit, --bins 65536 --range 0:65536 for 16-bit).\n"

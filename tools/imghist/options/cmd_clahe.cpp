@@ -1,5 +1,5 @@
 // imghist clahe IN... OUT [--clip 2.0] [--tiles 8x8]
-#include "commands/commands.hpp"
+#include "options/commands.hpp"
 #include "io/errors.hpp"
 #include "commands/ops.hpp"
 
@@ -10,7 +10,7 @@ Command add_clahe(CLI::App& app) {
     auto job = std::make_shared<ImageJob>();
     auto params = std::make_shared<ClaheParams>();
     auto tiles = std::make_shared<std::string>("8x8");
-    job->add_options(*sub);
+    add_image_options(*sub, *job);
     sub->add_option("--clip", params->clip, "Clip limit (OpenCV's clipLimit)")->default_str("2.0")->check(CLI::NonNegativeNumber);
     sub->add_option("--tiles", *tiles, "Tile grid, COLSxROWS")->default_str("8x8");
     sub->footer("Example:\n  imghist clahe xray.png xray-clahe.png --clip 3 --tiles 16x16");

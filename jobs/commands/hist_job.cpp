@@ -2,13 +2,14 @@
 //              [--plot FILE.png] [--log]
 // imghist hist --raw FILE --dtype u8|u16|i32|f32 --bins N --range LO:HI
 // imghist hist --merge a.json b.json ...
+// What hist does once parsed (its options: tools/imghist/options/cmd_hist.cpp).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 
 #include "io/codecs/codec.hpp"
-#include "commands/commands.hpp"
+#include "commands/hist_job.hpp"
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "gpu/gpu_jobs.hpp"
@@ -20,14 +21,6 @@
 
 namespace cli {
 namespace {
-
-struct HistArgs {
-    Common common;
-    std::vector<std::string> paths;
-    int bins = 256;
-    std::string range, mode = "channels", format = "text", output, plot, raw, dtype, plot_size = "960x540", shard = "1/1";
-    bool log = false, merge = false, recursive = false;
-};
 
 void parse_range(const std::string& s, double& lo, double& hi) {
     auto colon = s.find(':');
@@ -313,7 +306,9 @@ int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
     return s.failed ? kExitFailure : kExitOk;
 }
 
-int run_hist(HistArgs& a) {
+}  // namespace
+
+int run_hist(const HistArgs& a) {
     HistParams p;  // --format and --mode are checked by the parser (CLI::IsMember)
     p.bins = a.bins;
     if (!a.range.empty()) {
@@ -327,38 +322,5 @@ int run_hist(HistArgs& a) {
     return run_images(a, p, plot);
 }
 
-}  // namespace
-
-Command add_hist(CLI::App& app) {
-    auto* sub = app.add_subcommand("hist", "Histograms of images, folders or raw sample files");
-    auto a = std::make_shared<HistArgs>();
-    sub->add_option("paths", a->paths, "Images, folders or patterns ('-' = stdin); JSON files with --merge")->type_name("PATH");
-    sub->add_option("--bins", a->bins, "Number of bins")->default_str("256")->check(CLI::Range(1, 65536));
-    sub->add_option("--range", a->range, "Value range [LO, HI) (default: the sample type's range)")->type_name("LO:HI");
-    sub->add_option("--mode", a->mode, "gray: one histogram of the gray image; channels: one per channel")
-        ->check(CLI::IsMember({"gray", "channels"}))
-        ->default_str("channels");
-    sub->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "csv", "json"}))->default_str("text");
-    sub->add_option("-o,--output", a->output, "Write the result to FILE instead of stdout")->type_name("FILE");
-    sub->add_option("--plot", a->plot, "Draw the histogram: SVG for .svg, else a picture in the extension's format (.png, ...)")
-        ->type_name("FILE.svg|FILE.png");
-    sub->add_option("--plot-size", a->plot_size, "Picture size")->default_str("960x540")->type_name("WxH");
-    sub->add_flag("--log", a->log, "Logarithmic count axis in the plot");
-    sub->add_option("--raw", a->raw, "A raw sample file (no header) instead of images")->type_name("FILE");
-    sub->add_option("--dtype", a->dtype, "Sample type of --raw: u8, u16, i32, f32")
-        ->check(CLI::IsMember({"u8", "u16", "i32", "f32"}));
-    sub->add_flag("--merge", a->merge, "Sum histogram JSON files (single results or folder results)");
-    sub->add_flag("-r,--recursive", a->recursive, "Descend into sub-folders");
-    sub->add_option("--shard", a->shard, "Process only part K of N of the inputs (stable per file name)")->type_name("K/N");
-    add_common(*sub, a->common);
-    sub->footer(
-        "Examples:\n"
-        "  imghist hist photo.png --format json\n"
-        "  imghist hist photo.jpg --mode gray --plot hist.png --log\n"
-        "  imghist hist --raw data.bin --dtype i32 --bins 1024 --range 0:1024\n"
-        "  imghist hist shots/ --recursive --format json -o shots.json\n"
-        "  imghist hist --merge part1.json part2.json --format json");
-    return Command{sub, [a] { return run_hist(*a); }};
-}
 
 }  // namespace cli

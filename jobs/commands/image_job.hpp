@@ -1,6 +1,5 @@
-// imghist's image commands — each cmd_*.cpp adds one command (its options) to a parser and returns the function
-// that runs it once parsed. The program (tools/imghist/main.cpp) and the Python module (imghist.dask.process_files)
-// parse with the same functions, so a command's rules exist once.
+// The image commands' jobs as parsed (tools/imghist/options/ declares their options): what every command
+// takes, the image-to-image job and its per-file work, and the folder run that drives it.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +7,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "io/codecs/codec.hpp"
 #include "pipeline/device.hpp"
@@ -32,24 +29,6 @@ struct Common {
     }
     std::vector<Device> devices() const { return resolve_devices(device); }
 };
-void add_common(CLI::App& sub, Common& c);
-
-struct ImageTask;
-
-struct Command {
-    CLI::App* app = nullptr;
-    std::function<int()> run;
-    /// Image-to-image commands (equalize, stretch, match, threshold, clahe): the parsed job and its per-file
-    /// work, for callers that run the files themselves (ImageFileJob). Empty for the other commands.
-    std::function<ImageTask()> image_task{};
-};
-
-Command add_hist(CLI::App& app);
-Command add_equalize(CLI::App& app);
-Command add_threshold(CLI::App& app);
-Command add_clahe(CLI::App& app);
-Command add_stretch(CLI::App& app);
-Command add_match(CLI::App& app);
 
 /// Shared by equalize, threshold, clahe, stretch and match: IN... OUT with files, folders, patterns, stdin/stdout.
 struct ImageJob {
@@ -66,7 +45,6 @@ struct ImageJob {
     std::string background = "white";
     /// Files the command reads besides the inputs (match's REF): no output may be one of them.
     std::vector<std::string> other_inputs;
-    void add_options(CLI::App& sub);
 };
 
 /// Pipeline options shared by every command that runs files through run_pipeline: threads, quiet,
@@ -87,10 +65,6 @@ struct ImageTask {
     std::function<bool(const InputFile&, const std::string& output)> planar_ok{};
     GpuImageWork gpu_work = GpuImageWork::DecodeOnly;
 };
-
-/// The Command of an image-to-image subcommand: `task` builds the ImageTask once the line is parsed; run()
-/// runs it with run_image_job.
-Command image_command(CLI::App* sub, std::function<ImageTask()> task);
 
 /// Runs an image-to-image command over its files (the folder pipeline). (file_job.hpp: the same files one at a
 /// time, for callers that schedule them.)

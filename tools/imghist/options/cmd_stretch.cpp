@@ -2,7 +2,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "commands/commands.hpp"
+#include "options/commands.hpp"
 #include "io/errors.hpp"
 #include "commands/ops.hpp"
 
@@ -32,7 +32,7 @@ Command add_stretch(CLI::App& app) {
     auto mode = std::make_shared<std::string>("luma");
     auto normalize = std::make_shared<bool>(false);
     auto auto_level = std::make_shared<bool>(false);
-    job->add_options(*sub);
+    add_image_options(*sub, *job);
     auto* low_opt = sub->add_option("--low", *low, "Percent of the samples that become black")->default_str("2%")->type_name("PCT");
     auto* high_opt = sub->add_option("--high", *high, "Percent of the samples that become white")->default_str("1%")->type_name("PCT");
     sub->add_option("--mode", *mode,

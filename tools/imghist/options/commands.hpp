@@ -1,0 +1,39 @@
+// imghist's image commands on the command line: each cmd_*.cpp adds one command (its options) to a parser and
+// returns the function that runs it once parsed (the jobs themselves are jobs/commands/). The program
+// (main.cpp) and the Python module (imghist.dask.process_files, through parse_file_job.hpp) parse with the same
+// functions, so a command's rules exist once. The only place, with the program, that uses the parser (CLI11).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "commands/image_job.hpp"
+
+namespace cli {
+
+/// The options of Common: devices, threads, limits, verbosity, tuning.
+void add_common(CLI::App& sub, Common& c);
+/// The options of ImageJob (IN... OUT, output format and metadata), Common's included.
+void add_image_options(CLI::App& sub, ImageJob& job);
+
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+    /// Image-to-image commands (equalize, stretch, match, threshold, clahe): the parsed job and its per-file
+    /// work, for callers that run the files themselves (ImageFileJob). Empty for the other commands.
+    std::function<ImageTask()> image_task{};
+};
+
+Command add_hist(CLI::App& app);
+Command add_equalize(CLI::App& app);
+Command add_threshold(CLI::App& app);
+Command add_clahe(CLI::App& app);
+Command add_stretch(CLI::App& app);
+Command add_match(CLI::App& app);
+
+/// The Command of an image-to-image subcommand: `task` builds the ImageTask once the line is parsed; run()
+/// runs it with run_image_job.
+Command image_command(CLI::App* sub, std::function<ImageTask()> task);
+
+}  // namespace cli
