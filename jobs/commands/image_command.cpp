@@ -278,7 +278,6 @@ Stages ImageRun::stages(const std::function<void(Item&, const Device&)>& process
 
 RunOptions run_options(const Common& common, bool batch, const std::vector<Device>& devices) {
     pipeline_tuning();  // a mistake in --pipeline is a usage error before anything runs
-    set_tracing(common.trace);
     RunOptions ro;
     ro.threads = batch ? common.threads : 1;
     ro.quiet = common.quiet;

@@ -199,8 +199,6 @@ void imwrite(const std::string& path, py::array array, int quality, int png_leve
     write_encoded(path, img, opt);
 }
 
-// ---- the image commands' per-file work -------------------------------------------------------------------------
-
 }  // namespace
 
 void add_file_functions(py::module_& m) {
