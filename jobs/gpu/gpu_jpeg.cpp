@@ -11,6 +11,7 @@
 
 #include "imghist/histogram.hpp"
 #include "io/errors.hpp"
+#include "io/parallel.hpp"
 #include "pipeline/batch_worker.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/trace.hpp"
@@ -235,11 +236,10 @@ void GpuDevice::open(int dev) {
     if (!nj_ || !cu_) throw Error(ErrorCode::NoDevice, "GPU JPEG pipeline unavailable: " + why);
     if (cu_->DeviceGet(&cu_device_, dev) != 0)
         throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
-    // Several threads per GPU wait for it at once (decoder states, encoders, counts): sleeping instead of
-    // spinning leaves their cores to the CPU workers. A driver that refuses (the runtime made the context
-    // already, on an old driver) keeps its own choice.
-    cu_->DevicePrimaryCtxSetFlags(cu_device_, pipeline_tuning().blocking_wait ? nv::kCtxSchedBlockingSync
-                                                                              : nv::kCtxSchedAuto);
+    // How the threads that wait for the device (decoder states, encoders, counts) wait (tuning.hpp, "wait"). A
+    // driver that refuses (the runtime made the context already, on an old driver) keeps its own choice.
+    cu_->DevicePrimaryCtxSetFlags(cu_device_, spin_wait(pipeline_tuning(), hardware_threads()) ? nv::kCtxSchedAuto
+                                                                                              : nv::kCtxSchedBlockingSync);
     if (cu_->DevicePrimaryCtxRetain(&ctx_, cu_device_) != 0)
         throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
     trace_line("cuda:" + std::to_string(dev) + ": context " + std::to_string(ms_since(t0)) + " ms");
@@ -468,6 +468,7 @@ bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, 
         dest.push_back(out[slots[i]].image);
     }
     nv::Status st = prepare(*s, h, static_cast<int>(list.size()), format, hardware);
+    const double prepared_ms = ms_since(t0);
     if (st == nv::kSuccess && data.size() < static_cast<std::size_t>(s->size)) {
         // Padding: the hardware state decodes exactly its size; the rest are a 16x16 JPEG into a scratch buffer.
         const Bytes& pad = padding_jpeg();
@@ -498,8 +499,11 @@ bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, 
     if (st == nv::kSuccess) st = d_.nj().DecodeBatched(s->handle, s->state, data.data(), lengths.data(), dest.data(), stream);
     if (st == nv::kSuccess && d_.cu().EventRecord(s->used, stream) == 0) {
         s->pending = true;
-        trace_ += std::string(hardware ? " hardware" : " hybrid") + " " + std::to_string(list.size()) + " (host " +
-                  std::to_string(ms_since(t0)) + " ms);";
+        char line[96];
+        // The host's time: waiting for the state (its previous decode), then nvJPEG's call.
+        std::snprintf(line, sizeof line, " %s %zu (state %.1f ms, call %.1f ms);", hardware ? "hardware" : "hybrid",
+                      list.size(), prepared_ms, ms_since(t0) - prepared_ms);
+        trace_ += line;
         return true;
     }
     s->size = 0;  // initialise again next time: a failed call may leave the state half set up
@@ -551,9 +555,9 @@ std::vector<GpuDecoder::Outcome> GpuDecoder::decode(const std::vector<Item*>& it
 
 GpuEncoder::GpuEncoder(GpuDevice& device, int states) : d_(device) {
     stream_ = d_.new_stream();
-    const nv::Handle h = d_.default_handle();
+    handle_ = d_.default_handle();
     states_.assign(static_cast<std::size_t>(std::max(1, states)), nullptr);
-    for (auto& s : states_) nv_check(d_.nj().EncoderStateCreate(h, &s, stream_), "nvjpegEncoderStateCreate");
+    for (auto& s : states_) nv_check(d_.nj().EncoderStateCreate(handle_, &s, stream_), "nvjpegEncoderStateCreate");
 }
 
 GpuEncoder::~GpuEncoder() {
@@ -580,32 +584,36 @@ void GpuEncoder::warm_up() {
     img.image.pitch[1] = w / 2;
     img.image.channel[2] = img.image.channel[1] + static_cast<std::size_t>(w / 2) * (hgt / 2);
     img.image.pitch[2] = w / 2;
-    const nv::EncoderParams p = d_.encoder_params(nv::kCss420, 90, stream_);
     Bytes out;
     for (int k = 0; k < states(); ++k) {
-        nv_check(enqueue(k, img, p), "nvjpegEncodeYUV");
+        nv_check(enqueue(k, img, 90), "nvjpegEncodeYUV");
         nv_check(retrieve(k, out), "nvjpegEncodeRetrieveBitstream");
     }
 }
 
-nv::Status GpuEncoder::enqueue(int k, const GpuDecoded& img, nv::EncoderParams params) {
-    const nv::Handle h = d_.default_handle();
+nv::Status GpuEncoder::enqueue(int k, const GpuDecoded& img, int quality) {
     const nv::EncoderState st = states_.at(static_cast<std::size_t>(k));
+    nv::EncoderParams p = nullptr;
+    try {
+        // Interleaved images are written at 4:2:0, the CPU encoder's default.
+        p = d_.encoder_params(img.format == nv::kOutputYUV ? img.subsampling : nv::kCss420, quality, stream_);
+    } catch (const std::exception&) {
+        return nv::kExecutionFailed;  // the parameters could not be made: this image fails, by name
+    }
     if (img.format == nv::kOutputYUV)
-        return d_.nj().EncodeYUV(h, st, params, &img.image, img.subsampling, img.width, img.height, stream_);
+        return d_.nj().EncodeYUV(handle_, st, p, &img.image, img.subsampling, img.width, img.height, stream_);
     const nv::InputFormat in = img.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;
-    return d_.nj().EncodeImage(h, st, params, &img.image, in, img.width, img.height, stream_);
+    return d_.nj().EncodeImage(handle_, st, p, &img.image, in, img.width, img.height, stream_);
 }
 
 nv::Status GpuEncoder::retrieve(int k, Bytes& out) {
-    const nv::Handle h = d_.default_handle();
     const nv::EncoderState st = states_.at(static_cast<std::size_t>(k));
     // The size first, then the bitstream straight into its buffer: no scratch copy.
     std::size_t length = 0;
-    nv::Status s = d_.nj().EncodeRetrieveBitstream(h, st, nullptr, &length, stream_);
+    nv::Status s = d_.nj().EncodeRetrieveBitstream(handle_, st, nullptr, &length, stream_);
     if (s != nv::kSuccess) return s;
     out.resize(length);
-    s = d_.nj().EncodeRetrieveBitstream(h, st, out.data(), &length, stream_);
+    s = d_.nj().EncodeRetrieveBitstream(handle_, st, out.data(), &length, stream_);
     out.resize(length);
     return s;
 }

@@ -205,13 +205,15 @@ public:
     nv::Stream stream() const noexcept { return stream_; }
     /// Makes each state's first (allocating: ~9 ms on an H100) encode on a blank 1920x1080 4:2:0 image now.
     void warm_up();
-    /// Enqueues the encode of `img` in state k (planar: at its stored sampling; interleaved: RGB at `params`'s).
-    nv::Status enqueue(int k, const GpuDecoded& img, nv::EncoderParams params);
+    /// Enqueues the encode of `img` in state k at `quality` (planar: at its stored sampling; interleaved: RGB
+    /// written at 4:2:0, the CPU encoder's default).
+    nv::Status enqueue(int k, const GpuDecoded& img, int quality);
     /// The bitstream of state k's encode (waits for the stream).
     nv::Status retrieve(int k, Bytes& out);
 
 private:
     GpuDevice& d_;
+    nv::Handle handle_ = nullptr;  // the device's default handle
     nv::Stream stream_ = nullptr;
     std::vector<nv::EncoderState> states_;
 };

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -110,7 +111,7 @@ struct Task {
     Batch* batch = nullptr;
     Item* item = nullptr;  // Encode, Download
     std::size_t slot = 0;
-    nv::EncoderParams params = nullptr;
+    int quality = 0;  // Encode
 };
 
 class GpuPipeline final : public BatchWorker {
@@ -141,6 +142,10 @@ private:
     void task_done(Batch& b);
     void release(Batch& b);
     BatchStats stats() const;
+    int finishers() const noexcept { return static_cast<int>(finisher_streams_.size()); }
+    int writers() const noexcept { return job_->encodes ? t_.writers : 0; }
+    /// Every thread the run starts for this GPU (the work queue keeps a core for each).
+    int host_threads() const noexcept { return t_.readers + 1 + finishers() + writers(); }
 
     const Device d_;
     const std::shared_ptr<const GpuJob> job_;
@@ -151,6 +156,7 @@ private:
     std::unique_ptr<GpuDecoder> decoder_;
     std::vector<std::unique_ptr<GpuEncoder>> encoders_;
     std::vector<nv::Stream> finisher_streams_;
+    std::vector<std::pair<nv::Event, nv::Event>> finisher_events_;  // around each finisher round's device work
     std::vector<std::unique_ptr<Batch>> batches_;
     Channel<Batch*> free_, decode_q_;
     Channel<Task> tasks_;
@@ -164,7 +170,7 @@ private:
     double latency_s_ = 0;
     std::string setup_;  // start-up steps, for the trace
     StageClock read_{"read", 0}, decode_{"decode", 1}, device_decode_{"decoder (GPU)", 1},
-        device_op_{"operation (GPU)", 1}, finish_{"encode", 0}, write_{"write", 0};
+        device_op_{"operation (GPU)", 1}, finish_{"encode", 0}, device_finish_{"encoder (GPU)", 0}, write_{"write", 0};
 };
 
 bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
@@ -230,6 +236,8 @@ bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
     } else {
         for (int k = 0; k < t_.encoders; ++k) finisher_streams_.push_back(dev_->new_stream());
     }
+    for (std::size_t k = 0; k < finisher_streams_.size(); ++k)
+        finisher_events_.emplace_back(dev_->new_event(true), dev_->new_event(true));
     ready_ = Clock::now();
     char line[256];
     std::snprintf(line, sizeof line, "ready after %.1f ms (context %.1f ms, hardware decoder %s at %.1f ms, %s %.1f ms)",
@@ -256,24 +264,24 @@ BatchStats GpuPipeline::stats() const {
     }
     const double wall = ms_between(ready_, now) / 1e3;
     s.host_cores = wall > 0.05 ? static_cast<double>(cpu_ns_.load()) / 1e9 / wall : 0;
-    s.host_threads = t_.readers + 1 + static_cast<int>(finisher_streams_.size()) + (job_->encodes ? t_.writers : 0);
+    s.host_threads = host_threads();
     return s;
 }
 
 void GpuPipeline::run(RunAccess& run) {
     ready_ = Clock::now();
-    std::vector<std::thread> readers, finishers, writers;
-    for (int k = 0; k < t_.readers; ++k) readers.emplace_back([&] { reader(run); });
+    std::vector<std::thread> reading, finishing, writing;
+    for (int k = 0; k < t_.readers; ++k) reading.emplace_back([&] { reader(run); });
     std::thread decoding([&] { decoder(run); });
-    for (std::size_t k = 0; k < finisher_streams_.size(); ++k) finishers.emplace_back([&, k] { finisher(run, k); });
-    for (int k = 0; k < (job_->encodes ? t_.writers : 0); ++k) writers.emplace_back([&] { writer(run); });
-    for (auto& th : readers) th.join();
+    for (int k = 0; k < finishers(); ++k) finishing.emplace_back([&, k] { finisher(run, static_cast<std::size_t>(k)); });
+    for (int k = 0; k < writers(); ++k) writing.emplace_back([&] { writer(run); });
+    for (auto& th : reading) th.join();
     decode_q_.close();
     decoding.join();
     tasks_.close();
-    for (auto& th : finishers) th.join();
+    for (auto& th : finishing) th.join();
     write_q_.close();
-    for (auto& th : writers) th.join();
+    for (auto& th : writing) th.join();
     ended_at_ = Clock::now();
 }
 
@@ -444,10 +452,7 @@ void GpuPipeline::hand_out(RunAccess& run, Batch& b, const std::vector<GpuJob::A
             case GpuJob::Action::EncodePlanar:
             case GpuJob::Action::EncodeRgb: {
                 t.kind = Task::Encode;
-                const GpuDecoded& d = b.slots[t.slot];
-                const int quality = jpeg_quality_for(job_->encode, it->jpeg_header.meta);
-                // Interleaved images are written at 4:2:0, the CPU encoder's default.
-                t.params = dev_->encoder_params(d.format == nv::kOutputYUV ? d.subsampling : nv::kCss420, quality, stream_);
+                t.quality = jpeg_quality_for(job_->encode, it->jpeg_header.meta);
                 tasks.push_back(t);
                 break;
             }
@@ -530,24 +535,28 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
     auto fail = [&](Task& task, const std::string& why) {
         task.item->error = display_name(task.item->output, true) + ": " + why;
     };
-    // Enqueue: this stream waits on the device for each batch's images, the host does not.
+    // Enqueue: this stream waits on the device for each batch's images, the host does not; the round's device
+    // time is measured from the point where they are ready.
     Batch* waited = nullptr;
+    for (const Task& task : tasks)
+        if (task.batch != waited) {
+            cu.StreamWaitEvent(s, task.batch->ready, 0);
+            waited = task.batch;
+        }
+    const auto [round_start, round_end] = finisher_events_[t];
+    cu.EventRecord(round_start, s);
     std::vector<int> state(tasks.size(), -1);
     int next_state = 0;
     bool downloads = false;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         Task& task = tasks[i];
-        if (task.batch != waited) {
-            cu.StreamWaitEvent(s, task.batch->ready, 0);
-            waited = task.batch;
-        }
         if (task.kind == Task::Count) {
             count_task(run, t, task);
             continue;
         }
         const GpuDecoded& d = task.batch->slots[task.slot];
         if (task.kind == Task::Encode) {
-            const nv::Status st = enc->enqueue(next_state, d, task.params);
+            const nv::Status st = enc->enqueue(next_state, d, task.quality);
             if (st == nv::kSuccess) state[i] = next_state++;
             else fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
         } else {
@@ -561,6 +570,7 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
             }
         }
     }
+    cu.EventRecord(round_end, s);
     if (downloads && cu.StreamSynchronize(s) != 0)
         for (Task& task : tasks)
             if (task.kind == Task::Download && task.item->error.empty())
@@ -599,6 +609,12 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
         }
         task_done(*task.batch);
     }
+    // Complete by now (each collection and count waited for the stream).
+    float device_ms = 0;
+    if (cu.EventSynchronize(round_end) == 0 && cu.EventElapsedTime(&device_ms, round_start, round_end) == 0)
+        device_finish_.add(StageClock::Busy, device_ms);
+    device_finish_.add_count(static_cast<std::size_t>(
+        std::count_if(tasks.begin(), tasks.end(), [](const Task& task) { return task.kind != Task::Count; })));
 }
 
 void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
@@ -670,12 +686,12 @@ std::vector<std::string> GpuPipeline::summary() const {
                   wall > 0 ? claimed_.load() / (wall / 1e3) : 0.0,
                   wall > 0 ? static_cast<double>(cpu_ns_.load()) / 1e6 / wall : 0.0);
     out.push_back(head);
-    const StageClock* stages[] = {&read_, &decode_, &device_decode_, &device_op_, &finish_, &write_};
-    const int threads[] = {t_.readers, 1, 1, 1, static_cast<int>(finisher_streams_.size()), job_->encodes ? t_.writers : 0};
-    const char* units[] = {"files", "batches", "images", "images", "images", "files"};
+    const StageClock* stages[] = {&read_, &decode_, &device_decode_, &device_op_, &finish_, &device_finish_, &write_};
+    const int threads[] = {t_.readers, 1, 1, 1, finishers(), finishers(), writers()};
+    const char* units[] = {"files", "batches", "images", "images", "images", "images", "files"};
     const StageClock* busiest = nullptr;
     double top = -1;
-    for (std::size_t k = 0; k < 6; ++k) {
+    for (std::size_t k = 0; k < std::size(stages); ++k) {
         if (threads[k] == 0) continue;
         // The stage clocks were made before the thread counts were known: scale here.
         StageClock view(stages[k]->name(), threads[k]);

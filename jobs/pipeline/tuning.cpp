@@ -95,6 +95,10 @@ PipelineTuning pipeline_tuning() {
     return *t.parsed;
 }
 
+bool spin_wait(const PipelineTuning& t, int hardware_threads) {
+    return !t.blocking_wait && hardware_threads >= 2 * (1 + t.encoders);
+}
+
 std::string describe(const PipelineTuning& t) {
     return "batch=" + std::to_string(t.batch) + ",depth=" + std::to_string(t.depth) + ",readers=" +
            std::to_string(t.readers) + ",decoders=" + std::to_string(t.decoders) + ",encoders=" +

@@ -20,8 +20,10 @@
 //                          system and round) or fdatasync (one call per file, on sync_threads threads)
 //   sync_threads  4        threads of sync=fdatasync (1-64)
 //   pending       1024     most written outputs waiting to be made durable; writers wait beyond it (16-4096)
-//   wait          block    how a thread waits for the GPU: block (sleeps, its core left idle) or
-//                          auto (the driver's choice, which spins while there are fewer contexts than cores)
+//   wait          auto     how a thread waits for the GPU: auto (the driver's choice, which spins while there
+//                          are fewer contexts than cores: the thread reacts at once, on the core the work queue
+//                          keeps for it anyway; block on hosts with fewer than two cores per waiting thread,
+//                          spin_wait) or block (sleeps; each wake-up costs latency)
 //   exit          fast     fast: the process ends as soon as every output is durable (the CUDA driver's
 //                          teardown is not waited for); normal: it returns from main
 //
@@ -44,7 +46,7 @@ struct PipelineTuning {
     enum class Sync { Syncfs, Fdatasync } sync = Sync::Syncfs;
     int sync_threads = 4;
     std::size_t pending = 1024;
-    bool blocking_wait = true;
+    bool blocking_wait = false;
     bool fast_exit = true;
 };
 
@@ -55,6 +57,10 @@ void set_pipeline_spec(const std::string& spec);
 /// The process's tuning: the spec parsed at the first call (a usage error then), the defaults without one. A
 /// copy: a later set_pipeline_spec (another command parsed in this process) cannot change it under a caller.
 PipelineTuning pipeline_tuning();
+/// Whether a GPU's threads may spin while they wait for it: wait=auto on a host with at least two hardware
+/// threads for each thread that waits on a GPU (its decoder and its encoders), where spinning costs the CPU
+/// workers only cores the work queue keeps for the GPU anyway.
+bool spin_wait(const PipelineTuning& t, int hardware_threads);
 /// "batch=128,depth=4,..." — every value, for --trace.
 std::string describe(const PipelineTuning& t);
 

@@ -60,11 +60,13 @@ int main(int argc, char** argv) {
                 return gpu_jpeg_exit(code);
             }
     } catch (const UsageError& e) {
+        // A command that failed after starting a GPU's threads ends as one that succeeded: through
+        // gpu_jpeg_exit, not under a teardown racing those threads.
         std::fprintf(stderr, "imghist: %s\n", e.what());
-        return kExitUsage;
+        return gpu_jpeg_exit(kExitUsage);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "imghist: %s\n", user_message(e).c_str());
-        return kExitFailure;
+        return gpu_jpeg_exit(kExitFailure);
     }
-    return kExitUsage;
+    return gpu_jpeg_exit(kExitUsage);
 }
