@@ -118,10 +118,7 @@ JobItems collect_items(const ImageJob& job, const OutputPlan& plan) {
     for (const std::string& other : job.other_inputs) ids.add(other);
     std::vector<PlannedOutput> planned, mine;
     for (const InputFile& in : inputs) {
-        if (in.known)
-            ids.add(in.path, in.dev, in.ino);
-        else
-            ids.add(in.path);
+        ids.add(in);
         PlannedOutput o{output_path(plan, in), in.path, job.in_place, false};
         if (!in_shard(in.rel, shard)) {
             ++j.outside_shard;

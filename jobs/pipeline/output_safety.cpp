@@ -8,16 +8,20 @@
 
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
+#include "pipeline/pipeline.hpp"
 
 namespace cli {
 
 void InputSet::add(const std::string& path) {
     struct stat st {};
     if (path == "-" || stat(path.c_str(), &st) != 0) return;
-    add(path, st.st_dev, st.st_ino);
+    ids_.emplace(std::make_pair(st.st_dev, st.st_ino), path);
 }
 
-void InputSet::add(const std::string& path, dev_t dev, ino_t ino) { ids_.emplace(std::make_pair(dev, ino), path); }
+void InputSet::add(const InputFile& in) {
+    if (in.known) ids_.emplace(std::make_pair(in.dev, in.ino), in.path);
+    else add(in.path);
+}
 
 std::string InputSet::which(const std::string& output) const {
     struct stat st {};

@@ -19,13 +19,15 @@
 
 namespace cli {
 
+struct InputFile;
+
 /// The files a command reads, by identity.
 class InputSet {
 public:
     /// Adds an input path ("-" and paths that do not exist are ignored).
     void add(const std::string& path);
-    /// Adds an input whose device and inode are known already.
-    void add(const std::string& path, dev_t dev, ino_t ino);
+    /// Adds an input found by collect_inputs, by the identity its scan saw where it has one.
+    void add(const InputFile& in);
     /// The input that `output` is (as it was added), or empty when it is none of them.
     std::string which(const std::string& output) const;
 

@@ -1,7 +1,7 @@
 // imghist clahe IN... OUT [--clip 2.0] [--tiles 8x8]
 #include "options/commands.hpp"
 #include "io/errors.hpp"
-#include "commands/ops.hpp"
+#include "commands/image_tasks.hpp"
 
 namespace cli {
 
@@ -18,8 +18,7 @@ Command add_clahe(CLI::App& app) {
         ClaheParams p = *params;
         if (std::sscanf(tiles->c_str(), "%dx%d", &p.tiles_x, &p.tiles_y) != 2 || p.tiles_x < 1 || p.tiles_y < 1)
             fail_usage("--tiles: expected COLSxROWS such as 8x8, got '" + *tiles + "'");
-        p.max_memory = job->common.limits.max_memory;
-        return ImageTask{*job, [p](Item& it, const Device& d) { clahe(it.image, p, d); }};
+        return clahe_task(*job, p);
     });
 }
 

@@ -1,7 +1,7 @@
 // imghist equalize IN... OUT [--mode luma|per-channel]
 #include "options/commands.hpp"
 #include "io/errors.hpp"
-#include "commands/ops.hpp"
+#include "commands/image_tasks.hpp"
 
 namespace cli {
 
@@ -19,19 +19,7 @@ Command add_equalize(CLI::App& app) {
         "  imghist equalize --recursive shots/ shots-eq/ --to jpg --quality 92\n"
         "  imghist equalize --shard 2/8 --skip-existing big-folder/ out/");
     return image_command(sub, [job, mode] {
-        const EqualizeMode m = *mode == "luma" ? EqualizeMode::Luma : EqualizeMode::PerChannel;
-        // A JPEG going to a JPEG in luma mode only needs its Y plane: no colour conversion, no resampling.
-        auto planar_ok = [m](const InputFile&, const std::string& out) {
-            return m == EqualizeMode::Luma && format_from_extension(extension_of(out)) == Format::Jpeg;
-        };
-        auto process = [m](Item& it, const Device& d) {
-            if (it.planar)
-                equalize_luma_planes(it.planes, d);
-            else
-                equalize(it.image, m, d);
-        };
-        return ImageTask{*job, process, planar_ok,
-                         m == EqualizeMode::Luma ? GpuImageWork::EqualizeLuma : GpuImageWork::EqualizePerChannel};
+        return equalize_task(*job, *mode == "luma" ? EqualizeMode::Luma : EqualizeMode::PerChannel);
     });
 }
 

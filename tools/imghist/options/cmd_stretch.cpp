@@ -4,7 +4,7 @@
 
 #include "options/commands.hpp"
 #include "io/errors.hpp"
-#include "commands/ops.hpp"
+#include "commands/image_tasks.hpp"
 
 namespace cli {
 
@@ -62,18 +62,7 @@ Command add_stretch(CLI::App& app) {
             p.high = parse_percent(*high, "--high");
         }
         if (p.low + p.high > 100) fail_usage("--low + --high must not exceed 100%");
-        // A JPEG going to a JPEG in luma mode takes the planar path, as equalize's: Y'CbCr planes, no colour
-        // conversion, no chroma resampling (stretch_luma_planes says how it relates to the RGB route).
-        auto planar_ok = [p](const InputFile&, const std::string& out) {
-            return p.mode == StretchMode::Luma && format_from_extension(extension_of(out)) == Format::Jpeg;
-        };
-        auto process = [p](Item& it, const Device& d) {
-            if (it.planar)
-                stretch_luma_planes(it.planes, p, d);
-            else
-                stretch(it.image, p, d);
-        };
-        return ImageTask{*job, process, planar_ok};
+        return stretch_task(*job, p);
     });
 }
 

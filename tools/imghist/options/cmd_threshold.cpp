@@ -1,25 +1,11 @@
 // imghist threshold IN... OUT --method otsu|triangle|value|multiotsu [--value T] [--invert] [--classes K]
-#include <cmath>
-#include <cstdio>
 #include <string>
-#include <vector>
 
 #include "options/commands.hpp"
 #include "io/errors.hpp"
-#include "commands/ops.hpp"
+#include "commands/image_tasks.hpp"
 
 namespace cli {
-
-namespace {
-std::string fmt_threshold(double t) {
-    char buf[64];
-    if (t == std::floor(t))
-        std::snprintf(buf, sizeof buf, "%.0f", t);
-    else
-        std::snprintf(buf, sizeof buf, "%.6g", t);
-    return buf;
-}
-}  // namespace
 
 Command add_threshold(CLI::App& app) {
     auto* sub = app.add_subcommand("threshold", "Binary threshold of the gray image (pixel > T); prints 'threshold: T'. "
@@ -47,15 +33,7 @@ Command add_threshold(CLI::App& app) {
     return image_command(sub, [job, method, params, value_opt, classes, classes_opt] {
         if (*method == "multiotsu") {
             if (value_opt->count() != 0 || params->invert) fail_usage("--value and --invert do not apply to multiotsu");
-            const int k = *classes;
-            return ImageTask{*job, [k](Item& it, const Device& d) {
-                Image out;
-                const std::vector<int> t = threshold_multiotsu(it.image, k, d, out);
-                it.image = std::move(out);
-                std::string note = "thresholds:";
-                for (int v : t) note += " " + std::to_string(v);
-                it.note = note;
-            }};
+            return multiotsu_task(*job, *classes);
         }
         if (classes_opt->count() != 0) fail_usage("--classes is only used with --method multiotsu");
         ThresholdParams p = *params;
@@ -65,13 +43,7 @@ Command add_threshold(CLI::App& app) {
         if (p.method == ThresholdMethod::Value && value_opt->count() == 0) fail_usage("--method value needs --value T");
         if (p.method != ThresholdMethod::Value && value_opt->count() != 0)
             fail_usage("--value is only used with --method value");
-        return ImageTask{*job, [p](Item& it, const Device& d) {
-            Image out;
-            double t = threshold(it.image, p, d, out);
-            out.meta = std::move(it.image.meta);  // the binary image is still the same photo
-            it.image = std::move(out);
-            it.note = "threshold: " + fmt_threshold(t);
-        }};
+        return threshold_task(*job, p);
     });
 }
 
