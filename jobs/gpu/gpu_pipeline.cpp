@@ -135,7 +135,8 @@ private:
     void hand_out(RunAccess& run, Batch& b, const std::vector<GpuJob::Action>& actions);
     void finisher(RunAccess& run, std::size_t t);
     void finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>& tasks, StageTimer& timer);
-    void count_task(RunAccess& run, std::size_t t, Task& task);
+    /// Counts a batch's images on finisher t's stream; returns how many it counted.
+    std::size_t count_task(RunAccess& run, std::size_t t, Task& task);
     void writer(RunAccess& run);
     /// An item leaves this GPU's hands (it ended, or another worker has it now).
     void ended(std::size_t n = 1) { ended_.fetch_add(n); }
@@ -336,6 +337,7 @@ void GpuPipeline::decoder(RunAccess& run) {
     while (const std::optional<Batch*> b = decode_q_.pop()) {
         timer.to(StageClock::Busy);
         decode_batch(run, **b);
+        decode_.add_count(1);
         cpu.tick();
         timer.to(StageClock::WaitIn);
     }
@@ -492,6 +494,7 @@ void GpuPipeline::release(Batch& b) {
         device_decode_.add(StageClock::Busy, decode_ms);
         device_op_.add(StageClock::Busy, op_ms);
         device_decode_.add_count(b.items.size());
+        device_op_.add_count(b.items.size());
         b.timed = false;
     }
     {
@@ -548,13 +551,15 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
     std::vector<int> state(tasks.size(), -1);
     int next_state = 0;
     bool downloads = false;
+    std::size_t images = 0;  // this round's, for the device clock
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         Task& task = tasks[i];
         if (task.kind == Task::Count) {
-            count_task(run, t, task);
+            images += count_task(run, t, task);
             continue;
         }
         const GpuDecoded& d = task.batch->slots[task.slot];
+        ++images;
         if (task.kind == Task::Encode) {
             const nv::Status st = enc->enqueue(next_state, d, task.quality);
             if (st == nv::kSuccess) state[i] = next_state++;
@@ -613,11 +618,10 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
     float device_ms = 0;
     if (cu.EventSynchronize(round_end) == 0 && cu.EventElapsedTime(&device_ms, round_start, round_end) == 0)
         device_finish_.add(StageClock::Busy, device_ms);
-    device_finish_.add_count(static_cast<std::size_t>(
-        std::count_if(tasks.begin(), tasks.end(), [](const Task& task) { return task.kind != Task::Count; })));
+    device_finish_.add_count(images);
 }
 
-void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
+std::size_t GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
     Batch& b = *task.batch;
     std::vector<Item*> items;
     std::vector<imghist::YCbCrPlanes> planes;
@@ -643,7 +647,7 @@ void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
         planes.push_back(p);
         items.push_back(b.items[k]);
     }
-    if (items.empty()) return;
+    if (items.empty()) return 0;
     imghist::Options o;
     o.backend = imghist::Backend::Cuda;
     o.device = d_.ordinal;
@@ -661,6 +665,7 @@ void GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
         run.finish(*it);
         ended();
     }
+    return items.size();
 }
 
 void GpuPipeline::writer(RunAccess& run) {
