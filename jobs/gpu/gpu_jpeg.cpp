@@ -11,7 +11,6 @@
 
 #include "imghist/histogram.hpp"
 #include "io/errors.hpp"
-#include "io/parallel.hpp"
 #include "pipeline/batch_worker.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/trace.hpp"
@@ -189,7 +188,7 @@ Registry& registry() {
 }
 }  // namespace
 
-GpuDevice& GpuDevice::get(int ordinal) {
+GpuDevice& GpuDevice::get(int ordinal, bool spin_wait) {
     Registry& r = registry();
     std::mutex* lock = nullptr;
     {
@@ -208,7 +207,7 @@ GpuDevice& GpuDevice::get(int ordinal) {
         if (it != r.all.end()) return *it->second;
     }
     std::unique_ptr<GpuDevice> made(new GpuDevice);
-    made->open(ordinal);  // throws: the next caller tries again
+    made->open(ordinal, spin_wait);  // throws: the next caller tries again
     g_gpu_used = true;
     std::lock_guard<std::mutex> lr(r.m);
     return *(r.all[ordinal] = made.release());
@@ -227,7 +226,7 @@ void GpuDevice::wait_for_setups() {
     }
 }
 
-void GpuDevice::open(int dev) {
+void GpuDevice::open(int dev, bool spin_wait) {
     const auto t0 = std::chrono::steady_clock::now();
     std::string why;
     ordinal_ = dev;
@@ -238,8 +237,7 @@ void GpuDevice::open(int dev) {
         throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
     // How the threads that wait for the device (decoder states, encoders, counts) wait (tuning.hpp, "wait"). A
     // driver that refuses (the runtime made the context already, on an old driver) keeps its own choice.
-    cu_->DevicePrimaryCtxSetFlags(cu_device_, spin_wait(pipeline_tuning(), hardware_threads()) ? nv::kCtxSchedAuto
-                                                                                              : nv::kCtxSchedBlockingSync);
+    cu_->DevicePrimaryCtxSetFlags(cu_device_, spin_wait ? nv::kCtxSchedAuto : nv::kCtxSchedBlockingSync);
     if (cu_->DevicePrimaryCtxRetain(&ctx_, cu_device_) != 0)
         throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(dev) + " is not usable");
     trace_line("cuda:" + std::to_string(dev) + ": context " + std::to_string(ms_since(t0)) + " ms");
@@ -363,20 +361,28 @@ nv::Handle GpuDevice::hybrid_handle() {
     return handle_;
 }
 
-nv::EncoderParams GpuDevice::encoder_params(nv::ChromaSubsampling css, int quality, nv::Stream stream) {
+nv::EncoderParams GpuDevice::encoder_params(nv::ChromaSubsampling css, int quality) {
     const nv::Handle h = default_handle();
-    std::lock_guard<std::mutex> l(m_);
+    std::lock_guard<std::mutex> l(params_m_);
     const std::pair<int, int> key(static_cast<int>(css), quality);
     auto it = params_.find(key);
     if (it != params_.end()) return it->second;
+    // Their own stream: waiting for it below waits for nothing else (an encoder's stream may be behind a batch).
+    if (!params_stream_) params_stream_ = new_stream();
+    const nv::Stream s = params_stream_;
     nv::EncoderParams p = nullptr;
-    nv_check(nj_->EncoderParamsCreate(h, &p, stream), "nvjpegEncoderParamsCreate");
-    nv_check(nj_->EncoderParamsSetQuality(p, quality, stream), "nvjpegEncoderParamsSetQuality");
-    nv_check(nj_->EncoderParamsSetSamplingFactors(p, css, stream), "nvjpegEncoderParamsSetSamplingFactors");
-    // libjpeg's defaults (the CPU path) use the standard Huffman tables too.
-    nv_check(nj_->EncoderParamsSetOptimizedHuffman(p, 0, stream), "nvjpegEncoderParamsSetOptimizedHuffman");
-    // Whatever the calls above enqueued is complete before any encoder's stream uses the parameters.
-    if (cu_->StreamSynchronize(stream) != 0) throw Error(ErrorCode::Cuda, "nvjpegEncoderParams set-up failed");
+    nv_check(nj_->EncoderParamsCreate(h, &p, s), "nvjpegEncoderParamsCreate");
+    try {
+        nv_check(nj_->EncoderParamsSetQuality(p, quality, s), "nvjpegEncoderParamsSetQuality");
+        nv_check(nj_->EncoderParamsSetSamplingFactors(p, css, s), "nvjpegEncoderParamsSetSamplingFactors");
+        // libjpeg's defaults (the CPU path) use the standard Huffman tables too.
+        nv_check(nj_->EncoderParamsSetOptimizedHuffman(p, 0, s), "nvjpegEncoderParamsSetOptimizedHuffman");
+        // Whatever the calls above enqueued is complete before any encoder's stream uses the parameters.
+        if (cu_->StreamSynchronize(s) != 0) throw Error(ErrorCode::Cuda, "nvjpegEncoderParams set-up failed");
+    } catch (...) {
+        nj_->EncoderParamsDestroy(p);
+        throw;
+    }
     params_[key] = p;
     return p;
 }
@@ -500,7 +506,8 @@ bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, 
     if (st == nv::kSuccess && d_.cu().EventRecord(s->used, stream) == 0) {
         s->pending = true;
         char line[96];
-        // The host's time: waiting for the state (its previous decode), then nvJPEG's call.
+        // The host's time: readying the state (its set-up, or waiting for its previous decode), then the call
+        // (with the padding of a short batch).
         std::snprintf(line, sizeof line, " %s %zu (state %.1f ms, call %.1f ms);", hardware ? "hardware" : "hybrid",
                       list.size(), prepared_ms, ms_since(t0) - prepared_ms);
         trace_ += line;
@@ -593,13 +600,8 @@ void GpuEncoder::warm_up() {
 
 nv::Status GpuEncoder::enqueue(int k, const GpuDecoded& img, int quality) {
     const nv::EncoderState st = states_.at(static_cast<std::size_t>(k));
-    nv::EncoderParams p = nullptr;
-    try {
-        // Interleaved images are written at 4:2:0, the CPU encoder's default.
-        p = d_.encoder_params(img.format == nv::kOutputYUV ? img.subsampling : nv::kCss420, quality, stream_);
-    } catch (const std::exception&) {
-        return nv::kExecutionFailed;  // the parameters could not be made: this image fails, by name
-    }
+    // Interleaved images are written at 4:2:0, the CPU encoder's default.
+    const nv::EncoderParams p = d_.encoder_params(img.format == nv::kOutputYUV ? img.subsampling : nv::kCss420, quality);
     if (img.format == nv::kOutputYUV)
         return d_.nj().EncodeYUV(handle_, st, p, &img.image, img.subsampling, img.width, img.height, stream_);
     const nv::InputFormat in = img.format == nv::kOutputBGRI ? nv::kInputBGRI : nv::kInputRGBI;

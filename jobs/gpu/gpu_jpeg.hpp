@@ -81,8 +81,9 @@ private:
 /// at exit would race the CUDA runtime's own teardown).
 class GpuDevice {
 public:
-    /// The device `ordinal`'s state, created by the first caller (its context). Throws Error(NoDevice).
-    static GpuDevice& get(int ordinal);
+    /// The device `ordinal`'s state, created by the first caller (its context, whose threads wait for the device
+    /// spinning with `spin_wait`, else sleeping: the first caller decides). Throws Error(NoDevice).
+    static GpuDevice& get(int ordinal, bool spin_wait = false);
     /// Waits until every hardware decoder set-up that was started has ended (before a normal exit).
     static void wait_for_setups();
 
@@ -109,12 +110,13 @@ public:
     nv::Handle default_handle();
     nv::Handle hybrid_handle();
     /// Encoder parameters for a sampling and quality (libjpeg's standard Huffman tables, as the CPU encoder);
-    /// made once on `stream` (and waited for: any stream may use them), then shared read-only.
-    nv::EncoderParams encoder_params(nv::ChromaSubsampling css, int quality, nv::Stream stream);
+    /// made once on a stream of their own (and waited for: any stream may use them), then shared read-only.
+    /// Throws Error(Cuda) naming the nvJPEG call that failed.
+    nv::EncoderParams encoder_params(nv::ChromaSubsampling css, int quality);
 
 private:
     GpuDevice() = default;
-    void open(int ordinal);
+    void open(int ordinal, bool spin_wait);
     nv::Handle lazy(nv::Backend b, nv::Handle& h, const char* what);
 
     int ordinal_ = 0;
@@ -136,6 +138,8 @@ private:
     std::mutex m_;
     nv::Handle handle_ = nullptr, hybrid_ = nullptr;
     bool hybrid_tried_ = false;
+    std::mutex params_m_;  // not m_: the handles are not held up while parameters are made
+    nv::Stream params_stream_ = nullptr;
     std::map<std::pair<int, int>, nv::EncoderParams> params_;
 };
 
@@ -206,7 +210,7 @@ public:
     /// Makes each state's first (allocating: ~9 ms on an H100) encode on a blank 1920x1080 4:2:0 image now.
     void warm_up();
     /// Enqueues the encode of `img` in state k at `quality` (planar: at its stored sampling; interleaved: RGB
-    /// written at 4:2:0, the CPU encoder's default).
+    /// written at 4:2:0, the CPU encoder's default). Throws Error(Cuda) when the parameters cannot be made.
     nv::Status enqueue(int k, const GpuDecoded& img, int quality);
     /// The bitstream of state k's encode (waits for the stream).
     nv::Status retrieve(int k, Bytes& out);

@@ -13,6 +13,7 @@
 
 #include "imghist/batch_filters.hpp"
 #include "io/errors.hpp"
+#include "io/parallel.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/trace.hpp"
 
@@ -180,7 +181,9 @@ bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
         why = "not needed";
         return false;
     }
-    dev_ = &GpuDevice::get(d_.ordinal);  // the context
+    // The context; the host's every GPU counts as one that may run beside this one (all, auto).
+    dev_ = &GpuDevice::get(d_.ordinal,
+                           spin_wait(t_, job_->ends_files(), hardware_threads(), imghist::cuda_device_count()));
     name_ = describe(d_);
     const double context_ms = ms_between(started_, Clock::now());
     dev_->start_hardware(t_.batch, job_->warm_format, t_.decoders);
@@ -494,7 +497,7 @@ void GpuPipeline::release(Batch& b) {
         device_decode_.add(StageClock::Busy, decode_ms);
         device_op_.add(StageClock::Busy, op_ms);
         device_decode_.add_count(b.items.size());
-        device_op_.add_count(b.items.size());
+        if (job_->operate) device_op_.add_count(b.items.size());
         b.timed = false;
     }
     {
@@ -538,38 +541,42 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
     auto fail = [&](Task& task, const std::string& why) {
         task.item->error = display_name(task.item->output, true) + ": " + why;
     };
-    // Enqueue: this stream waits on the device for each batch's images, the host does not; the round's device
-    // time is measured from the point where they are ready.
+    // Enqueue: this stream waits on the device for each batch's images, the host does not. The round's device
+    // time runs from the point where its first batch is ready (it includes the wait for a second one).
     Batch* waited = nullptr;
-    for (const Task& task : tasks)
-        if (task.batch != waited) {
-            cu.StreamWaitEvent(s, task.batch->ready, 0);
-            waited = task.batch;
-        }
     const auto [round_start, round_end] = finisher_events_[t];
-    cu.EventRecord(round_start, s);
     std::vector<int> state(tasks.size(), -1);
     int next_state = 0;
     bool downloads = false;
     std::size_t images = 0;  // this round's, for the device clock
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         Task& task = tasks[i];
+        if (task.batch != waited) {
+            cu.StreamWaitEvent(s, task.batch->ready, 0);
+            if (!waited) cu.EventRecord(round_start, s);
+            waited = task.batch;
+        }
         if (task.kind == Task::Count) {
             images += count_task(run, t, task);
             continue;
         }
         const GpuDecoded& d = task.batch->slots[task.slot];
-        ++images;
         if (task.kind == Task::Encode) {
-            const nv::Status st = enc->enqueue(next_state, d, task.quality);
-            if (st == nv::kSuccess) state[i] = next_state++;
-            else fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
+            try {
+                const nv::Status st = enc->enqueue(next_state, d, task.quality);
+                if (st == nv::kSuccess) state[i] = next_state++;
+                else fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
+            } catch (const std::exception& e) {
+                fail(task, "cannot encode JPEG on the GPU: " + user_message(e));
+            }
+            if (state[i] >= 0) ++images;
         } else {
             Item& it = *task.item;
             try {
                 it.image = Image(d.width, d.height, 3, 8);
                 task.batch->slots.download(task.slot, it.image.data(), cu, s);
                 downloads = true;
+                ++images;
             } catch (const std::exception& e) {
                 it.error = file_message(display_name(it.input.path), e);
             }
@@ -614,9 +621,10 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
         }
         task_done(*task.batch);
     }
-    // Complete by now (each collection and count waited for the stream).
+    // Complete by now where anything ran (each collection, download and count waited for the stream).
     float device_ms = 0;
-    if (cu.EventSynchronize(round_end) == 0 && cu.EventElapsedTime(&device_ms, round_start, round_end) == 0)
+    if (images > 0 && cu.EventSynchronize(round_end) == 0 &&
+        cu.EventElapsedTime(&device_ms, round_start, round_end) == 0)
         device_finish_.add(StageClock::Busy, device_ms);
     device_finish_.add_count(images);
 }

@@ -65,6 +65,8 @@ struct GpuJob {
     EncodeOptions encode;  ///< the quality of GPU-encoded outputs (jpeg_quality_for)
     nv::OutputFormat warm_format = nv::kOutputYUV;  ///< what the hardware decoder's states are set up for
     bool encodes = true;   ///< encoders are made (and warmed) at start-up
+    /// The GPU finishes its files itself (encodes or counts them) rather than decoding them for the CPU workers.
+    bool ends_files() const { return encodes || static_cast<bool>(count); }
 };
 
 /// A GPU pipeline for device `d` (not started: BatchWorker::start sets the device up).

@@ -1,5 +1,6 @@
 #include "pipeline/tuning.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -95,8 +96,8 @@ PipelineTuning pipeline_tuning() {
     return *t.parsed;
 }
 
-bool spin_wait(const PipelineTuning& t, int hardware_threads) {
-    return !t.blocking_wait && hardware_threads >= 2 * (1 + t.encoders);
+bool spin_wait(const PipelineTuning& t, bool gpu_ends_files, int hardware_threads, int gpus) {
+    return !t.blocking_wait && gpu_ends_files && hardware_threads >= 2 * std::max(1, gpus) * (1 + t.encoders);
 }
 
 std::string describe(const PipelineTuning& t) {

@@ -22,8 +22,8 @@
 //   pending       1024     most written outputs waiting to be made durable; writers wait beyond it (16-4096)
 //   wait          auto     how a thread waits for the GPU: auto (the driver's choice, which spins while there
 //                          are fewer contexts than cores: the thread reacts at once, on the core the work queue
-//                          keeps for it anyway; block on hosts with fewer than two cores per waiting thread,
-//                          spin_wait) or block (sleeps; each wake-up costs latency)
+//                          keeps for it anyway; but block where that core is not kept or is short: spin_wait)
+//                          or block (sleeps; each wake-up costs latency)
 //   exit          fast     fast: the process ends as soon as every output is durable (the CUDA driver's
 //                          teardown is not waited for); normal: it returns from main
 //
@@ -57,10 +57,11 @@ void set_pipeline_spec(const std::string& spec);
 /// The process's tuning: the spec parsed at the first call (a usage error then), the defaults without one. A
 /// copy: a later set_pipeline_spec (another command parsed in this process) cannot change it under a caller.
 PipelineTuning pipeline_tuning();
-/// Whether a GPU's threads may spin while they wait for it: wait=auto on a host with at least two hardware
-/// threads for each thread that waits on a GPU (its decoder and its encoders), where spinning costs the CPU
-/// workers only cores the work queue keeps for the GPU anyway.
-bool spin_wait(const PipelineTuning& t, int hardware_threads);
+/// Whether a GPU's threads may spin while they wait for it: wait=auto, for a GPU that finishes its files itself
+/// (the work queue then keeps a core for each of its threads; one that only decodes for the CPU workers keeps
+/// the cores it measures, and spinning would take theirs), on a host with at least two hardware threads for
+/// each thread that may wait on one of `gpus` GPUs (a decoder and the encoders each).
+bool spin_wait(const PipelineTuning& t, bool gpu_ends_files, int hardware_threads, int gpus);
 /// "batch=128,depth=4,..." — every value, for --trace.
 std::string describe(const PipelineTuning& t);
 

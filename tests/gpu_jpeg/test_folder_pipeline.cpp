@@ -481,11 +481,14 @@ TEST_CASE("folder pipeline tuning: --pipeline's keys, defaults and refusals", "[
     CHECK(d.sync == cli::PipelineTuning::Sync::Syncfs);
     CHECK(d.fast_exit);
     CHECK_FALSE(d.blocking_wait);  // the driver's choice: the threads waiting for a GPU keep a core each anyway
-    CHECK(cli::spin_wait(d, 16));
-    CHECK(cli::spin_wait(d, 10));              // two cores for each of the decoder and the 4 encoders
-    CHECK_FALSE(cli::spin_wait(d, 8));         // a small host: they sleep
-    CHECK_FALSE(cli::spin_wait(cli::parse_tuning("wait=block"), 64));
-    CHECK_FALSE(cli::spin_wait(cli::parse_tuning("encoders=8"), 16));
+    CHECK(cli::spin_wait(d, true, 16, 1));
+    CHECK(cli::spin_wait(d, true, 10, 1));              // two cores for each of the decoder and the 4 encoders
+    CHECK_FALSE(cli::spin_wait(d, true, 8, 1));         // a small host: they sleep
+    CHECK(cli::spin_wait(d, true, 32, 2));              // --device all: every GPU's threads count
+    CHECK_FALSE(cli::spin_wait(d, true, 16, 2));
+    CHECK_FALSE(cli::spin_wait(d, false, 64, 1));       // a GPU that only decodes for the CPU workers
+    CHECK_FALSE(cli::spin_wait(cli::parse_tuning("wait=block"), true, 64, 1));
+    CHECK_FALSE(cli::spin_wait(cli::parse_tuning("encoders=8"), true, 16, 1));
     const cli::PipelineTuning t = cli::parse_tuning("batch=256,encoders=6,sync=fdatasync,exit=normal,,pending=64");
     CHECK(t.batch == 256);
     CHECK(t.encoders == 6);
