@@ -5,9 +5,9 @@ Resolves every quoted #include of the tree's C++ and CUDA sources to the file it
 folder first, then the build's include roots) and fails on an include that reaches a layer the including
 file's layer may not use: the public headers and the libraries never include io/, jobs/, the program or the
 Python module; io/ never includes jobs/; jobs/ never includes the program; nothing but the program includes
-the program (tools/imghist/) but the module, which reaches only the commands' options (tools/imghist/options/,
-for process_files); nothing but the module includes python/. And the argument parser (CLI11's <CLI/...>
-headers) is reached, directly or through the tree's own headers, only by the program (its options/ included):
+the program (tools/imghist/); the commands' options (options/) are included only by the program and the
+module (for process_files); nothing but the module includes python/. And the argument parser (CLI11's <CLI/...>
+headers) is reached, directly or through the tree's own headers, only by the program and options/:
 the jobs, the pipelines, the Python module, tests, benchmarks and fuzz targets never see the command line.
 
 Usage: check_layers.py SOURCE_DIR
@@ -19,7 +19,7 @@ import sys
 # Longest prefix first: a file's layer is the first entry its path starts with.
 LAYERS = [
     "include/imghist", "include/gpuhist", "src/core", "src/cuda", "src/filters", "src/gpuhist",
-    "io", "jobs", "tools/imghist/options", "tools/imghist", "python", "bench", "tests", "fuzz", "samples",
+    "io", "jobs", "options", "tools/imghist", "python", "bench", "tests", "fuzz", "samples",
 ]
 LIBRARY = {"src/core", "src/cuda", "src/filters"}
 PUBLIC = {"include/imghist", "include/gpuhist"}
@@ -35,13 +35,13 @@ ALLOWED = {
     "io": PUBLIC | {"io"},
     "jobs": PUBLIC | {"io", "jobs"},
     # The image commands' options: the program's, and the Python module's process_files parses with them.
-    "tools/imghist/options": PUBLIC | {"io", "jobs", "tools/imghist/options"},
-    "tools/imghist": PUBLIC | {"io", "jobs", "tools/imghist/options", "tools/imghist"},
-    "python": PUBLIC | {"io", "jobs", "tools/imghist/options", "python"},
+    "options": PUBLIC | {"io", "jobs", "options"},
+    "tools/imghist": PUBLIC | {"io", "jobs", "options", "tools/imghist"},
+    "python": PUBLIC | {"io", "jobs", "options", "python"},
     # Benchmarks, tests and fuzz targets may be white-box, but never reach the program or the module.
-    "bench": EVERYTHING - {"tools/imghist/options", "tools/imghist", "python"},
-    "tests": EVERYTHING - {"tools/imghist/options", "tools/imghist", "python"},
-    "fuzz": EVERYTHING - {"tools/imghist/options", "tools/imghist", "python"},
+    "bench": EVERYTHING - {"options", "tools/imghist", "python"},
+    "tests": EVERYTHING - {"options", "tools/imghist", "python"},
+    "fuzz": EVERYTHING - {"options", "tools/imghist", "python"},
     "samples": PUBLIC,
 }
 # Where a quoted include is looked for after the including file's own folder (the build's include roots).
@@ -49,7 +49,7 @@ ROOTS = ["", "include", "src", "jobs", "tools/imghist", "python/src"]
 SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh", ".inl"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 PARSER = re.compile(r'^\s*#\s*include\s+<CLI/', re.M)
-PARSER_USERS = ("tools/imghist/",)
+PARSER_USERS = ("tools/imghist/", "options/")
 
 
 def layer_of(rel):
@@ -109,7 +109,7 @@ def main():
         for name, t in targets:
             if t in parser:
                 problems.append(f"{rel}: includes \"{name}\", which reaches the argument parser (<CLI/...>); "
-                                "only the program (tools/imghist/) may")
+                                "only the program (tools/imghist/) and the options (options/) may")
     for p in problems:
         print(p)
     print(f"{checked} includes checked, {len(problems)} against the layer table")

@@ -2,7 +2,7 @@
 //              [--plot FILE.png] [--log]
 // imghist hist --raw FILE --dtype u8|u16|i32|f32 --bins N --range LO:HI
 // imghist hist --merge a.json b.json ...
-// What hist does once parsed (its options: tools/imghist/options/cmd_hist.cpp).
+// What hist does once parsed (its options: options/cmd_hist.cpp).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>

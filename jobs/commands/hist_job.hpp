@@ -1,4 +1,4 @@
-// imghist hist as parsed (tools/imghist/options/cmd_hist.cpp declares its options): images, folders, raw
+// imghist hist as parsed (options/cmd_hist.cpp declares its options): images, folders, raw
 // sample files or histogram JSON files to merge, and what runs them.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The image commands' jobs as parsed (tools/imghist/options/ declares their options): what every command
+// The image commands' jobs as parsed (options/ declares their options): what every command
 // takes, the image-to-image job and its per-file work, and the folder run that drives it.
 #pragma once
 

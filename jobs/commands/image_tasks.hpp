@@ -1,5 +1,5 @@
 // The image commands' work on one file, as tasks for run_image_job: which operation each command calls, with
-// what, and which files may take the JPEG planar path. The parsers (tools/imghist/options/) turn option text
+// what, and which files may take the JPEG planar path. The parsers (options/) turn option text
 // into the parameters; everything a task does with them is here.
 #pragma once
 
