@@ -9,7 +9,8 @@
 #                       file tests (test_cli, test_cli_formats, test_cli_safety, test_cli_limits: CPU work,
 #                       read back with OpenCV's imgcodecs, whose GDAL, ICU and video codecs would be most of
 #                       the bundle; CI runs them)
-#   OUT_DIR/lib/        every shared library ldd resolves for them, except the system's own
+#   OUT_DIR/lib/        libimghist_timeline.so (bench/timeline) when built, and every shared library ldd
+#                       resolves for them all, except the system's own
 #                       (libc, libm, libstdc++, libgcc_s, libpthread, libdl, librt, ld-linux) and the
 #                       driver's (libcuda, libnvidia*)
 #   OUT_DIR/samples/images/   the sample photographs (tests and the benchmark's "photo" data set)
@@ -73,6 +74,11 @@ for name in imghist imghist-bench filters_bench batch_filters_bench gpuhist_call
     fi
 done
 [[ ${#EXES[@]} -gt 0 ]] || { echo "error: no executables found in $BUILD_DIR" >&2; exit 1; }
+# The device-timeline library (bench/timeline), loaded by the driver through CUDA_INJECTION64_PATH.
+if [[ -f "$BUILD_DIR/bench/libimghist_timeline.so" ]]; then
+    mkdir -p "$OUT_DIR/lib"
+    cp -p "$BUILD_DIR/bench/libimghist_timeline.so" "$OUT_DIR/lib/"
+fi
 
 # ---- shared libraries --------------------------------------------------------------------------------------
 is_system_lib() {
@@ -132,6 +138,7 @@ mkdir -p "$OUT_DIR/bench"
 cp -p "$SOURCE_DIR/bench/peers/torchvision_equalize.py" "$OUT_DIR/bench/"
 # The CLI's benchmark: it finds bin/imghist, env.sh, samples/ and bench/ beside itself.
 cp -p "$SOURCE_DIR/bench/peers/torchvision_jpeg_folder.py" "$OUT_DIR/bench/"
+cp -p "$SOURCE_DIR/bench/timeline/summarize.py" "$OUT_DIR/bench/timeline_summarize.py"
 cp -p "$SCRIPT_DIR/bench_cli.sh" "$SCRIPT_DIR/bench_cli_peers.sh" "$SCRIPT_DIR/bench_inputs.py" "$OUT_DIR/"
 cp -p "$SCRIPT_DIR/run_gpu_suite.sh" "$OUT_DIR/run_gpu_suite.sh"
 mkdir -p "$OUT_DIR/source"

@@ -273,6 +273,7 @@ void GpuDevice::start_hardware(int batch, nv::OutputFormat format, int states) {
         hw_format_ = format;
     }
     std::thread([this, batch, format, states] {
+        name_this_thread("ih:g" + std::to_string(ordinal_) + "-setup");
         const auto t0 = std::chrono::steady_clock::now();
         nv::Handle h = nullptr;
         double handle_ms = 0, first_ms = 0;
@@ -445,7 +446,34 @@ nv::Status GpuDecoder::prepare(State& s, nv::Handle h, int n, nv::OutputFormat f
     const nv::Status st = nj.DecodeBatchedInitialize(s.handle, s.state, n, 1, format);
     s.size = st == nv::kSuccess ? n : 0;
     s.format = format;
+    s.reserved_w = s.reserved_h = 0;
     return st;
+}
+
+// Left alone, a hardware state's buffers grow with the largest batch so far: each growth frees buffers inside
+// nvjpegDecodeBatched, and a free waits for everything on the device (the encoders' work too) while the
+// decoder is the busiest stage (docs/DESIGN.md, "Hardware decoder states sized once"). Sized for the largest
+// images the state has seen, they stop growing.
+void GpuDecoder::reserve(State& s, const std::vector<std::size_t>& list, const std::vector<std::size_t>& slots,
+                         const DecodedBatch& out, nv::OutputFormat format) {
+    const nv::NvJpegApi& nj = d_.nj();
+    if (!nj.DecodeBatchedPreAllocate) return;
+    int w = s.reserved_w, h = s.reserved_h;
+    nv::ChromaSubsampling css = s.reserved_css;
+    for (std::size_t i : list) {
+        const GpuDecoded& d = out[slots[i]];
+        w = std::max(w, d.width);
+        h = std::max(h, d.height);
+        // One sampling for the whole state: a batch that mixes them is sized as 4:4:4, the largest.
+        css = css == nv::kCssUnknown || css == d.subsampling ? d.subsampling : nv::kCss444;
+    }
+    if (w == s.reserved_w && h == s.reserved_h && css == s.reserved_css) return;
+    // A refusal costs nothing: the state then grows as before.
+    if (nj.DecodeBatchedPreAllocate(s.handle, s.state, s.size, w, h, css, format) == nv::kSuccess) {
+        s.reserved_w = w;
+        s.reserved_h = h;
+        s.reserved_css = css;
+    }
 }
 
 bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, const std::vector<Item*>& items,
@@ -474,6 +502,7 @@ bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, 
         dest.push_back(out[slots[i]].image);
     }
     nv::Status st = prepare(*s, h, static_cast<int>(list.size()), format, hardware);
+    if (st == nv::kSuccess && hardware) reserve(*s, list, slots, out, format);
     const double prepared_ms = ms_since(t0);
     if (st == nv::kSuccess && data.size() < static_cast<std::size_t>(s->size)) {
         // Padding: the hardware state decodes exactly its size; the rest are a 16x16 JPEG into a scratch buffer.

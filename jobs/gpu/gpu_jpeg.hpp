@@ -175,7 +175,12 @@ private:
         nv::OutputFormat format = nv::kOutputUnchanged;
         nv::Event used = nullptr;  // recorded after its last decode
         bool pending = false;
+        // What its buffers were pre-allocated for (hardware states): images up to this size and sampling.
+        int reserved_w = 0, reserved_h = 0;
+        nv::ChromaSubsampling reserved_css = nv::kCssUnknown;
     };
+    void reserve(State& s, const std::vector<std::size_t>& list, const std::vector<std::size_t>& slots,
+                 const DecodedBatch& out, nv::OutputFormat format);
     nv::Status prepare(State& s, nv::Handle h, int n, nv::OutputFormat format, bool hardware);
     bool run_batch(bool hardware, const std::vector<std::size_t>& list, const std::vector<Item*>& items,
                    const std::vector<std::size_t>& slots, nv::OutputFormat format, DecodedBatch& out,

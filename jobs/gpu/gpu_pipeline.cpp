@@ -275,10 +275,26 @@ BatchStats GpuPipeline::stats() const {
 void GpuPipeline::run(RunAccess& run) {
     ready_ = Clock::now();
     std::vector<std::thread> reading, finishing, writing;
-    for (int k = 0; k < t_.readers; ++k) reading.emplace_back([&] { reader(run); });
-    std::thread decoding([&] { decoder(run); });
-    for (int k = 0; k < finishers(); ++k) finishing.emplace_back([&, k] { finisher(run, static_cast<std::size_t>(k)); });
-    for (int k = 0; k < writers(); ++k) writing.emplace_back([&] { writer(run); });
+    const std::string gpu = "ih:g" + std::to_string(d_.ordinal) + "-";
+    for (int k = 0; k < t_.readers; ++k)
+        reading.emplace_back([&] {
+            name_this_thread(gpu + "read");
+            reader(run);
+        });
+    std::thread decoding([&] {
+        name_this_thread(gpu + "decode");
+        decoder(run);
+    });
+    for (int k = 0; k < finishers(); ++k)
+        finishing.emplace_back([&, k] {
+            name_this_thread(gpu + "finish" + std::to_string(k));
+            finisher(run, static_cast<std::size_t>(k));
+        });
+    for (int k = 0; k < writers(); ++k)
+        writing.emplace_back([&] {
+            name_this_thread(gpu + "write");
+            writer(run);
+        });
     for (auto& th : reading) th.join();
     decode_q_.close();
     decoding.join();

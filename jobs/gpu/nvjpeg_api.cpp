@@ -104,6 +104,9 @@ const NvJpegApi* nvjpeg(std::string* why) {
                    bind(lib, "nvjpegEncoderParamsSetSamplingFactors", api.EncoderParamsSetSamplingFactors, w) &&
                    bind(lib, "nvjpegEncodeYUV", api.EncodeYUV, w) && bind(lib, "nvjpegEncodeImage", api.EncodeImage, w) &&
                    bind(lib, "nvjpegEncodeRetrieveBitstream", api.EncodeRetrieveBitstream, w);
+        if (state.ok)
+            api.DecodeBatchedPreAllocate =
+                reinterpret_cast<decltype(api.DecodeBatchedPreAllocate)>(dlsym(lib, "nvjpegDecodeBatchedPreAllocate"));
         // The library stays loaded for the life of the process (handles may outlive any scope here).
     });
     if (!state.ok && why) *why = state.why;

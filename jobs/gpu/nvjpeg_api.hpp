@@ -101,6 +101,11 @@ struct NvJpegApi {
                                       OutputFormat format);
     Status (*DecodeBatched)(Handle handle, JpegState state, const unsigned char* const* data,
                             const std::size_t* lengths, Image* destinations, Stream stream);
+    /// Sizes a batched state's device buffers for `batch_size` images of up to width x height at `subsampling`,
+    /// which otherwise grow (free, then allocate) whenever a batch needs more than any before. nullptr where
+    /// the library lacks it (it is documented as experimental).
+    Status (*DecodeBatchedPreAllocate)(Handle handle, JpegState state, int batch_size, int width, int height,
+                                       ChromaSubsampling subsampling, OutputFormat format);
     Status (*EncoderStateCreate)(Handle handle, EncoderState* state, Stream stream);
     Status (*EncoderStateDestroy)(EncoderState state);
     Status (*EncoderParamsCreate)(Handle handle, EncoderParams* params, Stream stream);

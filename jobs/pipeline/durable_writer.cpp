@@ -75,6 +75,7 @@ void DurableWriter::finish() {
 }
 
 void DurableWriter::sync_loop() {
+    name_this_thread("ih:sync");
     StageTimer timer(clock_);
     for (;;) {
         std::vector<Entry> batch;

@@ -679,7 +679,10 @@ Summary PipelineRun::run() {
     warm_up_gpus();
     if (stages_.batch && !items_.empty()) launch_batch_workers();
     std::vector<std::thread> workers;
-    for (int t = 0; t < threads_; ++t) workers.emplace_back([this, t] { cpu_worker(t); });
+    for (int t = 0; t < threads_; ++t) workers.emplace_back([this, t] {
+            name_this_thread("ih:cpu" + std::to_string(t));
+            cpu_worker(t);
+        });
     for (auto& th : workers) th.join();
     // The CPU workers end once no file is left and no batch worker that joined is still at work.
     launch_->queue.close();

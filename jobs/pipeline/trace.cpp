@@ -1,5 +1,6 @@
 #include "pipeline/trace.hpp"
 
+#include <pthread.h>
 #include <time.h>
 
 #include <cstdio>
@@ -44,6 +45,14 @@ double thread_cpu_seconds() {
     timespec ts{};
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void name_this_thread(const std::string& name) {
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+#else
+    (void)name;
+#endif
 }
 
 }  // namespace cli

@@ -21,6 +21,9 @@ void set_tracing(bool on);
 double trace_clock_ms();
 /// "imghist: trace: [1234.5 ms] <line>" on stderr, when tracing.
 void trace_line(const std::string& line);
+/// Names the calling thread ("ih:g0-decode"; at most 15 characters are kept) for debuggers, `top -H` and
+/// device profilers, which show each thread's work under its name.
+void name_this_thread(const std::string& name);
 
 /// Busy, waiting-for-input and waiting-for-room time of one stage, summed over its threads (thread-safe).
 class StageClock {

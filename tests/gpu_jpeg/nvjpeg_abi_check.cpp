@@ -76,6 +76,7 @@ ARITY(JpegStateDestroy, nvjpegJpegStateDestroy);
 ARITY(Decode, nvjpegDecode);
 ARITY(DecodeBatchedInitialize, nvjpegDecodeBatchedInitialize);
 ARITY(DecodeBatched, nvjpegDecodeBatched);
+ARITY(DecodeBatchedPreAllocate, nvjpegDecodeBatchedPreAllocate);
 ARITY(EncoderStateCreate, nvjpegEncoderStateCreate);
 ARITY(EncoderStateDestroy, nvjpegEncoderStateDestroy);
 ARITY(EncoderParamsCreate, nvjpegEncoderParamsCreate);
@@ -93,6 +94,10 @@ static_assert(std::is_same<decltype(&nvjpegDecodeBatched),
                            nvjpegStatus_t (*)(nvjpegHandle_t, nvjpegJpegState_t, const unsigned char* const*,
                                               const size_t*, nvjpegImage_t*, cudaStream_t)>::value,
               "nvjpegDecodeBatched");
+static_assert(std::is_same<decltype(&nvjpegDecodeBatchedPreAllocate),
+                           nvjpegStatus_t (*)(nvjpegHandle_t, nvjpegJpegState_t, int, int, int,
+                                              nvjpegChromaSubsampling_t, nvjpegOutputFormat_t)>::value,
+              "nvjpegDecodeBatchedPreAllocate");
 static_assert(std::is_same<decltype(&nvjpegEncodeRetrieveBitstream),
                            nvjpegStatus_t (*)(nvjpegHandle_t, nvjpegEncoderState_t, unsigned char*, size_t*,
                                               cudaStream_t)>::value,
