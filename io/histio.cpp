@@ -168,10 +168,26 @@ std::string folder_json(const std::vector<const HistResult*>& files,
 
 std::string folder_json(const std::vector<const HistResult*>& files,
                         const std::vector<std::pair<std::string, std::string>>& failed, const std::vector<HistResult>& totals) {
-    std::string out = "{\"files\":[";
+    std::vector<std::string> texts(files.size());
+    std::vector<std::string_view> views;
     for (std::size_t k = 0; k < files.size(); ++k) {
+        append_json(texts[k], *files[k]);
+        views.emplace_back(texts[k]);
+    }
+    return folder_json_from_parts(views, failed, totals);
+}
+
+std::string folder_json_from_parts(const std::vector<std::string_view>& file_json,
+                                  const std::vector<std::pair<std::string, std::string>>& failed,
+                                  const std::vector<HistResult>& totals) {
+    std::size_t bytes = 64;
+    for (std::string_view f : file_json) bytes += f.size() + 1;
+    std::string out;
+    out.reserve(bytes);
+    out = "{\"files\":[";
+    for (std::size_t k = 0; k < file_json.size(); ++k) {
         if (k) out += ',';
-        append_json(out, *files[k]);
+        out += file_json[k];
     }
     out += "],\"failed\":[";
     for (std::size_t k = 0; k < failed.size(); ++k) {

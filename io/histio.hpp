@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,11 @@ std::string folder_json(const std::vector<const HistResult*>& files,
                         const std::vector<std::pair<std::string, std::string>>& failed, const std::vector<HistResult>& totals);
 std::string folder_json(const std::vector<const HistResult*>& files,
                         const std::vector<std::pair<std::string, std::string>>& failed, const HistResult& total);
+/// The same document from each file's JSON as append_json wrote it (made while the run went on: the end of a
+/// run of 10 000 colour images then only joins 35 MB instead of writing 7.7 million counts).
+std::string folder_json_from_parts(const std::vector<std::string_view>& file_json,
+                                  const std::vector<std::pair<std::string, std::string>>& failed,
+                                  const std::vector<HistResult>& totals);
 /// The JSON of --merge's result: one total as a single result, several as {"totals": [...]}.
 std::string totals_json(const std::vector<HistResult>& totals);
 /// Parses an image result or a total; a folder result contributes its "total". Errors name `source`,

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "io/codecs/codec.hpp"
 #include "commands/hist_job.hpp"
@@ -97,20 +98,21 @@ std::string format_batch(const std::vector<Item>& items, const std::vector<HistR
     std::vector<const Item*> ok;
     for (auto& it : items)
         if (it.error.empty()) ok.push_back(&it);
+    // Each file's JSON or text is its report (hist_stages).
     if (format == "json") {
-        std::vector<const HistResult*> files;
+        std::vector<std::string_view> files;
         std::vector<std::pair<std::string, std::string>> failed;
         for (auto& it : items) {
             if (it.error.empty())
-                files.push_back(&it.hist);
+                files.emplace_back(it.report);
             else
                 failed.emplace_back(it.input.path, it.error);
         }
-        return folder_json(files, failed, totals) + "\n";
+        return folder_json_from_parts(files, failed, totals) + "\n";
     }
     if (format == "csv") return csv_table(ok, totals);
     std::string s;
-    for (const Item* it : ok) s += format_text(it->hist) + "\n";
+    for (const Item* it : ok) s += it->report;
     for (std::size_t k = 0; k < totals.size(); ++k) s += (k ? "\n" : "") + format_text(totals[k]);
     return s;
 }
@@ -214,7 +216,15 @@ int run_raw(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
 Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Device>& devices, std::size_t jpegs,
                    bool batch) {
     const DecodeOptions dopt = a.common.decode();
-    auto file_name = [batch](const Item& it) { return batch ? it.input.rel : display_name(it.input.path); };
+    // After a file's counts, on the thread that made them: its name, and its part of the folder's JSON or text
+    // (CSV needs every file's channel names first: formatted at the end).
+    const std::string format = a.format;
+    auto done = [batch, format](Item& it) {
+        it.hist.file = batch ? it.input.rel : display_name(it.input.path);
+        if (!batch) return;
+        if (format == "json") append_json(it.report, it.hist);
+        else if (format == "text") it.report = format_text(it.hist) + "\n";
+    };
     const auto cpu_load = [dopt](Item& it, Bytes&& data) {
         DecodeOptions o = dopt;
         o.memory = &it.memory;
@@ -222,9 +232,9 @@ Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Dev
     };
     Stages st;
     st.load = [cpu_load, dopt](Item& it) { cpu_load(it, read_image_file(it.input.path, dopt.limits)); };
-    st.process = [p, file_name](Item& it, const Device& d) {
+    st.process = [p, done](Item& it, const Device& d) {
         it.hist = image_histogram(it.image, p, d);
-        it.hist.file = file_name(it);
+        done(it);
     };
     GpuCommand c;
     c.work = GpuWorkload::Hist;
@@ -235,7 +245,7 @@ Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Dev
     c.decode_kept = [cpu_load](Item& it) { cpu_load(it, std::move(it.jpeg)); };
     c.decode = dopt;
     c.hist = p;
-    c.hist_name = file_name;
+    c.hist_done = done;
     // The gray mode's conversion is a host operation.
     st.batch = gpu_batch_plan(a.common.device, a.common.verbose, devices, jpegs, p.mode == HistMode::Channels, "--mode gray converts on the host", c);
     return st;

@@ -79,8 +79,8 @@ std::shared_ptr<GpuJob> make_job(const GpuCommand& c) {
             // interpolates it).
             job->action = [](const Item&) { return GpuJob::Action::Count; };
             const HistParams p = c.hist;
-            const auto name = c.hist_name;
-            job->count = [p, name](const std::vector<Item*>& items, const std::vector<imghist::YCbCrPlanes>& planes,
+            const auto done = c.hist_done;
+            job->count = [p, done](const std::vector<Item*>& items, const std::vector<imghist::YCbCrPlanes>& planes,
                                    const imghist::Options& o) {
                 const std::vector<imghist::Histogram> hs = imghist::calc_hist_ycbcr_batch(planes, p.spec_for(8), o);
                 const std::vector<std::string> names = {channel_name(3, 0), channel_name(3, 1), channel_name(3, 2)};
@@ -90,7 +90,7 @@ std::shared_ptr<GpuJob> make_job(const GpuCommand& c) {
                     it.hist.width = planes[j].y.width;
                     it.hist.height = planes[j].y.height;
                     it.hist.dtype = "u8";
-                    it.hist.file = name(it);
+                    done(it);
                 }
             };
             job->warm_format = nv::kOutputYUV;

@@ -44,9 +44,10 @@ struct GpuCommand {
     std::function<void(Item&)> load, decode_kept;
     DecodeOptions decode;
     EncodeOptions encode;
-    /// hist: the bins, and each result's file name.
+    /// hist: the bins, and what follows each file's counts (Item::hist set): its name and its report, as on
+    /// the CPU workers.
     HistParams hist;
-    std::function<std::string(const Item&)> hist_name;
+    std::function<void(Item&)> hist_done;
 };
 
 /// The batch plan of a run (Stages::batch), or nullptr when the run takes no GPU: --device cpu, a command

@@ -75,6 +75,9 @@ struct Item {
     JpegPlanes planes;
     bool planar = false;
     HistResult hist;
+    /// The file's result as the command prints it (hist: its JSON or text), made where the file was processed:
+    /// the end of the run then joins them instead of formatting every count at once.
+    std::string report;
     Bytes jpeg;          ///< the file's bytes, kept for a batch worker's decoder (its load step sets gpu then)
     JpegHeader jpeg_header;  ///< read by a batch worker's load step (size, sampling, metadata)
     Bytes encoded;       ///< the output's pixels as a device encoded them (Stages::encode adds the metadata)
