@@ -375,6 +375,9 @@ echo
 echo "Ratios are speed-ups (the other's median time over imghist's); n = runs in the median; rows of one"
 echo "section ran in turns. imghist makes each output durable (fsync'd, renamed); the torchvision peer writes"
 echo "plainly. Total wall time of this run: $((SECONDS - START)) s. Logs: $LOGS"
+echo
+echo "Each run (s, in the order run):"
+for key in $(printf '%s\n' "${!TIMES[@]}" | sort); do echo "- $key: ${TIMES[$key]}"; done
 
 # ---- where the time goes ---------------------------------------------------------------------------------------
 summary_of() {  # a --trace log: the run's summary (stage clocks, durable rounds, each GPU's stages)
