@@ -1,12 +1,13 @@
 // libimghist_timeline.so — a device timeline of any CUDA program, for hosts without Nsight Systems.
 //
-//   CUDA_INJECTION64_PATH=.../libimghist_timeline.so IMGHIST_TIMELINE=run.tl imghist equalize in/ out/ ...
-//   python3 bench/timeline/summarize.py run.tl
+//   CUDA_INJECTION64_PATH=.../libimghist_timeline.so imghist equalize in/ out/ ...
+//   python3 bench/timeline/summarize.py timeline-PID.tl
 //
 // The CUDA driver loads the library named by CUDA_INJECTION64_PATH when it initialises and calls its
 // InitializeInjection(). From then on CUPTI's activity API records every driver API call the program makes (the
 // calling thread's system id and name, start and end), every kernel, copy and memset on the device, and this
-// library writes one line per record to the file named by IMGHIST_TIMELINE (default timeline.tl):
+// library writes one line per record to timeline-PID.tl in the working folder (PID: the program's process id,
+// also printed on stderr):
 //
 //   T tid name                           a thread of the process and its name (sampled every 50 ms; again
 //                                        when it changes: the last line counts)
@@ -20,6 +21,7 @@
 // JPEGs ran 10-20% slower — so it shows where a run's time goes, not how long it takes.
 #include <cupti.h>
 #include <dirent.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -116,12 +118,14 @@ void flush_at_exit() { cuptiActivityFlushAll(1); }
 }  // namespace
 
 extern "C" int InitializeInjection(void) {
-    const char* path = std::getenv("IMGHIST_TIMELINE");
-    out = std::fopen(path && *path ? path : "timeline.tl", "w");
+    char path[64];
+    std::snprintf(path, sizeof path, "timeline-%ld.tl", static_cast<long>(getpid()));
+    out = std::fopen(path, "w");
     if (!out) {
-        std::fprintf(stderr, "imghist timeline: cannot write %s\n", path && *path ? path : "timeline.tl");
+        std::fprintf(stderr, "imghist timeline: cannot write %s in the working folder\n", path);
         return 0;
     }
+    std::fprintf(stderr, "imghist timeline: recording to %s\n", path);
     bool ok = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS &&
               cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS;
     for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,

@@ -41,10 +41,11 @@ inline const char* name(Dist d) {
     return "?";
 }
 /// IMGHIST_TEST_SHAPES_ONLY=1 (set by scripts/run_gpu_suite.sh for the compute-sanitizer steps, where every
-/// launch costs about a hundred times more): the cases keep every size class but run two of the five
-/// distributions and two ROI offsets, since what the sanitizers look for (out-of-bounds and uninitialised
-/// accesses, races) depends on shapes and alignment far more than on values; lists a test writes out itself
-/// go through sampled() (below) for the same reason. Plain runs and CI use the full lists.
+/// launch costs about a hundred times more, and by scripts/fuzz.sh for the suite under ASan+UBSan): the cases
+/// keep every size class but run two of the five distributions and two ROI offsets, since what the sanitizers
+/// look for (out-of-bounds and uninitialised accesses, races) depends on shapes and alignment far more than on
+/// values; lists a test writes out itself go through sampled() (below) for the same reason. Plain runs use the
+/// full lists (CI's CUDA and CPU-only configurations).
 inline bool shapes_only() {
     static const bool on = [] {
         const char* e = std::getenv("IMGHIST_TEST_SHAPES_ONLY");
