@@ -453,17 +453,24 @@ nv::Status GpuDecoder::prepare(State& s, nv::Handle h, int n, nv::OutputFormat f
 // Left alone, a hardware state's buffers grow with the largest batch so far: each growth frees buffers inside
 // nvjpegDecodeBatched, and a free waits for everything on the device (the encoders' work too) while the
 // decoder is the busiest stage (docs/DESIGN.md, "Hardware decoder states sized once"). Sized for the largest
-// images the state has seen, they stop growing.
+// image the state has seen, they stop growing. The largest single image, each within --max-pixels (checked
+// from its header before the batch): not the largest width of one file and height of another, whose product
+// no limit bounds.
 void GpuDecoder::reserve(State& s, const std::vector<std::size_t>& list, const std::vector<std::size_t>& slots,
                          const DecodedBatch& out, nv::OutputFormat format) {
     const nv::NvJpegApi& nj = d_.nj();
     if (!nj.DecodeBatchedPreAllocate) return;
     int w = s.reserved_w, h = s.reserved_h;
+    std::uint64_t area = static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h);
     nv::ChromaSubsampling css = s.reserved_css;
     for (std::size_t i : list) {
         const GpuDecoded& d = out[slots[i]];
-        w = std::max(w, d.width);
-        h = std::max(h, d.height);
+        const std::uint64_t a = static_cast<std::uint64_t>(d.width) * static_cast<std::uint64_t>(d.height);
+        if (a > area) {
+            area = a;
+            w = d.width;
+            h = d.height;
+        }
         // One sampling for the whole state: a batch that mixes them is sized as 4:4:4, the largest.
         css = css == nv::kCssUnknown || css == d.subsampling ? d.subsampling : nv::kCss444;
     }
