@@ -18,8 +18,7 @@ if(NOT DEFINED IMGHIST_BUILD_PYTHON)
 endif()
 option(IMGHIST_BUILD_PYTHON "Build the imghist Python module (pybind11)" ${_imghist_python_default})
 # The module's image files (imghist.io, imghist.imread / imwrite, imghist.dask.process_files) are imghist_io and
-# the image jobs with the commands' options (imghist_jobs, imghist_commands): on when they are built
-# (IMGHIST_BUILD_TOOLS; they bring OpenCV and CLI11).
+# the image jobs (imghist_jobs): on when they are built (IMGHIST_BUILD_TOOLS; they bring OpenCV).
 if(TARGET imghist_jobs)
   set(_imghist_python_files_default ON)
 else()

@@ -1,7 +1,7 @@
 // imghist's image commands on the command line: each cmd_*.cpp adds one command (its options) to a parser and
-// returns the function that runs it once parsed (the jobs themselves are jobs/commands/). The program
-// (main.cpp) and the Python module (imghist.dask.process_files, through parse_file_job.hpp) parse with the same
-// functions, so a command's rules exist once. The only place, with the program, that uses the parser (CLI11).
+// returns the function that runs it once parsed (the jobs themselves are jobs/commands/). The program's alone
+// (main.cpp): the Python module's imghist.dask.process_files fills the same jobs from its keyword options
+// (python/src/files.cpp). The only place, with the program, that uses the parser (CLI11).
 #pragma once
 
 #include <functional>
@@ -20,9 +20,6 @@ void add_image_options(CLI::App& sub, ImageJob& job);
 struct Command {
     CLI::App* app = nullptr;
     std::function<int()> run;
-    /// Image-to-image commands (equalize, stretch, match, threshold, clahe): the parsed job and its per-file
-    /// work, for callers that run the files themselves (ImageFileJob). Empty for the other commands.
-    std::function<ImageTask()> image_task{};
 };
 
 Command add_hist(CLI::App& app);

@@ -1,9 +1,6 @@
-// The options every command takes, the image commands' shared options, and the parse of one image command's
-// line into a file job (parse_file_job.hpp).
+// The options every command takes, the image commands' shared options, and their Command.
 #include "options/commands.hpp"
-#include "options/parse_file_job.hpp"
 #include "gpu/nvjpeg_api.hpp"
-#include "io/errors.hpp"
 #include "pipeline/tuning.hpp"
 
 namespace cli {
@@ -109,28 +106,7 @@ void add_image_options(CLI::App& sub, ImageJob& job) {
 }
 
 Command image_command(CLI::App* sub, std::function<ImageTask()> task) {
-    Command c;
-    c.app = sub;
-    c.image_task = task;
-    c.run = [task] { return run_image_job(task()); };
-    return c;
-}
-
-std::unique_ptr<ImageFileJob> parse_file_job(const std::vector<std::string>& args) {
-    if (args.empty()) fail_usage("no operation (equalize, stretch, match, threshold, clahe)");
-    CLI::App app{"imghist", "imghist"};
-    app.require_subcommand(1);
-    const std::vector<Command> commands = {add_equalize(app), add_stretch(app), add_match(app), add_threshold(app),
-                                           add_clahe(app)};
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes its arguments last first
-    try {
-        app.parse(reversed);
-    } catch (const CLI::ParseError& e) {
-        fail_usage(e.what());
-    }
-    for (const Command& c : commands)
-        if (c.app->parsed()) return std::make_unique<ImageFileJob>(c.image_task());
-    fail_usage("unknown operation '" + args[0] + "' (equalize, stretch, match, threshold, clahe)");
+    return Command{sub, [task] { return run_image_job(task()); }};
 }
 
 }  // namespace cli

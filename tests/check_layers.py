@@ -5,10 +5,11 @@ Resolves every quoted #include of the tree's C++ and CUDA sources to the file it
 folder first, then the build's include roots) and fails on an include that reaches a layer the including
 file's layer may not use: the public headers and the libraries never include io/, jobs/, the program or the
 Python module; io/ never includes jobs/; jobs/ never includes the program; nothing but the program includes
-the program (tools/imghist/); the commands' options (options/) are included only by the program and the
-module (for process_files); nothing but the module includes python/. And the argument parser (CLI11's <CLI/...>
-headers) is reached, directly or through the tree's own headers, only by the program and options/:
-the jobs, the pipelines, the Python module, tests, benchmarks and fuzz targets never see the command line.
+the program (tools/imghist/); the commands' options (options/) are included only by the program (the module
+fills the jobs from its own keyword options); nothing but the module includes python/. And the argument parser
+(CLI11's <CLI/...> headers) is reached, directly or through the tree's own headers, only by the program and
+options/: the jobs, the pipelines, the Python module, tests, benchmarks and fuzz targets never see the command
+line.
 
 Usage: check_layers.py SOURCE_DIR
 """
@@ -34,10 +35,10 @@ ALLOWED = {
     "src/gpuhist": PUBLIC | {"src/gpuhist"},
     "io": PUBLIC | {"io"},
     "jobs": PUBLIC | {"io", "jobs"},
-    # The image commands' options: the program's, and the Python module's process_files parses with them.
+    # The image commands' options: the program's alone.
     "options": PUBLIC | {"io", "jobs", "options"},
     "tools/imghist": PUBLIC | {"io", "jobs", "options", "tools/imghist"},
-    "python": PUBLIC | {"io", "jobs", "options", "python"},
+    "python": PUBLIC | {"io", "jobs", "python"},
     # Benchmarks, tests and fuzz targets may be white-box, but never reach the program or the module.
     "bench": EVERYTHING - {"options", "tools/imghist", "python"},
     "tests": EVERYTHING - {"options", "tools/imghist", "python"},

@@ -1,5 +1,5 @@
 // An image command's files one at a time, for front ends that schedule the files themselves (the Python
-// module's imghist.dask.process_files; options/parse_file_job.hpp makes one from a command line).
+// module's imghist.dask.process_files, which makes its ImageTask from keyword options: image_tasks.hpp).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 // The image commands' work on one file, as tasks for run_image_job: which operation each command calls, with
-// what, and which files may take the JPEG planar path. The parsers (options/) turn option text
-// into the parameters; everything a task does with them is here.
+// what, and which files may take the JPEG planar path. The front ends turn their options into the parameters
+// (the program's parsers in options/, the Python module's process_files keywords in python/src/files.cpp);
+// everything a task does with them is here.
 #pragma once
 
 #include "commands/image_job.hpp"

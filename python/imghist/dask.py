@@ -263,12 +263,15 @@ FileResult.__doc__ = """One input of process_files: its path, its output's path,
 command's note for it when it has one (threshold: "threshold: 117", multi-level Otsu: "thresholds: 60 140")."""
 
 _OPERATIONS = ("equalize", "stretch", "match", "threshold", "clahe")
-# The CLI's options that make no sense for tasks scheduled by Dask (or that process_files sets itself).
-_NOT_OPTIONS = ("in_place", "shard", "quiet", "verbose", "paths")
+# The CLI's options that make no sense for tasks scheduled by Dask, being about the CLI's own run (replacing
+# the inputs, shards, progress, the folder pipeline's sizes and trace, the GPU JPEG pipeline's library), or that
+# process_files sets itself (paths).
+_NOT_OPTIONS = ("in_place", "shard", "quiet", "verbose", "paths", "trace", "pipeline", "nvjpeg")
 
 
-def _cli_args(operation, inputs, output_dir, options):
-    """The command line of `imghist <operation>` that process_files runs file by file."""
+def _job_spec(operation, inputs, output_dir, options):
+    """What process_files runs file by file: (operation, the paths as the command takes them: IN... [REF] OUT,
+    the command's options as keywords), from which _core.FileJob builds the job (checking the options)."""
     if operation not in _OPERATIONS:
         raise InvalidArgumentError(f"dask.process_files: unknown operation {operation!r}; one of "
                                    f"{', '.join(_OPERATIONS)}")
@@ -277,51 +280,40 @@ def _cli_args(operation, inputs, output_dir, options):
     if (operation == "match") != (reference is not None):
         raise TypeError("dask.process_files: reference= is " + ("required for 'match'" if operation == "match"
                                                                  else f"only used by 'match', not {operation!r}"))
-    opts.setdefault("threads", 1)
-    args = [operation]
-    for key, value in opts.items():
+    for key in opts:
         if key in _NOT_OPTIONS:
             raise TypeError(f"dask.process_files: {key}= is not an option of process_files (the cluster's tasks "
-                            "take its place; --shard serves runs without Dask)")
-        flag = "--" + key.replace("_", "-")
-        if value is True:
-            args.append(flag)
-        elif value is False or value is None:
-            continue
-        elif key == "tiles" and isinstance(value, (tuple, list)):
-            args += [flag, f"{int(value[0])}x{int(value[1])}"]
-        else:
-            args += [flag, str(value)]
-    args.append("--quiet")
+                            "take the place of the CLI's own run; --shard serves runs without Dask)")
+    opts.setdefault("threads", 1)
     paths = [inputs] if isinstance(inputs, (str, bytes, os.PathLike)) else list(inputs)
     if not paths:
         raise InvalidArgumentError("dask.process_files: no inputs")
-    args += [os.fspath(p) for p in paths]
+    paths = [os.fspath(p) for p in paths]
     if reference is not None:
-        args.append(os.fspath(reference))
-    args.append(os.fspath(output_dir))
-    return tuple(args)
+        paths.append(os.fspath(reference))
+    paths.append(os.fspath(output_dir))
+    return operation, tuple(paths), opts
 
 
-# Parsed jobs of this process (a worker's), by run: a match job reads its reference once per worker.
+# Built jobs of this process (a worker's), by run: a match job reads its reference once per worker.
 _JOBS = collections.OrderedDict()
 _JOBS_LOCK = threading.Lock()
 
 
-def _file_job(token, job_args):
+def _file_job(token, spec):
     with _JOBS_LOCK:
         job = _JOBS.get(token)
         if job is None:
-            job = _JOBS[token] = _core.FileJob(list(job_args))
+            job = _JOBS[token] = _core.FileJob(*spec)
             while len(_JOBS) > 4:
                 _JOBS.popitem(last=False)
         return job
 
 
-def _run_file(file, output, job_args, token):
+def _run_file(file, output, spec, token):
     """One task: the file's work, as the CLI does it; a failure is the file's result, not the task's."""
     try:
-        return "done", None, _file_job(token, job_args).run(file, output)
+        return "done", None, _file_job(token, spec).run(file, output)
     except Error as e:
         return "failed", str(e), None
 
@@ -343,9 +335,9 @@ def _default_client():
         return None
 
 
-def _run_on_cluster(client, todo, job_args, token):
+def _run_on_cluster(client, todo, spec, token):
     from distributed import wait
-    futures = client.map(_run_file, [f for f, _ in todo], [o for _, o in todo], job_args=job_args, token=token,
+    futures = client.map(_run_file, [f for f, _ in todo], [o for _, o in todo], spec=spec, token=token,
                          key=[f"imghist-process_files-{token}-{i}" for i in range(len(todo))])
     wait(futures)
     outcomes = []
@@ -361,7 +353,7 @@ def _run_on_cluster(client, todo, job_args, token):
 
 def process_files(operation, inputs, output_dir, client=None, **options):
     """Runs `imghist <operation> INPUTS... OUTPUT_DIR/` with one dask task per file: the command-line tool's own
-    per-file work (its parser, rules and code: output names, formats, quality, metadata, --auto-orient,
+    per-file work (its jobs, rules and code: output names, formats, quality, metadata, --auto-orient,
     --strip, ...), so every output is byte for byte what the CLI writes for that file with the same options
     (and the same --threads: process_files passes threads=1, one thread per task, unless told otherwise; PNG
     files are deflated in bands per thread, so their bytes, not their pixels, depend on it). JPEG files go
@@ -378,8 +370,10 @@ def process_files(operation, inputs, output_dir, client=None, **options):
         method="triangle", value=100, invert=True, classes=4, clip=3.0, tiles=(16, 16), low=0.5, high=0.5,
         reference="ref.png" (match's REF), to="png", quality=92, png_level=6, tiff_compression="lzw",
         strip=True, auto_orient=True, depth=8, flatten=True, background="black", recursive=True,
-        skip_existing=True, max_pixels=..., device="cuda", threads=2. True adds a flag, False or None leaves it
-        out. An option the command does not have raises InvalidArgumentError with the CLI's message.
+        skip_existing=True, max_pixels=..., max_memory=2 << 30 (sizes in bytes), device="cuda", threads=2.
+        Flags take True or False, the others an int, a number (low and high in percent), a string or, for
+        tiles, a pair of ints; None is the command's default. An option the command does not have, or a value
+        it does not take, raises InvalidArgumentError naming the option and the problem.
 
     Before any task runs, the files are planned on the client as the CLI plans them, and the CLI's refusals
     apply (an output that is an input, two inputs with one output): InvalidArgumentError, nothing written.
@@ -391,20 +385,20 @@ def process_files(operation, inputs, output_dir, client=None, **options):
     tasks of a worker that died — writes the same file again and nothing partial is ever visible under an
     output's name; the temporaries of killed workers are removed at the end. Resumable: skip_existing=True
     leaves outputs that exist alone (reported "skipped"), as the CLI's --skip-existing."""
-    job_args = _cli_args(operation, inputs, output_dir, options)
+    spec = _job_spec(operation, inputs, output_dir, options)
     if not _core.has_files:
         raise UnsupportedError("dask.process_files: this build of imghist has no image files (built without the "
                                "command-line tool: IMGHIST_PYTHON_FILES=OFF)")
     os.makedirs(output_dir, exist_ok=True)
-    planned = _core.FileJob(list(job_args)).plan()
+    planned = _core.FileJob(*spec).plan()
     todo = [(f, o) for f, o, skipped in planned if not skipped]
     token = uuid.uuid4().hex
     client = client if client is not None else _default_client()
     if client is None:
-        tasks = [dask.delayed(_run_file, pure=False)(f, o, job_args, token) for f, o in todo]
+        tasks = [dask.delayed(_run_file, pure=False)(f, o, spec, token) for f, o in todo]
         outcomes = list(dask.compute(*tasks))
     else:
-        outcomes = _run_on_cluster(client, todo, job_args, token)
+        outcomes = _run_on_cluster(client, todo, spec, token)
     folders = sorted({os.path.dirname(o) or "." for _, o in todo})
     if folders:
         if client is not None:

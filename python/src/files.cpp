@@ -1,6 +1,7 @@
 // imghist._imghist — image files: imghist_io's codecs and metadata rules for imghist.io.read / write and the
 // cv2-shaped imghist.imread / imwrite, and the image commands' per-file work (imghist_jobs, jobs/) for
-// imghist.dask.process_files. Built with IMGHIST_PYTHON_FILES (python/CMakeLists.txt).
+// imghist.dask.process_files, whose job is built from the operation's name and its keyword options as Python
+// values (no command line). Built with IMGHIST_PYTHON_FILES (python/CMakeLists.txt).
 //
 // Images cross as NumPy arrays of uint8 or uint16 samples, (H, W) for one channel, else (H, W, C), C in 2..4:
 // RGB(A) order for read / write (imghist_io's), BGR(A) for imread / imwrite (cv2's). Read arrays own the
@@ -8,9 +9,15 @@
 // runs with the GIL released while it reads, decodes, encodes or writes; errors name the file.
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +29,8 @@
 #include "io/errors.hpp"
 #include "io/fileio.hpp"
 #include "io/metadata.hpp"
-#include "options/parse_file_job.hpp"
+#include "commands/file_job.hpp"
+#include "commands/image_tasks.hpp"
 #include "cv_read.hpp"
 
 namespace imghist_py {
@@ -199,6 +207,232 @@ void imwrite(const std::string& path, py::array array, int quality, int png_leve
     write_encoded(path, img, opt);
 }
 
+// ---- imghist.dask.process_files: an image command's job from its keyword options ---------------------------
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+/// The upper bound of the limits (64-bit counts and sizes): none that a caller could reach.
+constexpr long long kNoMax = std::numeric_limits<long long>::max();
+
+/// "expected an integer from 1 to 100", "expected a number of at least 0", "expected 8": `what` within
+/// [lo, hi], where an infinite bound or kNoMax is none.
+std::string expected(const char* what, double lo, double hi) {
+    auto number = [](double x) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.15g", x);
+        return std::string(buf);
+    };
+    const bool no_max = hi == kInf || hi >= static_cast<double>(kNoMax);
+    if (lo == hi) return "expected " + number(lo);
+    if (lo == -kInf && no_max) return std::string("expected ") + what;
+    if (no_max) return std::string("expected ") + what + " of at least " + number(lo);
+    return std::string("expected ") + what + " from " + number(lo) + " to " + number(hi);
+}
+
+/// The value of an int or a NumPy integer (anything with __index__, but not a bool); nothing for another
+/// object or one beyond 64 bits.
+std::optional<long long> integer_of(const py::handle& v) {
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) return std::nullopt;
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+    if (n == -1 && PyErr_Occurred()) {  // its __index__ raised
+        PyErr_Clear();
+        return std::nullopt;
+    }
+    if (overflow != 0) return std::nullopt;
+    return n;
+}
+
+/// The keyword options of one process_files call (the command's options, --name value as name=value), each
+/// taken once, by name, as the type the job holds it in; None is the same as not given (the command's
+/// default), as an option left out of a command line. Each accessor returns whether the option was given;
+/// messages name the keyword as the caller wrote it.
+class Keywords {
+public:
+    explicit Keywords(const py::dict& options) {
+        for (const auto& [key, value] : options)
+            if (!value.is_none())
+                left_.emplace_back(py::cast<std::string>(key), py::reinterpret_borrow<py::object>(value));
+    }
+
+    /// A flag: True or False.
+    bool flag(const char* name, bool& out) {
+        const py::object v = take(name);
+        if (!v) return false;
+        if (!PyBool_Check(v.ptr())) bad(name, v, "expected True or False");
+        out = v.cast<bool>();
+        return true;
+    }
+    /// An integer in [lo, hi].
+    template <class T>
+    bool integer(const char* name, T& out, long long lo, long long hi) {
+        const py::object v = take(name);
+        if (!v) return false;
+        const std::optional<long long> n = integer_of(v);
+        if (!n || *n < lo || *n > hi)
+            bad(name, v, expected("an integer", static_cast<double>(lo), static_cast<double>(hi)));
+        out = static_cast<T>(*n);
+        return true;
+    }
+    /// A number (an int or a float, not a bool) in [lo, hi].
+    bool real(const char* name, double& out, double lo, double hi) {
+        const py::object v = take(name);
+        if (!v) return false;
+        double x = 0;
+        bool ok = !PyBool_Check(v.ptr()) && PyNumber_Check(v.ptr());
+        if (ok) {
+            x = PyFloat_AsDouble(v.ptr());
+            if (x == -1.0 && PyErr_Occurred()) {  // a complex number
+                PyErr_Clear();
+                ok = false;
+            }
+        }
+        if (!ok || !(x >= lo && x <= hi)) bad(name, v, expected("a number", lo, hi));
+        out = x;
+        return true;
+    }
+    /// A string; with `choices`, one of them.
+    bool text(const char* name, std::string& out, std::initializer_list<const char*> choices = {}) {
+        const py::object v = take(name);
+        if (!v) return false;
+        std::string one_of;
+        for (const char* c : choices) one_of += (one_of.empty() ? "expected one of '" : ", '") + std::string(c) + "'";
+        if (!py::isinstance<py::str>(v)) bad(name, v, choices.size() == 0 ? "expected a string" : one_of);
+        const auto s = v.cast<std::string>();
+        if (choices.size() != 0 && std::find(choices.begin(), choices.end(), s) == choices.end()) bad(name, v, one_of);
+        out = s;
+        return true;
+    }
+    /// Two integers of at least `lo`, as a tuple or a list.
+    bool pair(const char* name, int& first, int& second, int lo) {
+        const py::object v = take(name);
+        if (!v) return false;
+        std::optional<long long> a, b;
+        if ((py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) && py::len(v) == 2) {
+            a = integer_of(v[py::int_(0)]);
+            b = integer_of(v[py::int_(1)]);
+        }
+        constexpr long long max = std::numeric_limits<int>::max();
+        if (!a || !b || *a < lo || *a > max || *b < lo || *b > max)
+            bad(name, v, "expected a pair of integers of at least " + std::to_string(lo));
+        first = static_cast<int>(*a);
+        second = static_cast<int>(*b);
+        return true;
+    }
+    /// Refuses the first option left: one that `operation` does not have (named as the CLI spells it too).
+    void finish(const std::string& operation) const {
+        if (left_.empty()) return;
+        const std::string& name = left_.front().first;
+        std::string cli = "--" + name;
+        std::replace(cli.begin(), cli.end(), '_', '-');
+        fail(ErrorCode::InvalidArgument, "'" + operation + "' has no option " + name + "= (" + cli + ")");
+    }
+
+private:
+    py::object take(const char* name) {
+        for (auto it = left_.begin(); it != left_.end(); ++it) {
+            if (it->first != name) continue;
+            py::object v = std::move(it->second);
+            left_.erase(it);
+            return v;
+        }
+        return py::object();
+    }
+    [[noreturn]] static void bad(const char* name, const py::handle& v, const std::string& problem) {
+        fail(ErrorCode::InvalidArgument, std::string(name) + "=" + std::string(py::repr(v)) + ": " + problem);
+    }
+
+    std::vector<std::pair<std::string, py::object>> left_;  ///< in the caller's order
+};
+
+/// The job of `operation` over `paths` (IN... [REF] OUT, as the command takes them) with process_files' keyword
+/// options: the structures (jobs/) that the CLI's parser fills from its command line, filled from typed values
+/// under the same rules.
+cli::ImageTask image_task(const std::string& operation, std::vector<std::string> paths, const py::dict& options) {
+    Keywords o(options);
+    cli::ImageJob job;
+    job.paths = std::move(paths);
+    cli::Common& common = job.common;
+    common.quiet = true;  // process_files reports through its results, never on stderr
+    o.text("device", common.device);
+    o.integer("threads", common.threads, 0, common.limits.max_threads);
+    cli::Limits& limits = common.limits;  // sizes in bytes
+    o.integer("max_pixels", limits.max_pixels, 0, kNoMax);
+    o.integer("max_memory", limits.max_memory, 0, kNoMax);
+    o.integer("max_input", limits.max_input, 0, kNoMax);
+    o.integer("max_metadata", limits.max_metadata, 0, kNoMax);
+    o.integer("max_metadata_items", limits.max_metadata_items, 0, kNoMax);
+    o.integer("max_scans", limits.max_scans, 0, kNoMax);
+    o.integer("max_ratio", limits.max_ratio, 1, kNoMax);
+    o.flag("recursive", job.recursive);
+    o.flag("skip_existing", job.skip_existing);
+    o.text("to", job.to);
+    o.integer("quality", job.encode.jpeg_quality, 1, 100);
+    o.integer("png_level", job.encode.png_level, 0, 9);
+    o.text("tiff_compression", job.encode.tiff_compression, {"deflate", "lzw", "packbits", "none"});
+    o.flag("strip", job.strip);
+    o.flag("auto_orient", job.auto_orient);
+    o.integer("depth", job.depth, 8, 8);
+    o.flag("flatten", job.flatten);
+    o.text("background", job.background);
+    // Each command's own options. Its task is made once no option is left over (match's reads the reference).
+    std::function<cli::ImageTask()> task;
+    if (operation == "equalize") {
+        std::string mode = "luma";
+        o.text("mode", mode, {"luma", "per-channel"});
+        const auto m = mode == "luma" ? cli::EqualizeMode::Luma : cli::EqualizeMode::PerChannel;
+        task = [&job, m] { return cli::equalize_task(job, m); };
+    } else if (operation == "stretch") {
+        cli::StretchParams p;  // low 2, high 1: what normalize=True (ImageMagick's -normalize) names
+        std::string mode = "luma";
+        bool normalize = false, auto_level = false;
+        const bool low = o.real("low", p.low, 0, 100), high = o.real("high", p.high, 0, 100);
+        o.text("mode", mode, {"luma", "per-channel"});
+        o.flag("normalize", normalize);
+        o.flag("auto_level", auto_level);
+        if (normalize && auto_level)
+            fail(ErrorCode::InvalidArgument, "normalize=True and auto_level=True exclude each other");
+        if ((normalize || auto_level) && (low || high))
+            fail(ErrorCode::InvalidArgument, std::string(normalize ? "normalize" : "auto_level") +
+                                                 "=True sets low and high: give low= / high= or it, not both");
+        if (auto_level) p.low = p.high = 0;
+        if (p.low + p.high > 100) fail(ErrorCode::InvalidArgument, "low + high must not exceed 100 (percent)");
+        p.mode = mode == "luma" ? cli::StretchMode::Luma : cli::StretchMode::PerChannel;
+        task = [&job, p] { return cli::stretch_task(job, p); };
+    } else if (operation == "match") {
+        task = [&job] { return cli::match_task(job); };
+    } else if (operation == "threshold") {
+        std::string method = "otsu";
+        cli::ThresholdParams p;
+        int classes = 3;
+        o.text("method", method, {"otsu", "triangle", "value", "multiotsu"});
+        const bool value = o.real("value", p.value, -kInf, kInf);
+        o.flag("invert", p.invert);
+        const bool classes_given = o.integer("classes", classes, 2, 5);
+        if (method == "multiotsu") {
+            if (value || p.invert)
+                fail(ErrorCode::InvalidArgument, "value= and invert= do not apply to method='multiotsu'");
+            task = [&job, classes] { return cli::multiotsu_task(job, classes); };
+        } else {
+            if (classes_given) fail(ErrorCode::InvalidArgument, "classes= is only used with method='multiotsu'");
+            if (method == "value" && !value) fail(ErrorCode::InvalidArgument, "method='value' needs value=T");
+            if (method != "value" && value) fail(ErrorCode::InvalidArgument, "value= is only used with method='value'");
+            p.method = method == "otsu"       ? cli::ThresholdMethod::Otsu
+                       : method == "triangle" ? cli::ThresholdMethod::Triangle
+                                              : cli::ThresholdMethod::Value;
+            task = [&job, p] { return cli::threshold_task(job, p); };
+        }
+    } else if (operation == "clahe") {
+        cli::ClaheParams p;
+        o.real("clip", p.clip, 0, kInf);
+        o.pair("tiles", p.tiles_x, p.tiles_y, 1);
+        task = [&job, p] { return cli::clahe_task(job, p); };
+    } else {
+        fail(ErrorCode::InvalidArgument, "unknown operation '" + operation + "'");
+    }
+    o.finish(operation);
+    return task();
+}
+
 }  // namespace
 
 void add_file_functions(py::module_& m) {
@@ -211,11 +445,13 @@ void add_file_functions(py::module_& m) {
     m.def("remove_stale_temporaries", &cli::remove_stale_temporaries, py::arg("folder"),
           "Removes the temporaries of imghist writes in `folder` whose writer is gone; returns their paths.");
     py::class_<cli::ImageFileJob>(m, "FileJob",
-                                  "An image command of the imghist CLI, parsed from its arguments, run file by file.")
-        .def(py::init([](const std::vector<std::string>& args) {
-                 return in_python_terms("dask.process_files", [&] { return cli::parse_file_job(args); });
+                                  "An image command's job (imghist.dask.process_files'), run file by file.")
+        .def(py::init([](const std::string& operation, std::vector<std::string> paths, const py::dict& options) {
+                 return in_python_terms("dask.process_files", [&] {
+                     return std::make_unique<cli::ImageFileJob>(image_task(operation, std::move(paths), options));
+                 });
              }),
-             py::arg("args"))
+             py::arg("operation"), py::arg("paths"), py::arg("options"))
         .def("plan",
              [](const cli::ImageFileJob& j) {
                  return in_python_terms("dask.process_files", [&] {

@@ -161,6 +161,24 @@ def test_resumes_with_skip_existing_and_refuses_what_the_cli_refuses(client, inp
         idask.process_files("blur", inputs, out, client=client)
 
 
+@pytest.mark.parametrize("operation,options,message", [
+    ("equalize", {"quality": 101}, "quality=101: expected an integer from 1 to 100"),
+    ("equalize", {"mode": "lum"}, "mode='lum': expected one of 'luma', 'per-channel'"),
+    ("equalize", {"strip": 1}, "strip=1: expected True or False"),
+    ("stretch", {"low": 60, "high": 50}, "low + high must not exceed 100"),
+    ("stretch", {"auto_level": True, "low": 3}, "auto_level=True sets low and high"),
+    ("threshold", {"method": "value"}, "method='value' needs value="),
+    ("threshold", {"classes": 4}, "classes= is only used with method='multiotsu'"),
+    ("clahe", {"tiles": "8x8"}, "tiles='8x8': expected a pair of integers"),
+    ("clahe", {"mode": "luma"}, "'clahe' has no option mode= (--mode)"),
+])
+def test_options_are_checked_by_name_before_anything_runs(inputs, tmp_path, operation, options, message):
+    out = str(tmp_path / "out")
+    with pytest.raises(imghist.InvalidArgumentError, match=re.escape(message)):
+        idask.process_files(operation, inputs, out, **options)
+    assert not os.listdir(out)
+
+
 def test_without_a_cluster_the_local_scheduler_runs_the_files(inputs, tmp_path):
     code = ("import sys, imghist.dask as d; r = d.process_files('equalize', sys.argv[1], sys.argv[2], recursive=True); "
             "print(sorted((x.status for x in r)))")
