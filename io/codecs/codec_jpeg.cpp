@@ -11,6 +11,7 @@
 
 #include <jpeglib.h>
 
+#include "io/codecs/jpeg_order.hpp"
 #include "io/errors.hpp"
 
 namespace cli {
@@ -113,11 +114,17 @@ const char kExifId[] = "Exif\0";                            // + the second NUL 
 const char kXmpId[] = "http://ns.adobe.com/xap/1.0/";       // + its NUL: 29 bytes
 constexpr std::size_t kMaxMarker = 65533;                    // payload of one marker segment
 
-/// The quantisation tables (natural order) libjpeg's jpeg_set_quality makes for qualities 1-100: [q][table].
+/// libjpeg's standard tables, read from the library once: the quantisation tables (natural order) its
+/// jpeg_set_quality makes for qualities 1-100 ([q][table]), and the Huffman tables of jpeg_set_defaults (DC
+/// luma, DC chroma, AC luma, AC chroma; the same at every quality).
 using QuantTables = std::array<std::array<std::array<unsigned, 64>, 2>, 101>;
-const QuantTables& standard_tables() {
-    static const QuantTables tables = [] {
-        QuantTables t{};
+struct StandardTables {
+    QuantTables quant{};
+    std::array<JpegEncodingTables::Huffman, 4> huffman{};
+};
+const StandardTables& standard_tables() {
+    static const StandardTables tables = [] {
+        StandardTables t;
         jpeg_compress_struct c{};
         jpeg_error_mgr err{};
         c.err = jpeg_std_error(&err);
@@ -125,10 +132,20 @@ const QuantTables& standard_tables() {
         c.in_color_space = JCS_RGB;
         c.input_components = 3;
         jpeg_set_defaults(&c);
+        for (int k = 0; k < 4; ++k) {
+            const JHUFF_TBL* h = k < 2 ? c.dc_huff_tbl_ptrs[k] : c.ac_huff_tbl_ptrs[k - 2];
+            JpegEncodingTables::Huffman& out = t.huffman[static_cast<std::size_t>(k)];
+            int count = 0;
+            for (int n = 1; n <= 16; ++n) {
+                out.bits[static_cast<std::size_t>(n)] = h->bits[n];
+                count += h->bits[n];
+            }
+            out.values.assign(h->huffval, h->huffval + count);
+        }
         for (int q = 1; q <= 100; ++q) {
             jpeg_set_quality(&c, q, TRUE);
             for (int k = 0; k < 2; ++k)
-                for (int i = 0; i < 64; ++i) t[q][k][i] = c.quant_tbl_ptrs[k]->quantval[i];
+                for (int i = 0; i < 64; ++i) t.quant[q][k][i] = c.quant_tbl_ptrs[k]->quantval[i];
         }
         jpeg_destroy_compress(&c);
         return t;
@@ -141,7 +158,7 @@ const QuantTables& standard_tables() {
 /// the standard tables (libjpeg, ImageMagick, PIL, OpenCV, most cameras' "quality" settings) this is the
 /// quality they were written at, as ImageMagick's estimate is.
 int estimate_quality(const jpeg_decompress_struct& info) {
-    const QuantTables& std_tables = standard_tables();
+    const QuantTables& std_tables = standard_tables().quant;
     int best = 0;
     std::uint64_t best_err = ~std::uint64_t(0);
     for (int q = 100; q >= 1; --q) {
@@ -473,6 +490,78 @@ Bytes jpeg_with_metadata(const Bytes& jpeg, const Metadata& m, const std::string
     return out;
 }
 
+JpegEncodingTables jpeg_encoding_tables(int quality) {
+    if (quality < 1 || quality > 100)
+        throw Error(ErrorCode::InvalidArgument, "JPEG quality " + std::to_string(quality) + " is outside 1-100");
+    const StandardTables& std_tables = standard_tables();
+    JpegEncodingTables t;
+    for (int k = 0; k < 2; ++k)
+        for (int i = 0; i < 64; ++i)
+            t.quant[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] =
+                static_cast<std::uint16_t>(std_tables.quant[static_cast<std::size_t>(quality)][static_cast<std::size_t>(k)][static_cast<std::size_t>(i)]);
+    t.dc = {std_tables.huffman[0], std_tables.huffman[1]};
+    t.ac = {std_tables.huffman[2], std_tables.huffman[3]};
+    return t;
+}
+
+Bytes baseline_jpeg(int width, int height, const int h_samp[3], const int v_samp[3], int quality,
+                    const std::uint8_t* segment, std::size_t size) {
+    const JpegEncodingTables t = jpeg_encoding_tables(quality);
+    Bytes out;
+    out.reserve(size + 640);
+    auto byte = [&](unsigned v) { out.push_back(static_cast<std::uint8_t>(v)); };
+    auto marker = [&](unsigned m, std::size_t length) {  // length: of the segment, its two length bytes included
+        byte(0xFF);
+        byte(m);
+        byte(static_cast<unsigned>(length >> 8));
+        byte(static_cast<unsigned>(length & 0xFF));
+    };
+    byte(0xFF);
+    byte(0xD8);
+    // libjpeg-turbo's order (jcmarker.c): a DQT per table, SOF0, a DHT per table in the order the scan's
+    // components first use them (DC then AC), SOS.
+    for (unsigned k = 0; k < 2; ++k) {
+        marker(0xDB, 2 + 1 + 64);
+        byte(k);
+        for (int i = 0; i < 64; ++i) byte(t.quant[k][static_cast<std::size_t>(jpeg_natural_order(i))]);
+    }
+    marker(0xC0, 2 + 6 + 3 * 3);
+    byte(8);
+    byte(static_cast<unsigned>(height) >> 8);
+    byte(static_cast<unsigned>(height) & 0xFF);
+    byte(static_cast<unsigned>(width) >> 8);
+    byte(static_cast<unsigned>(width) & 0xFF);
+    byte(3);
+    for (unsigned c = 0; c < 3; ++c) {
+        byte(c + 1);
+        byte(static_cast<unsigned>(h_samp[c] << 4 | v_samp[c]));
+        byte(c == 0 ? 0 : 1);
+    }
+    auto dht = [&](const JpegEncodingTables::Huffman& h, unsigned id) {
+        marker(0xC4, 2 + 1 + 16 + h.values.size());
+        byte(id);
+        for (int n = 1; n <= 16; ++n) byte(h.bits[static_cast<std::size_t>(n)]);
+        for (std::uint8_t v : h.values) byte(v);
+    };
+    dht(t.dc[0], 0x00);
+    dht(t.ac[0], 0x10);
+    dht(t.dc[1], 0x01);
+    dht(t.ac[1], 0x11);
+    marker(0xDA, 2 + 1 + 2 * 3 + 3);
+    byte(3);
+    for (unsigned c = 0; c < 3; ++c) {
+        byte(c + 1);
+        byte(c == 0 ? 0x00 : 0x11);
+    }
+    byte(0);   // Ss
+    byte(63);  // Se
+    byte(0);   // Ah, Al
+    out.insert(out.end(), segment, segment + size);
+    byte(0xFF);
+    byte(0xD9);
+    return out;
+}
+
 int jpeg_planar_components(const Bytes& data) {
     Decompress d;
     if (setjmp(d.err.jump)) return 0;
@@ -538,7 +627,24 @@ JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const 
     return p;
 }
 
-Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name) {
+namespace {
+
+/// Fills a plane's padding (columns past its width, rows past its height) with its edge samples.
+void pad_with_edges(JpegPlane& pl) {
+    if (pl.width <= 0 || pl.height <= 0) return;
+    const std::size_t stride = static_cast<std::size_t>(pl.stride);
+    for (int y = 0; y < pl.height; ++y) {
+        std::uint8_t* row = pl.data.data() + static_cast<std::size_t>(y) * stride;
+        std::memset(row + pl.width, row[pl.width - 1], stride - static_cast<std::size_t>(pl.width));
+    }
+    const std::uint8_t* last = pl.data.data() + static_cast<std::size_t>(pl.height - 1) * stride;
+    for (int y = pl.height; y < pl.rows; ++y) std::memcpy(pl.data.data() + static_cast<std::size_t>(y) * stride, last, stride);
+}
+
+}  // namespace
+
+Bytes encode_jpeg_planes(JpegPlanes& p, const EncodeOptions& opt, const std::string& name) {
+    for (JpegPlane& pl : p.planes) pad_with_edges(pl);
     Compress c;
     std::vector<std::vector<JSAMPROW>> comp_rows(MAX_COMPONENTS);
     JSAMPARRAY arrays[MAX_COMPONENTS];

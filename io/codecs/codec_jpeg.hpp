@@ -4,6 +4,7 @@
 // encoder's conversion and downsampling.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,7 +30,32 @@ struct JpegPlanes {
 
 /// Decodes to planes; Error(Unsupported) for colour spaces other than gray and YCbCr.
 JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt);
-Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
+/// Encodes the planes' visible samples: each plane's padding is first filled with its edge samples (as
+/// libjpeg's scanline input pads), so the file depends on the visible samples only and the GPU's encoder
+/// (jobs/gpu/jpeg_encoder.hpp), which reads the visible samples, writes the same bytes.
+Bytes encode_jpeg_planes(JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
+
+/// What encode_jpeg_planes encodes YCbCr planes with at a quality: libjpeg-turbo's quantisation tables
+/// (jpeg_set_quality, forced baseline; row-major) and its standard Huffman tables (as a DHT segment holds
+/// them), [0] for luma, [1] for chroma. Another encoder that quantises with these tables as libjpeg-turbo's
+/// integer DCT does and codes with them writes the entropy-coded segment encode_jpeg_planes writes.
+struct JpegEncodingTables {
+    struct Huffman {
+        std::array<std::uint8_t, 17> bits{};  ///< bits[n]: codes of length n (bits[0] unused)
+        std::vector<std::uint8_t> values;     ///< symbols in code order
+    };
+    std::array<std::array<std::uint16_t, 64>, 2> quant{};
+    std::array<Huffman, 2> dc, ac;
+};
+/// Throws Error(InvalidArgument) for a quality outside 1-100.
+JpegEncodingTables jpeg_encoding_tables(int quality);
+
+/// A baseline YCbCr JPEG around an entropy-coded segment made with jpeg_encoding_tables(quality) (0xFF bytes
+/// already stuffed, the last byte padded with 1 bits): SOI, DQT, SOF0, DHT, SOS, the segment, EOI — the
+/// markers encode_jpeg_planes writes, without JFIF or metadata (jpeg_with_metadata adds those).
+/// Component k has sampling h_samp[k] x v_samp[k].
+Bytes baseline_jpeg(int width, int height, const int h_samp[3], const int v_samp[3], int quality,
+                    const std::uint8_t* segment, std::size_t size);
 /// True when the file is a JPEG that decode_jpeg_planes accepts (gray or YCbCr, 8-bit).
 bool jpeg_planar_ok(const Bytes& data);
 /// Components of a JPEG that decode_jpeg_planes accepts (1 gray, 3 YCbCr), 0 for anything else.

@@ -41,8 +41,12 @@ std::shared_ptr<GpuJob> make_job(const GpuCommand& c) {
     job->encode = c.encode;
     switch (c.work) {
         case GpuWorkload::EqualizeLuma:
+            // JPEG outputs of files the hardware decoder takes are the CPU path's bytes (the same planes, the
+            // same encoder arithmetic: jpeg_encoder.hpp); 4:1:1 and 4:1:0 files, which GPU_HYBRID would decode
+            // into other planes, go through the CPU codecs.
             job->action = [](const Item& it) {
-                return is_jpeg_output(it) ? GpuJob::Action::EncodePlanar : GpuJob::Action::Download;
+                if (!is_jpeg_output(it)) return GpuJob::Action::Download;
+                return hardware_sampling(sampling_of(it.jpeg_header)) ? GpuJob::Action::EncodePlanar : GpuJob::Action::Cpu;
             };
             // The Y planes hold exactly the visible samples: each one's histogram is the CPU path's
             // (equalize_luma_planes). One call equalizes the whole batch.
@@ -65,6 +69,7 @@ std::shared_ptr<GpuJob> make_job(const GpuCommand& c) {
                 imghist::equalize_hist_color_batch(b, b, imghist::ColorEqualize::PerChannel, fo);
             };
             job->warm_format = nv::kOutputRGBI;
+            job->encodes_rgb = true;
             break;
         case GpuWorkload::DecodeOnly:
             job->action = [](const Item&) { return GpuJob::Action::Download; };
@@ -117,7 +122,7 @@ bool take_for_gpu(Item& item, Bytes& data, bool writes_images) {
     if (data.size() < 4 || sniff_format(data, item.input.path) != Format::Jpeg || !has_end_marker(data)) return false;
     JpegHeader h;
     if (!read_jpeg_header(data, h) || !h.ycbcr) return false;
-    // nvJPEG's encoder writes baseline JPEG only, and an output keeps its input's progressive coding (as the
+    // The GPU's encoders write baseline JPEG only, and an output keeps its input's progressive coding (as the
     // CPU encoder does): progressive inputs of image commands go through the CPU codecs.
     if (writes_images && h.progressive) return false;
     item.jpeg_header = h;

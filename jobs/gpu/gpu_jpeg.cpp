@@ -106,6 +106,10 @@ nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
     return nv::kCssUnknown;
 }
 
+bool hardware_sampling(nv::ChromaSubsampling css) {
+    return css == nv::kCss444 || css == nv::kCss422 || css == nv::kCss420 || css == nv::kCss440;
+}
+
 // ---- DecodedBatch ------------------------------------------------------------------------------------------
 
 void DecodedBatch::layout(const std::vector<Shape>& shapes) {
@@ -585,8 +589,7 @@ std::vector<GpuDecoder::Outcome> GpuDecoder::decode(const std::vector<Item*>& it
     for (std::size_t i = 0; i < items.size(); ++i) {
         const JpegHeader& h = items[i]->jpeg_header;
         const nv::ChromaSubsampling css = out[slots[i]].subsampling;
-        // The hardware decoder takes baseline (sequential, Huffman) files, not 4:1:1 / 4:1:0.
-        const bool hw_ok = hw && !h.progressive && css != nv::kCss411 && css != nv::kCss410;
+        const bool hw_ok = hw && !h.progressive && hardware_sampling(css);
         (hw_ok ? hw_list : hybrid_list).push_back(i);
     }
     run_batch(true, hw_list, items, slots, format, out, stream, outcomes);

@@ -50,6 +50,9 @@ struct GpuDecoded {
 
 /// nvJPEG's name for a YCbCr header's sampling; kCssUnknown for anything nvJPEG's decoders do not take.
 nv::ChromaSubsampling sampling_of(const JpegHeader& h);
+/// The samplings the hardware decoder takes (baseline files of them; not 4:1:1 or 4:1:0, which GPU_HYBRID
+/// decodes into planes that differ from libjpeg-turbo's: tests/gpu_jpeg).
+bool hardware_sampling(nv::ChromaSubsampling css);
 
 /// The decoded images of one batch: slots in one device allocation that grows and is reused. The Y planes of
 /// a batch's planar images come first, one after the other, so a batch of one size is a uniform batch for the

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "gpu/jpeg_encoder.hpp"
 #include "imghist/batch_filters.hpp"
 #include "io/errors.hpp"
 #include "io/parallel.hpp"
@@ -156,7 +157,8 @@ private:
     GpuDevice* dev_ = nullptr;
     nv::Stream stream_ = nullptr;  // decoding and the device operation
     std::unique_ptr<GpuDecoder> decoder_;
-    std::vector<std::unique_ptr<GpuEncoder>> encoders_;
+    std::vector<std::unique_ptr<GpuEncoder>> encoders_;             // nvJPEG's, per finisher (RGB images)
+    std::vector<std::unique_ptr<GpuJpegEncoder>> planar_encoders_;  // per finisher (planar images)
     std::vector<nv::Stream> finisher_streams_;
     std::vector<std::pair<nv::Event, nv::Event>> finisher_events_;  // around each finisher round's device work
     std::vector<std::unique_ptr<Batch>> batches_;
@@ -217,9 +219,9 @@ bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
         batches_.push_back(std::move(b));
     }
     // The encoders after the hardware decoder: made side by side, the two contended in the driver (H100: the
-    // decoder ready 0.3 s later), while the encoders' warm-up takes about 0.1 s. Each state's first encode
-    // allocates: done now, on the finishers' threads at once.
-    if (job_->encodes) {
+    // decoder ready 0.3 s later). nvJPEG's: each state's first encode allocates, so each is warmed now, on
+    // the finishers' threads at once (about 0.1 s). The batch encoders: their first call loads their kernels.
+    if (job_->encodes_rgb) {
         encoders_.resize(static_cast<std::size_t>(t_.encoders));
         std::vector<std::string> errors(encoders_.size());
         std::vector<std::thread> warm;
@@ -240,13 +242,20 @@ bool GpuPipeline::start(const std::function<bool()>& wanted, std::string& why) {
     } else {
         for (int k = 0; k < t_.encoders; ++k) finisher_streams_.push_back(dev_->new_stream());
     }
+    if (job_->encodes && !job_->encodes_rgb) {
+        dev_->make_current();
+        for (const nv::Stream s : finisher_streams_) {
+            planar_encoders_.push_back(std::make_unique<GpuJpegEncoder>(dev_->cu(), s));
+            planar_encoders_.back()->warm_up(s);
+        }
+    }
     for (std::size_t k = 0; k < finisher_streams_.size(); ++k)
         finisher_events_.emplace_back(dev_->new_event(true), dev_->new_event(true));
     ready_ = Clock::now();
     char line[256];
     std::snprintf(line, sizeof line, "ready after %.1f ms (context %.1f ms, hardware decoder %s at %.1f ms, %s %.1f ms)",
                   ms_between(started_, ready_), context_ms, dev_->hardware() ? "ready" : "absent", hardware_ms,
-                  job_->encodes ? "encoders warmed" : "streams", ms_between(started_, ready_) - hardware_ms);
+                  job_->encodes ? "encoders ready" : "streams", ms_between(started_, ready_) - hardware_ms);
     setup_ = line;
     trace_line(name_ + ": " + setup_);
     return true;
@@ -538,7 +547,10 @@ void GpuPipeline::release(Batch& b) {
 void GpuPipeline::finisher(RunAccess& run, std::size_t t) {
     CpuMeter cpu(cpu_ns_);
     StageTimer timer(finish_);
-    const std::size_t round = encoders_.empty() ? 1 : static_cast<std::size_t>(encoders_[t]->states());
+    // A round: nvJPEG's states' worth of RGB images, or a share of a batch for the batch encoder.
+    const std::size_t round = !encoders_.empty() ? static_cast<std::size_t>(encoders_[t]->states())
+                              : !planar_encoders_.empty() ? static_cast<std::size_t>(std::max(1, t_.batch / finishers()))
+                                                          : 1;
     for (;;) {
         std::vector<Task> tasks = tasks_.pop_some(round);
         if (tasks.empty()) break;
@@ -554,6 +566,8 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
     const nv::DriverApi& cu = dev_->cu();
     const nv::Stream s = finisher_streams_[t];
     GpuEncoder* enc = encoders_.empty() ? nullptr : encoders_[t].get();
+    std::vector<GpuJpegEncoder::Input> planar;  // this round's planar images, encoded together
+    std::vector<std::size_t> planar_task;
     auto fail = [&](Task& task, const std::string& why) {
         task.item->error = display_name(task.item->output, true) + ": " + why;
     };
@@ -577,7 +591,11 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
             continue;
         }
         const GpuDecoded& d = task.batch->slots[task.slot];
-        if (task.kind == Task::Encode) {
+        if (task.kind == Task::Encode && d.format == nv::kOutputYUV) {
+            planar.push_back(GpuJpegEncoder::Input{&d, task.quality, task.item->jpeg.size()});
+            planar_task.push_back(i);
+            ++images;
+        } else if (task.kind == Task::Encode) {
             try {
                 const nv::Status st = enc->enqueue(next_state, d, task.quality);
                 if (st == nv::kSuccess) state[i] = next_state++;
@@ -597,6 +615,16 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
                 it.error = file_message(display_name(it.input.path), e);
             }
         }
+    }
+    std::vector<Bytes> files;
+    if (!planar.empty()) {
+        try {
+            planar_encoders_.at(t)->encode(planar, s, files);
+        } catch (const std::exception& e) {
+            for (std::size_t i : planar_task) fail(tasks[i], "cannot encode JPEG on the GPU: " + user_message(e));
+            files.clear();
+        }
+        for (std::size_t j = 0; j < files.size(); ++j) tasks[planar_task[j]].item->encoded = std::move(files[j]);
     }
     cu.EventRecord(round_end, s);
     if (downloads && cu.StreamSynchronize(s) != 0)

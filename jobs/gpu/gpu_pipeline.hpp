@@ -9,8 +9,9 @@
 //                         states in turn: this batch's host part overlaps the previous batch's device part)
 //                         and the command's device operation (one batch-filter call for the whole batch,
 //                         e.g. equalize_hist_batch over every Y plane), records an event, hands the images on
-//   finishers (E threads) each with its own stream and S encoder states: wait for the batch's event on the
-//                         device (not on the host), encode S images at a time, collect the bitstreams (or copy
+//   finishers (E threads) each with its own stream: wait for the batch's event on the device (not on the host),
+//                         encode a share of the batch's planar images in one call of the batch encoder (RGB
+//                         images S at a time with nvJPEG's S encoder states), collect the files (or copy
 //                         images back for a CPU operation, or count a batch's histograms)
 //   writers (W threads)   add the metadata and write the outputs; the run's sync thread makes them durable
 //
@@ -64,7 +65,10 @@ struct GpuJob {
     DecodeOptions decode;  ///< the pixel limit, checked from each header before the device allocates
     EncodeOptions encode;  ///< the quality of GPU-encoded outputs (jpeg_quality_for)
     nv::OutputFormat warm_format = nv::kOutputYUV;  ///< what the hardware decoder's states are set up for
-    bool encodes = true;   ///< encoders are made (and warmed) at start-up
+    /// The GPU writes JPEGs: planar images with its own batch encoder (jpeg_encoder.hpp), RGB images with
+    /// nvJPEG's encoder (encodes_rgb: made and warmed at start-up).
+    bool encodes = true;
+    bool encodes_rgb = false;
     /// The GPU finishes its files itself (encodes or counts them) rather than decoding them for the CPU workers.
     bool ends_files() const { return encodes || static_cast<bool>(count); }
 };

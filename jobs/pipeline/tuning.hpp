@@ -13,8 +13,10 @@
 //                          (work_queue.hpp), so more threads here leave fewer cores to the CPU workers
 //   decoders      2        hardware decoder states per GPU, used in turn (1-8): the host part of one batch's
 //                          decode overlaps the previous batch's decode on the device
-//   encoders      4        encoding (and download) threads per GPU, each with its own stream (1-64)
-//   states        2        encoder states per encoding thread: images one thread has in flight (1-16)
+//   encoders      4        encoding (and download) threads per GPU, each with its own stream (1-64); each
+//                          encodes a 1/encoders share of a batch's planar images in one call
+//   states        2        nvJPEG encoder states per encoding thread, for RGB images (equalize --mode
+//                          per-channel): images one thread has in flight (1-16)
 //   writers       2        threads per GPU that add the metadata and write the outputs (1-64)
 //   sync          syncfs   how outputs are made durable before their rename: syncfs (one call per file
 //                          system and round) or fdatasync (one call per file, on sync_threads threads)
