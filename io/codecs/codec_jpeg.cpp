@@ -627,26 +627,12 @@ JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const 
     return p;
 }
 
-namespace {
-
-/// Fills a plane's padding (columns past its width, rows past its height) with its edge samples.
-void pad_with_edges(JpegPlane& pl) {
-    if (pl.width <= 0 || pl.height <= 0) return;
-    const std::size_t stride = static_cast<std::size_t>(pl.stride);
-    for (int y = 0; y < pl.height; ++y) {
-        std::uint8_t* row = pl.data.data() + static_cast<std::size_t>(y) * stride;
-        std::memset(row + pl.width, row[pl.width - 1], stride - static_cast<std::size_t>(pl.width));
-    }
-    const std::uint8_t* last = pl.data.data() + static_cast<std::size_t>(pl.height - 1) * stride;
-    for (int y = pl.height; y < pl.rows; ++y) std::memcpy(pl.data.data() + static_cast<std::size_t>(y) * stride, last, stride);
-}
-
-}  // namespace
-
-Bytes encode_jpeg_planes(JpegPlanes& p, const EncodeOptions& opt, const std::string& name) {
-    for (JpegPlane& pl : p.planes) pad_with_edges(pl);
+Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name) {
     Compress c;
     std::vector<std::vector<JSAMPROW>> comp_rows(MAX_COMPONENTS);
+    // Rows handed to libjpeg with the padding filled from the edge samples (rows past a plane's width or
+    // height); rows that have no padding are handed over as they are.
+    std::vector<Bytes> padded(p.planes.size());
     JSAMPARRAY arrays[MAX_COMPONENTS];
     if (setjmp(c.err.jump)) fail(ErrorCode::Io, name, std::string("cannot encode JPEG (") + c.err.message + ")");
     jpeg_mem_dest(&c.info, &c.buf, &c.size);
@@ -668,12 +654,23 @@ Bytes encode_jpeg_planes(JpegPlanes& p, const EncodeOptions& opt, const std::str
     for (int imcu = 0; c.info.next_scanline < c.info.image_height; ++imcu) {
         for (std::size_t ci = 0; ci < p.planes.size(); ++ci) {
             const JpegPlane& pl = p.planes[ci];
-            int n = pl.v_samp * DCTSIZE;
+            const int n = pl.v_samp * DCTSIZE;
+            const std::size_t stride = static_cast<std::size_t>(pl.stride), width = static_cast<std::size_t>(pl.width);
             auto& rows = comp_rows[ci];
             rows.resize(static_cast<std::size_t>(n));
-            for (int r = 0; r < n; ++r)
-                rows[static_cast<std::size_t>(r)] =
-                    const_cast<JSAMPROW>(pl.data.data() + static_cast<std::size_t>(imcu * n + r) * pl.stride);
+            padded[ci].resize(static_cast<std::size_t>(n) * stride);
+            for (int r = 0; r < n; ++r) {
+                const int y = imcu * n + r;
+                const std::uint8_t* src = pl.data.data() + static_cast<std::size_t>(std::min(y, pl.height - 1)) * stride;
+                if (y < pl.height && width == stride) {
+                    rows[static_cast<std::size_t>(r)] = const_cast<JSAMPROW>(src);  // libjpeg only reads its input
+                    continue;
+                }
+                std::uint8_t* row = padded[ci].data() + static_cast<std::size_t>(r) * stride;
+                std::memcpy(row, src, width);
+                std::memset(row + width, src[width - 1], stride - width);
+                rows[static_cast<std::size_t>(r)] = row;
+            }
             arrays[ci] = rows.data();
         }
         jpeg_write_raw_data(&c.info, arrays, static_cast<JDIMENSION>(mcu_rows));

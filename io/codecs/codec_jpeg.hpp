@@ -30,10 +30,10 @@ struct JpegPlanes {
 
 /// Decodes to planes; Error(Unsupported) for colour spaces other than gray and YCbCr.
 JpegPlanes decode_jpeg_planes(const Bytes& data, const std::string& name, const DecodeOptions& opt);
-/// Encodes the planes' visible samples: each plane's padding is first filled with its edge samples (as
-/// libjpeg's scanline input pads), so the file depends on the visible samples only and the GPU's encoder
-/// (jobs/gpu/jpeg_encoder.hpp), which reads the visible samples, writes the same bytes.
-Bytes encode_jpeg_planes(JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
+/// Encodes the planes' visible samples: the blocks past a plane's width or height are filled with its edge
+/// samples (not with what the planes' padding holds), so the file depends on the visible samples only and
+/// the GPU's encoder (jobs/gpu/jpeg_encoder.hpp), which reads the visible samples, writes the same bytes.
+Bytes encode_jpeg_planes(const JpegPlanes& p, const EncodeOptions& opt, const std::string& name);
 
 /// What encode_jpeg_planes encodes YCbCr planes with at a quality: libjpeg-turbo's quantisation tables
 /// (jpeg_set_quality, forced baseline; row-major) and its standard Huffman tables (as a DHT segment holds

@@ -1,5 +1,6 @@
 // imghist_io — JPEG's zig-zag order of a block's 64 coefficients, for the host and for CUDA device code (the
 // GPU's JPEG encoder, jobs/gpu/jpeg_blocks.hpp): a constexpr function, folded away where k is known.
+// IMGHIST_JPEG_HD marks the functions both compile (jpeg_blocks.hpp uses it too).
 #pragma once
 
 #if defined(__CUDACC__)

@@ -33,20 +33,6 @@ void nv_check(nv::Status s, const char* what) {
     if (s != nv::kSuccess) nv_fail(s, what);
 }
 
-// Sizes of the planes nvJPEG writes for a sampling: chroma planes are the luma size divided by the
-// subsampling factors, rounded up (the same sizes libjpeg reports as downsampled_width/height).
-void chroma_divisors(nv::ChromaSubsampling css, int& dx, int& dy) {
-    dx = dy = 1;
-    switch (css) {
-        case nv::kCss422: dx = 2; break;
-        case nv::kCss420: dx = dy = 2; break;
-        case nv::kCss440: dy = 2; break;
-        case nv::kCss411: dx = 4; break;
-        case nv::kCss410: dx = 4; dy = 2; break;
-        default: break;
-    }
-}
-
 std::size_t align256(std::size_t n) { return (n + 255) & ~std::size_t(255); }
 
 /// A 16x16 baseline JPEG: what pads a hardware batch to its state's size (its decode costs next to nothing).
@@ -94,15 +80,24 @@ int gpu_jpeg_exit(int code) {
     std::_Exit(code);
 }
 
+bool luma_sampling(nv::ChromaSubsampling css, int& h, int& v) {
+    switch (css) {
+        case nv::kCss444: h = 1, v = 1; return true;
+        case nv::kCss422: h = 2, v = 1; return true;
+        case nv::kCss420: h = 2, v = 2; return true;
+        case nv::kCss440: h = 1, v = 2; return true;
+        case nv::kCss411: h = 4, v = 1; return true;
+        case nv::kCss410: h = 4, v = 2; return true;
+        default: return false;
+    }
+}
+
 nv::ChromaSubsampling sampling_of(const JpegHeader& h) {
     if (!h.ycbcr || h.h_samp[1] != 1 || h.v_samp[1] != 1 || h.h_samp[2] != 1 || h.v_samp[2] != 1) return nv::kCssUnknown;
-    const int hs = h.h_samp[0], vs = h.v_samp[0];
-    if (hs == 1 && vs == 1) return nv::kCss444;
-    if (hs == 2 && vs == 1) return nv::kCss422;
-    if (hs == 2 && vs == 2) return nv::kCss420;
-    if (hs == 1 && vs == 2) return nv::kCss440;
-    if (hs == 4 && vs == 1) return nv::kCss411;
-    if (hs == 4 && vs == 2) return nv::kCss410;
+    for (const nv::ChromaSubsampling css : {nv::kCss444, nv::kCss422, nv::kCss420, nv::kCss440, nv::kCss411, nv::kCss410}) {
+        int hs = 0, vs = 0;
+        if (luma_sampling(css, hs, vs) && hs == h.h_samp[0] && vs == h.v_samp[0]) return css;
+    }
     return nv::kCssUnknown;
 }
 
@@ -133,8 +128,10 @@ void DecodedBatch::layout(const std::vector<Shape>& shapes) {
                 }
                 continue;
             }
+            // Chroma planes: the luma size divided by Y's sampling factors, rounded up (libjpeg's
+            // downsampled_width / height).
             int dx = 1, dy = 1;
-            chroma_divisors(s.subsampling, dx, dy);
+            luma_sampling(s.subsampling, dx, dy);
             for (int c = 0; c < 3; ++c) {
                 d.plane_w[c] = c == 0 ? s.width : (s.width + dx - 1) / dx;
                 d.plane_h[c] = c == 0 ? s.height : (s.height + dy - 1) / dy;

@@ -48,6 +48,9 @@ struct GpuDecoded {
     int plane_w[3] = {}, plane_h[3] = {};  ///< planar formats: each plane's size
 };
 
+/// Y's sampling factors of a YCbCr sampling nvJPEG decodes (Cb and Cr are 1 x 1 in all of them); false for
+/// any other.
+bool luma_sampling(nv::ChromaSubsampling css, int& h, int& v);
 /// nvJPEG's name for a YCbCr header's sampling; kCssUnknown for anything nvJPEG's decoders do not take.
 nv::ChromaSubsampling sampling_of(const JpegHeader& h);
 /// The samplings the hardware decoder takes (baseline files of them; not 4:1:1 or 4:1:0, which GPU_HYBRID

@@ -595,6 +595,8 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
             planar.push_back(GpuJpegEncoder::Input{&d, task.quality, task.item->jpeg.size()});
             planar_task.push_back(i);
             ++images;
+        } else if (task.kind == Task::Encode && !enc) {
+            fail(task, "cannot encode JPEG on the GPU: no encoder for interleaved images");
         } else if (task.kind == Task::Encode) {
             try {
                 const nv::Status st = enc->enqueue(next_state, d, task.quality);
@@ -617,14 +619,21 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
         }
     }
     std::vector<Bytes> files;
+    std::vector<bool> to_cpu(tasks.size(), false);
     if (!planar.empty()) {
         try {
             planar_encoders_.at(t)->encode(planar, s, files);
+            for (std::size_t j = 0; j < files.size(); ++j) tasks[planar_task[j]].item->encoded = std::move(files[j]);
         } catch (const std::exception& e) {
-            for (std::size_t i : planar_task) fail(tasks[i], "cannot encode JPEG on the GPU: " + user_message(e));
-            files.clear();
+            // The device failed (out of memory, a driver error): these files go through the CPU codecs instead,
+            // as in a CPU run (their bytes are still here).
+            for (std::size_t i : planar_task) {
+                run.to_cpu(*tasks[i].item);
+                to_cpu[i] = true;
+            }
+            trace_line(name_ + ": encoding failed on the device (" + user_message(e) + "); " +
+                       std::to_string(planar_task.size()) + " files go to the CPU workers");
         }
-        for (std::size_t j = 0; j < files.size(); ++j) tasks[planar_task[j]].item->encoded = std::move(files[j]);
     }
     cu.EventRecord(round_end, s);
     if (downloads && cu.StreamSynchronize(s) != 0)
@@ -635,6 +644,11 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         Task& task = tasks[i];
         if (task.kind == Task::Count) {
+            task_done(*task.batch);
+            continue;
+        }
+        if (to_cpu[i]) {  // the CPU workers have it now
+            ended();
             task_done(*task.batch);
             continue;
         }
@@ -682,14 +696,10 @@ std::size_t GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
         const std::size_t slot = b.item_slot[k];
         const GpuDecoded& d = b.slots[slot];
         imghist::YCbCrPlanes p;
-        if (d.subsampling == nv::kCss444) {
-            p.chroma_x = p.chroma_y = 1;
-        } else if (d.subsampling == nv::kCss422) {
-            p.chroma_x = 2;
-        } else if (d.subsampling == nv::kCss420) {
-            p.chroma_x = p.chroma_y = 2;
-        } else {
-            run.to_cpu(*b.items[k]);  // 4:4:0, 4:1:1, 4:1:0: libjpeg-turbo's upsampling is not counted here
+        // 4:4:0, 4:1:1, 4:1:0: libjpeg-turbo's upsampling of them is not counted here.
+        if (!(d.subsampling == nv::kCss444 || d.subsampling == nv::kCss422 || d.subsampling == nv::kCss420) ||
+            !luma_sampling(d.subsampling, p.chroma_x, p.chroma_y)) {
+            run.to_cpu(*b.items[k]);
             ended();
             continue;
         }

@@ -1,7 +1,7 @@
 // imghist_jobs — baseline JPEG encoding block by block, with libjpeg-turbo's arithmetic: its integer DCT
-// (jfdctint.c), its reciprocal quantiser (jcdctmgr.c, 16-bit DCT elements as in its SIMD builds), the blocks
-// it adds to fill the last MCUs (jccoefct.c) and its Huffman coding (jchuff.c). The GPU's batch encoder
-// (jpeg_encoder.cu) runs these functions in its kernels; tests run them on the host against libjpeg-turbo.
+// (jfdctint.c), its reciprocal quantiser (jcdctmgr.c), the blocks it adds to fill the last MCUs (jccoefct.c)
+// and its Huffman coding (jchuff.c). The GPU's batch encoder (jpeg_kernels.cu) runs these functions in its
+// kernels; tests run them on the host against libjpeg-turbo.
 // Given the same visible samples, a segment coded with them is byte for byte the one encode_jpeg_planes
 // writes (io/codecs/codec_jpeg.hpp).
 //
@@ -16,16 +16,12 @@
 
 #include "io/codecs/jpeg_order.hpp"
 
-#if defined(__CUDACC__)
-#define JPEG_HD __host__ __device__ inline
-#else
-#define JPEG_HD inline
-#endif
 
 namespace cli::jpeg_blocks {
 
 /// libjpeg-turbo's quantiser for one coefficient and quantisation value q: (|x| + corr) * recip >> shift, with
-/// the sign restored. Its rounding is the reciprocal's, not always the rounded quotient's.
+/// the sign restored — x / 8q rounded half away from zero without a division (equal to the rounded quotient
+/// for every 16-bit x: test_jpeg_blocks checks all of them).
 struct Divisor {
     std::uint16_t recip = 0, corr = 0;
     std::uint16_t shift = 0;
@@ -33,7 +29,7 @@ struct Divisor {
 /// For quantisation value q (1-255) of the integer DCT, whose outputs are scaled by 8.
 Divisor make_divisor(unsigned q);
 
-JPEG_HD int quantize(int x, Divisor d) {
+IMGHIST_JPEG_HD inline int quantize(int x, Divisor d) {
     const unsigned a = static_cast<unsigned>(x < 0 ? -x : x);
     const int r = static_cast<int>(((a + d.corr) * static_cast<unsigned>(d.recip)) >> d.shift);
     return x < 0 ? -r : r;
@@ -77,7 +73,7 @@ Frame make_frame(int width, int height, int h, int v);
 struct BlockAt {
     int c, bx, by, mx, my;
 };
-JPEG_HD BlockAt block_at(const Frame& f, std::uint32_t b) {
+IMGHIST_JPEG_HD inline BlockAt block_at(const Frame& f, std::uint32_t b) {
     const std::uint32_t m = b / static_cast<std::uint32_t>(f.blocks_per_mcu);
     const int r = static_cast<int>(b - m * static_cast<std::uint32_t>(f.blocks_per_mcu));
     BlockAt a;
@@ -96,11 +92,11 @@ JPEG_HD BlockAt block_at(const Frame& f, std::uint32_t b) {
 }
 
 /// (x + 2^(n-1)) >> n: libjpeg's DESCALE.
-JPEG_HD int descale(int x, int n) { return (x + (1 << (n - 1))) >> n; }
+IMGHIST_JPEG_HD inline int descale(int x, int n) { return (x + (1 << (n - 1))) >> n; }
 
 /// The integer DCT of 64 samples (each minus 128, row-major), in place: libjpeg-turbo's "islow" (the LL&M
 /// algorithm, 13-bit constants, 2 extra bits between the passes), outputs scaled by 8.
-JPEG_HD void forward_dct(int* d) {
+IMGHIST_JPEG_HD inline void forward_dct(int* d) {
     constexpr int kConst = 13, kPass1 = 2;
     constexpr int c0_298 = 2446, c0_390 = 3196, c0_541 = 4433, c0_765 = 6270, c0_899 = 7373, c1_175 = 9633,
                   c1_501 = 12299, c1_847 = 15137, c1_961 = 16069, c2_053 = 16819, c2_562 = 20995, c3_072 = 25172;
@@ -133,14 +129,14 @@ JPEG_HD void forward_dct(int* d) {
 }
 
 /// Sample (x, y) of component c, at the nearest edge sample past its width or height.
-JPEG_HD int sample(const Frame& f, int c, int x, int y) {
+IMGHIST_JPEG_HD inline int sample(const Frame& f, int c, int x, int y) {
     x = x < f.width[c] ? x : f.width[c] - 1;
     y = y < f.height[c] ? y : f.height[c] - 1;
     return f.plane[c][static_cast<std::size_t>(y) * f.pitch[c] + static_cast<std::size_t>(x)];
 }
 
 /// Bits needed for |x| (0 for 0).
-JPEG_HD int magnitude_bits(unsigned x) {
+IMGHIST_JPEG_HD inline int magnitude_bits(unsigned x) {
     int n = 0;
     while (x) {
         ++n;
@@ -160,7 +156,7 @@ struct BlockSummary {
 /// and their summary. A dummy block gets zero AC and the DC libjpeg copies into it: right of the last block
 /// column, the DC of the row's last block; below the last block row, the DC of the last block of the MCU's
 /// block column above it (itself taken from the last column when that is past it).
-JPEG_HD BlockSummary transform_block(const Frame& f, const QuantTables& q, const CodeTables& t, std::uint32_t b,
+IMGHIST_JPEG_HD inline BlockSummary transform_block(const Frame& f, const QuantTables& q, const CodeTables& t, std::uint32_t b,
                                      std::int16_t* zz) {
     const BlockAt a = block_at(f, b);
     const Divisor* div = q.div[a.c == 0 ? 0 : 1];
@@ -210,7 +206,7 @@ JPEG_HD BlockSummary transform_block(const Frame& f, const QuantTables& q, const
 /// Puts Huffman symbol s of table h followed by the value's low (s & 15) bits (negative values as
 /// value - 1, JPEG's one's-complement form); returns the bits put.
 template <class Put>
-JPEG_HD std::uint32_t put_symbol(const HuffCodes& h, int s, int value, Put& put) {
+IMGHIST_JPEG_HD inline std::uint32_t put_symbol(const HuffCodes& h, int s, int value, Put& put) {
     const int n = s & 15;
     const unsigned bits = n ? static_cast<unsigned>(value < 0 ? value - 1 : value) & ((1u << n) - 1) : 0;
     put((static_cast<unsigned>(h.code[s]) << n) | bits, h.size[s] + n);
@@ -218,7 +214,7 @@ JPEG_HD std::uint32_t put_symbol(const HuffCodes& h, int s, int value, Put& put)
 }
 
 /// The lowest set bit of a non-zero mask.
-JPEG_HD int lowest_bit(std::uint64_t m) {
+IMGHIST_JPEG_HD inline int lowest_bit(std::uint64_t m) {
 #if defined(__CUDA_ARCH__)
     return __ffsll(static_cast<long long>(m)) - 1;
 #else
@@ -227,7 +223,7 @@ JPEG_HD int lowest_bit(std::uint64_t m) {
 }
 
 /// Bits of a DC difference's code.
-JPEG_HD std::uint32_t dc_bits(int diff, const HuffCodes& dc) {
+IMGHIST_JPEG_HD inline std::uint32_t dc_bits(int diff, const HuffCodes& dc) {
     const int n = magnitude_bits(static_cast<unsigned>(diff < 0 ? -diff : diff));
     return static_cast<std::uint32_t>(dc.size[n] + n);
 }
@@ -235,7 +231,7 @@ JPEG_HD std::uint32_t dc_bits(int diff, const HuffCodes& dc) {
 /// Codes a block (zig-zag coefficients, its non-zero AC coefficients' mask; `pred` the DC before it in its
 /// component): `put(bits, n)` receives each code with its value bits appended (n <= 27), most significant first.
 template <class Put>
-JPEG_HD void code_block(const std::int16_t* zz, std::uint64_t nonzero, int pred, const HuffCodes& dc,
+IMGHIST_JPEG_HD inline void code_block(const std::int16_t* zz, std::uint64_t nonzero, int pred, const HuffCodes& dc,
                         const HuffCodes& ac, Put& put) {
     const int diff = zz[0] - pred;
     put_symbol(dc, magnitude_bits(static_cast<unsigned>(diff < 0 ? -diff : diff)), diff, put);
@@ -253,7 +249,7 @@ JPEG_HD void code_block(const std::int16_t* zz, std::uint64_t nonzero, int pred,
 
 /// The DCs before MCU m in each component's coding order (0 at the frame's start): those of the last
 /// Y, Cb and Cr blocks of MCU m - 1, read from the frame's coefficients (64 per block).
-JPEG_HD void dc_before(const Frame& f, const std::int16_t* coef, std::uint32_t m, int pred[3]) {
+IMGHIST_JPEG_HD inline void dc_before(const Frame& f, const std::int16_t* coef, std::uint32_t m, int pred[3]) {
     pred[0] = pred[1] = pred[2] = 0;
     if (m == 0) return;
     const std::uint64_t base = (static_cast<std::uint64_t>(m - 1) * static_cast<std::uint32_t>(f.blocks_per_mcu)) * 64;
@@ -264,7 +260,7 @@ JPEG_HD void dc_before(const Frame& f, const std::int16_t* coef, std::uint32_t m
 }
 
 /// The bits of MCUs [m0, m1) of a frame (its coefficients: 64 per block, in scan order; its blocks' AC bits).
-JPEG_HD std::uint64_t mcu_bits(const Frame& f, const CodeTables& t, const std::int16_t* coef, const std::uint32_t* ac_bits,
+IMGHIST_JPEG_HD inline std::uint64_t mcu_bits(const Frame& f, const CodeTables& t, const std::int16_t* coef, const std::uint32_t* ac_bits,
                                std::uint32_t m0, std::uint32_t m1) {
     int pred[3];
     dc_before(f, coef, m0, pred);
@@ -283,7 +279,7 @@ JPEG_HD std::uint64_t mcu_bits(const Frame& f, const CodeTables& t, const std::i
 
 /// Codes MCUs [m0, m1) of a frame (its coefficients and its blocks' non-zero masks, in scan order).
 template <class Put>
-JPEG_HD void code_mcus(const Frame& f, const CodeTables& t, const std::int16_t* coef, const std::uint64_t* nonzero,
+IMGHIST_JPEG_HD inline void code_mcus(const Frame& f, const CodeTables& t, const std::int16_t* coef, const std::uint64_t* nonzero,
                        std::uint32_t m0, std::uint32_t m1, Put& put) {
     int pred[3];
     dc_before(f, coef, m0, pred);
@@ -296,6 +292,61 @@ JPEG_HD void code_mcus(const Frame& f, const CodeTables& t, const std::int16_t* 
             const int table = c == 0 ? 0 : 1;
             code_block(zz, nonzero[b], pred[c], t.dc[table], t.ac[table], put);
             pred[c] = zz[0];
+        }
+}
+
+/// Where thread t's share of n items begins when `threads` threads split them in order (thread t takes
+/// [share_start(t), share_start(t + 1))): an image's MCUs in the coding passes, its words in the stuffing.
+IMGHIST_JPEG_HD inline std::uint64_t share_start(std::uint64_t n, unsigned t, unsigned threads) { return n * t / threads; }
+
+/// Puts codes from a bit position of an array of 32-bit words on (most significant bit first) by OR-ing whole
+/// words into it with `or_word(index, bits)` (the array starts zeroed): a word a run shares with the runs
+/// beside it gets each side's bits.
+template <class OrWord>
+class WordWriter {
+public:
+    IMGHIST_JPEG_HD inline WordWriter(OrWord or_word, std::uint64_t bit)
+        : or_word_(or_word), word_(bit / 32), held_(static_cast<int>(bit % 32)) {}
+    IMGHIST_JPEG_HD inline void operator()(unsigned value, int n) {
+        acc_ = (acc_ << n) | value;
+        held_ += n;
+        if (held_ >= 32) {
+            held_ -= 32;
+            or_word_(word_++, static_cast<std::uint32_t>(acc_ >> held_));
+        }
+    }
+    /// With `pad` (the image's last run), fills the last byte with 1 bits; then writes what is held.
+    IMGHIST_JPEG_HD inline void finish(bool pad) {
+        if (pad && held_ % 8) (*this)((1u << (8 - held_ % 8)) - 1, 8 - held_ % 8);
+        if (held_ > 0) or_word_(word_, static_cast<std::uint32_t>(acc_ << (32 - held_)));
+    }
+
+private:
+    OrWord or_word_;
+    std::uint64_t word_;
+    int held_;               // bits of acc_ not written yet: its lowest (the first ones zero padding)
+    std::uint64_t acc_ = 0;
+};
+
+/// Byte k (0-3) of a coded word, most significant first.
+IMGHIST_JPEG_HD inline std::uint8_t word_byte(std::uint32_t w, unsigned k) { return static_cast<std::uint8_t>(w >> (24 - 8 * k)); }
+
+/// The 0xFF bytes among an image's coded bytes (`bytes` of them) in its words [from, to).
+IMGHIST_JPEG_HD inline std::uint64_t count_ff(const std::uint32_t* words, std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+    std::uint64_t ff = 0;
+    for (std::uint64_t w = from; w < to; ++w)
+        for (unsigned k = 0; k < 4 && w * 4 + k < bytes; ++k) ff += word_byte(words[w], k) == 0xFF;
+    return ff;
+}
+
+/// Writes an image's coded bytes of words [from, to) to `out` with a zero after each 0xFF (JPEG's stuffing).
+IMGHIST_JPEG_HD inline void stuff_words(const std::uint32_t* words, std::uint64_t from, std::uint64_t to, std::uint64_t bytes,
+                         std::uint8_t* out) {
+    for (std::uint64_t w = from; w < to; ++w)
+        for (unsigned k = 0; k < 4 && w * 4 + k < bytes; ++k) {
+            const std::uint8_t byte = word_byte(words[w], k);
+            *out++ = byte;
+            if (byte == 0xFF) *out++ = 0;
         }
 }
 

@@ -5,6 +5,7 @@
 // quantises with its own rounding.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,11 +13,18 @@
 
 namespace cli {
 
+/// One encoding thread's encoder. Its device memory is that of its largest launch (coefficients and coded
+/// room, grown by half again when a launch needs more, kept for the next call): kBlocksPerLaunch bounds a
+/// launch of many images, --max-pixels a single image.
 class GpuJpegEncoder {
 public:
+    /// Images of one launch hold at most this many 8x8 blocks together (each takes 140 bytes of device
+    /// memory; a larger image goes alone, within --max-pixels).
+    static constexpr std::uint64_t kBlocksPerLaunch = std::uint64_t{1} << 22;
+
     /// On the GPU whose context is current on the calling thread; copies the code tables there on `stream`.
-    /// Throws Error(Unsupported) in builds without CUDA.
-    GpuJpegEncoder(const nv::DriverApi& cu, nv::Stream stream);
+    /// Throws Error when the device cannot be used (NoDevice in builds without CUDA).
+    GpuJpegEncoder(const nv::DriverApi& cu, nv::Stream stream, std::uint64_t blocks_per_launch = kBlocksPerLaunch);
     ~GpuJpegEncoder();
     GpuJpegEncoder(const GpuJpegEncoder&) = delete;
     GpuJpegEncoder& operator=(const GpuJpegEncoder&) = delete;
@@ -29,9 +37,13 @@ public:
     /// Encodes a blank 16x16 image on `stream`: the first call loads the kernels (a run's start-up does it).
     void warm_up(nv::Stream stream);
     /// Encodes the images on `stream` (after what is enqueued there) and waits for them: out[i] is input i's
-    /// file without JFIF or metadata (baseline_jpeg's: jpeg_with_metadata adds them). Throws Error(Cuda) when
-    /// the device fails, Error(InvalidArgument) for an image that is not planar or a quality outside 1-100.
+    /// file without JFIF or metadata (baseline_jpeg's: jpeg_with_metadata adds them). Every input is checked
+    /// first: Error(InvalidArgument) for an image that is not planar, of another plane size than libjpeg's
+    /// or larger than 65535, or a quality outside 1-100 (nothing launched). Error(Cuda) when the device fails
+    /// (the stream is synchronised before it is thrown: nothing reads the images any more).
     void encode(const std::vector<Input>& in, nv::Stream stream, std::vector<Bytes>& out);
+    /// Launches whose coded data outgrew the room its inputs' sizes suggested, and were coded again.
+    int regrown() const noexcept;
 
 private:
     struct Impl;

@@ -28,19 +28,13 @@ __global__ void transform(Batch b) {
     b.ac_bits[at] = sum.ac_bits;
 }
 
-/// Thread t's MCUs of an image: [first, last).
-__device__ void run_of(const Frame& f, unsigned t, std::uint32_t& first, std::uint32_t& last) {
-    first = static_cast<std::uint32_t>(std::uint64_t{f.mcus} * t / kRunThreads);
-    last = static_cast<std::uint32_t>(std::uint64_t{f.mcus} * (t + 1) / kRunThreads);
-}
-
 __global__ void __launch_bounds__(kRunThreads) size(Batch b) {
     using Scan = cub::BlockScan<std::uint64_t, kRunThreads>;
     __shared__ typename Scan::TempStorage scan;
     const int image = blockIdx.x;
     const Frame& f = b.frames[image];
-    std::uint32_t first, last;
-    run_of(f, threadIdx.x, first, last);
+    const auto first = static_cast<std::uint32_t>(jpeg_blocks::share_start(f.mcus, threadIdx.x, kRunThreads));
+    const auto last = static_cast<std::uint32_t>(jpeg_blocks::share_start(f.mcus, threadIdx.x + 1, kRunThreads));
     const std::uint64_t bits =
         jpeg_blocks::mcu_bits(f, *b.codes, b.coef + f.first_block * 64, b.ac_bits + f.first_block, first, last);
     std::uint64_t start = 0, total = 0;
@@ -60,40 +54,20 @@ __global__ void layout(Batch b) {
     *b.overflow = word > b.capacity_words ? 1u : 0u;
 }
 
-/// Puts bits from a bit position of `words` on (32-bit words, most significant bit first) by OR-ing whole
-/// words: a word a run shares with the runs beside it gets each side's bits.
-class WordWriter {
-public:
-    __device__ WordWriter(std::uint32_t* words, std::uint64_t bit)
-        : words_(words), word_(bit / 32), held_(static_cast<int>(bit % 32)) {}
-    __device__ void operator()(unsigned value, int n) {
-        acc_ = (acc_ << n) | value;
-        held_ += n;
-        if (held_ >= 32) {
-            held_ -= 32;
-            atomicOr(words_ + word_++, static_cast<std::uint32_t>(acc_ >> held_));
-        }
-    }
-    /// With `pad`, fills the last byte with 1 bits; then writes what is held.
-    __device__ void finish(bool pad) {
-        if (pad && held_ % 8) (*this)((1u << (8 - held_ % 8)) - 1, 8 - held_ % 8);
-        if (held_ > 0) atomicOr(words_ + word_, static_cast<std::uint32_t>(acc_ << (32 - held_)));
-    }
-
-private:
-    std::uint32_t* words_;
-    std::uint64_t word_;
-    int held_;               // bits of acc_ not written yet: its lowest (the first ones zero padding)
-    std::uint64_t acc_ = 0;
+/// OR-ing into the coded words: a word may be shared with the thread coding the run before or after.
+struct AtomicOr {
+    std::uint32_t* words;
+    __device__ void operator()(std::uint64_t i, std::uint32_t bits) const { atomicOr(words + i, bits); }
 };
 
 __global__ void __launch_bounds__(kRunThreads) code(Batch b) {
     if (*b.overflow) return;
     const int image = blockIdx.x;
     const Frame& f = b.frames[image];
-    std::uint32_t first, last;
-    run_of(f, threadIdx.x, first, last);
-    WordWriter w(b.words, b.word_start[image] * 32 + b.run_start[static_cast<std::size_t>(image) * kRunThreads + threadIdx.x]);
+    const auto first = static_cast<std::uint32_t>(jpeg_blocks::share_start(f.mcus, threadIdx.x, kRunThreads));
+    const auto last = static_cast<std::uint32_t>(jpeg_blocks::share_start(f.mcus, threadIdx.x + 1, kRunThreads));
+    jpeg_blocks::WordWriter<AtomicOr> w(AtomicOr{b.words}, b.word_start[image] * 32 +
+                                                              b.run_start[static_cast<std::size_t>(image) * kRunThreads + threadIdx.x]);
     jpeg_blocks::code_mcus(f, *b.codes, b.coef + f.first_block * 64, b.nonzero + f.first_block, first, last, w);
     w.finish(threadIdx.x == kRunThreads - 1);
 }
@@ -106,21 +80,12 @@ __global__ void __launch_bounds__(kRunThreads) stuff(Batch b) {
     const std::uint64_t bytes = (b.image_bits[image] + 7) / 8;
     const std::uint64_t words = (bytes + 3) / 4;
     const std::uint32_t* in = b.words + b.word_start[image];
-    const std::uint64_t from = words * threadIdx.x / kRunThreads, to = words * (threadIdx.x + 1) / kRunThreads;
-    std::uint64_t ff = 0;
-    for (std::uint64_t w = from; w < to; ++w)
-        for (unsigned k = 0; k < 4; ++k)
-            if (w * 4 + k < bytes && ((in[w] >> (24 - 8 * k)) & 0xFFu) == 0xFFu) ++ff;
+    const std::uint64_t from = jpeg_blocks::share_start(words, threadIdx.x, kRunThreads);
+    const std::uint64_t to = jpeg_blocks::share_start(words, threadIdx.x + 1, kRunThreads);
+    const std::uint64_t ff = jpeg_blocks::count_ff(in, from, to, bytes);
     std::uint64_t before = 0, all = 0;
     Scan(scan).ExclusiveSum(ff, before, all);
-    std::uint8_t* out = b.out + 8 * b.word_start[image];
-    std::uint64_t at = from * 4 + before;
-    for (std::uint64_t w = from; w < to; ++w)
-        for (unsigned k = 0; k < 4 && w * 4 + k < bytes; ++k) {
-            const auto byte = static_cast<std::uint8_t>(in[w] >> (24 - 8 * k));
-            out[at++] = byte;
-            if (byte == 0xFF) out[at++] = 0;
-        }
+    jpeg_blocks::stuff_words(in, from, to, bytes, b.out + 8 * b.word_start[image] + from * 4 + before);
     if (threadIdx.x == 0) b.out_size[image] = bytes + all;
 }
 
@@ -132,6 +97,11 @@ void check(const char* pass) {
 }
 
 }  // namespace
+
+void enqueue_zero_words(const Batch& b, void* stream) {
+    if (cudaMemsetAsync(b.words, 0, b.capacity_words * sizeof(std::uint32_t), static_cast<cudaStream_t>(stream)) != cudaSuccess)
+        check("zeroing");
+}
 
 void enqueue_code(const Batch& b, void* stream) {
     const auto s = static_cast<cudaStream_t>(stream);

@@ -37,14 +37,17 @@ struct Batch {
     std::uint64_t* word_start = nullptr;  ///< images + 1
     std::uint32_t* overflow = nullptr;    ///< 1
     std::uint32_t* words = nullptr;
-    std::uint64_t capacity_words = 0;
+    std::uint64_t capacity_words = 0;     ///< the room: words zeroed for this launch
     std::uint8_t* out = nullptr;          ///< 8 * capacity_words bytes
     std::uint64_t* out_size = nullptr;    ///< images
 };
 
-/// Enqueues every pass on `stream` (a CUstream); `words` must be zero. Throws Error(Cuda) when a launch fails.
+/// Enqueues the zeroing of words [0, capacity_words) on `stream`.
+void enqueue_zero_words(const Batch& b, void* stream);
+/// Enqueues every pass on `stream` (a CUstream); words [0, capacity_words) must be zero. Throws Error(Cuda)
+/// when a launch fails.
 void enqueue_all(const Batch& b, void* stream);
-/// Enqueues the layout, code and stuff passes again (after `words` grew to what `word_start` asked and was
+/// Enqueues the layout, code and stuff passes again (after the room grew to what `word_start` asked and was
 /// zeroed: the layout checks the new room).
 void enqueue_code(const Batch& b, void* stream);
 

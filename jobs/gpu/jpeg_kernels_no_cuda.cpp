@@ -5,6 +5,10 @@
 
 namespace cli::jpeg_kernels {
 
+void enqueue_zero_words(const Batch&, void*) {
+    throw imghist::Error(imghist::ErrorCode::Unsupported, "JPEG encoder: this build has no CUDA");
+}
+
 void enqueue_all(const Batch&, void*) {
     throw imghist::Error(imghist::ErrorCode::Unsupported, "JPEG encoder: this build has no CUDA");
 }

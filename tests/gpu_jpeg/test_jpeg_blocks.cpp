@@ -71,7 +71,41 @@ struct Coded {
     cli::Bytes file;
     std::vector<bool> bits_in_runs;  // the MCUs coded in several runs, concatenated
     std::vector<bool> bits_at_once;
+    std::vector<std::uint8_t> segment_as_kernels;  // made the way jpeg_kernels.cu makes it, on the host
 };
+
+/// The GPU's passes for one image, run on the host thread by thread: sizes of `threads` runs of MCUs, their
+/// exclusive scan, each run's codes OR-ed into zeroed words from its first bit (the last run padding), the
+/// words stuffed in `threads` shares at the offsets their 0xFF counts give.
+std::vector<std::uint8_t> segment_as_kernels(const jb::Frame& f, const jb::CodeTables& t, const std::vector<std::int16_t>& coef,
+                                             const std::vector<std::uint64_t>& nonzero, const std::vector<std::uint32_t>& ac_bits,
+                                             unsigned threads) {
+    std::vector<std::uint64_t> start(threads + 1, 0);
+    for (unsigned k = 0; k < threads; ++k) {
+        const auto m0 = static_cast<std::uint32_t>(jb::share_start(f.mcus, k, threads));
+        const auto m1 = static_cast<std::uint32_t>(jb::share_start(f.mcus, k + 1, threads));
+        start[k + 1] = start[k] + jb::mcu_bits(f, t, coef.data(), ac_bits.data(), m0, m1);
+    }
+    const std::uint64_t bits = start[threads], bytes = (bits + 7) / 8, words = (bits + 31) / 32;
+    std::vector<std::uint32_t> w(words, 0);
+    auto or_word = [&w](std::uint64_t i, std::uint32_t v) { w.at(i) |= v; };
+    for (unsigned k = 0; k < threads; ++k) {
+        const auto m0 = static_cast<std::uint32_t>(jb::share_start(f.mcus, k, threads));
+        const auto m1 = static_cast<std::uint32_t>(jb::share_start(f.mcus, k + 1, threads));
+        jb::WordWriter<decltype(or_word)> writer(or_word, start[k]);
+        jb::code_mcus(f, t, coef.data(), nonzero.data(), m0, m1, writer);
+        writer.finish(k == threads - 1);
+    }
+    std::vector<std::uint64_t> ff(threads + 1, 0);
+    for (unsigned k = 0; k < threads; ++k)
+        ff[k + 1] = ff[k] + jb::count_ff(w.data(), jb::share_start(words, k, threads), jb::share_start(words, k + 1, threads), bytes);
+    std::vector<std::uint8_t> out(bytes + ff[threads]);
+    for (unsigned k = 0; k < threads; ++k) {
+        const std::uint64_t from = jb::share_start(words, k, threads);
+        jb::stuff_words(w.data(), from, jb::share_start(words, k + 1, threads), bytes, out.data() + from * 4 + ff[k]);
+    }
+    return out;
+}
 
 Coded code_with_blocks(const cli::JpegPlanes& p, int quality) {
     const jb::CodeTables tables = jb::code_tables();
@@ -105,7 +139,10 @@ Coded code_with_blocks(const cli::JpegPlanes& p, int quality) {
         m0 = m1;
     }
     out.bits_in_runs = runs.bits;
+    out.segment_as_kernels = segment_as_kernels(f, tables, coef, nonzero, ac_bits, 512);
     const std::vector<std::uint8_t> segment = once.segment();
+    CHECK(out.segment_as_kernels == segment);
+    CHECK(segment_as_kernels(f, tables, coef, nonzero, ac_bits, 3) == segment);
     const int hs[3] = {f.h, 1, 1}, vs[3] = {f.v, 1, 1};
     const cli::Bytes bare = cli::baseline_jpeg(p.width, p.height, hs, vs, quality, segment.data(), segment.size());
     out.file = cli::jpeg_with_metadata(bare, p.meta, "blocks.jpg");
@@ -150,7 +187,6 @@ TEST_CASE("jpeg_blocks: a JPEG from the blocks is the file libjpeg-turbo writes"
                 CHECK(blocks.bits_in_runs == blocks.bits_at_once);
                 ++checked;
             }
-    CHECK(checked == 6 * 8 * 3);
 }
 
 TEST_CASE("jpeg_blocks: a photograph-sized frame at the default quality", "[cpu]") {
@@ -167,4 +203,17 @@ TEST_CASE("jpeg_blocks: a photograph-sized frame at the default quality", "[cpu]
     cli::EncodeOptions opt;
     opt.jpeg_quality = 90;
     CHECK(blocks.file == cli::encode_jpeg_planes(planes, opt, "reference.jpg"));
+}
+
+TEST_CASE("jpeg_blocks: the reciprocal quantiser is the rounded quotient for every 16-bit coefficient", "[cpu]") {
+    std::size_t differ = 0;
+    for (unsigned q = 1; q <= 255; ++q) {
+        const jb::Divisor d = jb::make_divisor(q);
+        for (int x = -32767; x <= 32767; ++x) {
+            const unsigned a = static_cast<unsigned>(x < 0 ? -x : x);
+            const int rounded = static_cast<int>((a + 4 * q) / (8 * q));
+            differ += jb::quantize(x, d) != (x < 0 ? -rounded : rounded);
+        }
+    }
+    CHECK(differ == 0);
 }
