@@ -490,9 +490,17 @@ Bytes jpeg_with_metadata(const Bytes& jpeg, const Metadata& m, const std::string
     return out;
 }
 
-JpegEncodingTables jpeg_encoding_tables(int quality) {
+namespace {
+
+void check_quality(int quality) {
     if (quality < 1 || quality > 100)
         throw Error(ErrorCode::InvalidArgument, "JPEG quality " + std::to_string(quality) + " is outside 1-100");
+}
+
+}  // namespace
+
+JpegEncodingTables jpeg_encoding_tables(int quality) {
+    check_quality(quality);
     const StandardTables& std_tables = standard_tables();
     JpegEncodingTables t;
     for (int k = 0; k < 2; ++k)
@@ -506,7 +514,8 @@ JpegEncodingTables jpeg_encoding_tables(int quality) {
 
 Bytes baseline_jpeg(int width, int height, const int h_samp[3], const int v_samp[3], int quality,
                     const std::uint8_t* segment, std::size_t size) {
-    const JpegEncodingTables t = jpeg_encoding_tables(quality);
+    check_quality(quality);
+    const StandardTables& t = standard_tables();  // read in place: this runs once per output file
     Bytes out;
     out.reserve(size + 640);
     auto byte = [&](unsigned v) { out.push_back(static_cast<std::uint8_t>(v)); };
@@ -523,7 +532,7 @@ Bytes baseline_jpeg(int width, int height, const int h_samp[3], const int v_samp
     for (unsigned k = 0; k < 2; ++k) {
         marker(0xDB, 2 + 1 + 64);
         byte(k);
-        for (int i = 0; i < 64; ++i) byte(t.quant[k][static_cast<std::size_t>(jpeg_natural_order(i))]);
+        for (int i = 0; i < 64; ++i) byte(t.quant[static_cast<std::size_t>(quality)][k][static_cast<std::size_t>(jpeg_natural_order(i))]);
     }
     marker(0xC0, 2 + 6 + 3 * 3);
     byte(8);
@@ -543,10 +552,10 @@ Bytes baseline_jpeg(int width, int height, const int h_samp[3], const int v_samp
         for (int n = 1; n <= 16; ++n) byte(h.bits[static_cast<std::size_t>(n)]);
         for (std::uint8_t v : h.values) byte(v);
     };
-    dht(t.dc[0], 0x00);
-    dht(t.ac[0], 0x10);
-    dht(t.dc[1], 0x01);
-    dht(t.ac[1], 0x11);
+    dht(t.huffman[0], 0x00);  // DC luma
+    dht(t.huffman[2], 0x10);  // AC luma
+    dht(t.huffman[1], 0x01);  // DC chroma
+    dht(t.huffman[3], 0x11);  // AC chroma
     marker(0xDA, 2 + 1 + 2 * 3 + 3);
     byte(3);
     for (unsigned c = 0; c < 3; ++c) {

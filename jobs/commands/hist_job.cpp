@@ -319,7 +319,7 @@ int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
 }  // namespace
 
 int run_hist(const HistArgs& a) {
-    HistParams p;  // --format and --mode are checked by the parser (CLI::IsMember)
+    HistParams p;  // --format and --mode were checked by the program's option grammar
     p.bins = a.bins;
     if (!a.range.empty()) {
         parse_range(a.range, p.low, p.high);

@@ -41,9 +41,10 @@ std::shared_ptr<GpuJob> make_job(const GpuCommand& c) {
     job->encode = c.encode;
     switch (c.work) {
         case GpuWorkload::EqualizeLuma:
-            // JPEG outputs of files the hardware decoder takes are the CPU path's bytes (the same planes, the
-            // same encoder arithmetic: jpeg_encoder.hpp); 4:1:1 and 4:1:0 files, which GPU_HYBRID would decode
-            // into other planes, go through the CPU codecs.
+            // JPEG outputs are the CPU path's bytes: the GPU encodes only planes the hardware decoder decoded
+            // (GpuDecoded::exact; the others go to the CPU workers at encoding), with the CPU encoder's
+            // arithmetic (jpeg_encoder.hpp). 4:1:1 and 4:1:0 files, which the hardware decoder does not take,
+            // go to them before decoding.
             job->action = [](const Item& it) {
                 if (!is_jpeg_output(it)) return GpuJob::Action::Download;
                 return hardware_sampling(sampling_of(it.jpeg_header)) ? GpuJob::Action::EncodePlanar : GpuJob::Action::Cpu;

@@ -542,6 +542,8 @@ bool GpuDecoder::run_batch(bool hardware, const std::vector<std::size_t>& list, 
     if (st == nv::kSuccess) st = d_.nj().DecodeBatched(s->handle, s->state, data.data(), lengths.data(), dest.data(), stream);
     if (st == nv::kSuccess && d_.cu().EventRecord(s->used, stream) == 0) {
         s->pending = true;
+        if (hardware)
+            for (std::size_t i : list) out.mark_exact(slots[i]);
         char line[96];
         // The host's time: readying the state (its set-up, or waiting for its previous decode), then the call
         // (with the padding of a short batch).

@@ -46,6 +46,9 @@ struct GpuDecoded {
     nv::OutputFormat format = nv::kOutputRGBI;
     nv::Image image{};                     ///< device pointers and pitches
     int plane_w[3] = {}, plane_h[3] = {};  ///< planar formats: each plane's size
+    /// Decoded by the hardware decoder, whose planes are libjpeg-turbo's exactly (tests/gpu_jpeg); the other
+    /// backends' are within a level of them.
+    bool exact = false;
 };
 
 /// Y's sampling factors of a YCbCr sampling nvJPEG decodes (Cb and Cr are 1 x 1 in all of them); false for
@@ -72,6 +75,8 @@ public:
     void layout(const std::vector<Shape>& shapes);
     std::size_t size() const noexcept { return slots_.size(); }
     const GpuDecoded& operator[](std::size_t i) const { return slots_.at(i); }
+    /// Marks slot i as decoded by the hardware decoder (GpuDecoded::exact).
+    void mark_exact(std::size_t i) { slots_.at(i).exact = true; }
     /// Device view of plane c of a planar slot, or of the interleaved image (c = 0, 3 channels).
     imghist::ImageView view(std::size_t i, int c = 0) const;
     /// Copies an interleaved slot to packed host rows (width * 3 bytes) on `stream` (complete once the

@@ -136,7 +136,25 @@ private:
     /// The decoded items' next step: tasks for the finishers.
     void hand_out(RunAccess& run, Batch& b, const std::vector<GpuJob::Action>& actions);
     void finisher(RunAccess& run, std::size_t t);
+    /// One finisher round's tasks and what becomes of each.
+    struct Round {
+        explicit Round(std::vector<Task>& t) : tasks(t), state(t.size(), -1), to_cpu(t.size(), false) {}
+        std::vector<Task>& tasks;
+        std::vector<int> state;                     // an RGB image's nvJPEG encoder state, -1: none
+        std::vector<bool> to_cpu;                   // handed to the CPU workers
+        std::vector<GpuJpegEncoder::Input> planar;  // the planar images, encoded together
+        std::vector<std::size_t> planar_task;       // their tasks
+        bool downloads = false;
+        std::size_t images = 0;                     // for the device clock
+    };
     void finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>& tasks, StageTimer& timer);
+    /// Enqueues the round's work on finisher t's stream (counts, RGB encodes, downloads) and lists its planar
+    /// images.
+    void enqueue_round(RunAccess& run, std::size_t t, Round& r, nv::Event round_start);
+    /// Encodes the round's planar images in one call; on a device failure hands them to the CPU workers.
+    void encode_planar(RunAccess& run, std::size_t t, Round& r);
+    /// Hands each item of the round on: to the writers, the CPU workers or its end.
+    void collect_round(RunAccess& run, std::size_t t, Round& r, StageTimer& timer);
     /// Counts a batch's images on finisher t's stream; returns how many it counted.
     std::size_t count_task(RunAccess& run, std::size_t t, Task& task);
     void writer(RunAccess& run);
@@ -562,102 +580,123 @@ void GpuPipeline::finisher(RunAccess& run, std::size_t t) {
     }
 }
 
+namespace {
+
+void fail_task(Task& task, const std::string& why) {
+    task.item->error = display_name(task.item->output, true) + ": " + why;
+}
+
+}  // namespace
+
 void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>& tasks, StageTimer& timer) {
     const nv::DriverApi& cu = dev_->cu();
     const nv::Stream s = finisher_streams_[t];
-    GpuEncoder* enc = encoders_.empty() ? nullptr : encoders_[t].get();
-    std::vector<GpuJpegEncoder::Input> planar;  // this round's planar images, encoded together
-    std::vector<std::size_t> planar_task;
-    auto fail = [&](Task& task, const std::string& why) {
-        task.item->error = display_name(task.item->output, true) + ": " + why;
-    };
-    // Enqueue: this stream waits on the device for each batch's images, the host does not. The round's device
-    // time runs from the point where its first batch is ready (it includes the wait for a second one).
-    Batch* waited = nullptr;
+    Round r(tasks);
+    // The round's device time runs from the point where its first batch is ready (it includes the wait for a
+    // second one).
     const auto [round_start, round_end] = finisher_events_[t];
-    std::vector<int> state(tasks.size(), -1);
+    enqueue_round(run, t, r, round_start);
+    encode_planar(run, t, r);
+    cu.EventRecord(round_end, s);
+    if (r.downloads && cu.StreamSynchronize(s) != 0)
+        for (Task& task : tasks)
+            if (task.kind == Task::Download && task.item->error.empty())
+                task.item->error = display_name(task.item->input.path) + ": copying the decoded image back failed";
+    collect_round(run, t, r, timer);
+    // Complete by now where anything ran (each collection, download and count waited for the stream).
+    float device_ms = 0;
+    if (r.images > 0 && cu.EventSynchronize(round_end) == 0 &&
+        cu.EventElapsedTime(&device_ms, round_start, round_end) == 0)
+        device_finish_.add(StageClock::Busy, device_ms);
+    device_finish_.add_count(r.images);
+}
+
+void GpuPipeline::enqueue_round(RunAccess& run, std::size_t t, Round& r, nv::Event round_start) {
+    const nv::DriverApi& cu = dev_->cu();
+    const nv::Stream s = finisher_streams_[t];
+    GpuEncoder* enc = encoders_.empty() ? nullptr : encoders_[t].get();
+    // This stream waits on the device for each batch's images, the host does not.
+    Batch* waited = nullptr;
     int next_state = 0;
-    bool downloads = false;
-    std::size_t images = 0;  // this round's, for the device clock
-    for (std::size_t i = 0; i < tasks.size(); ++i) {
-        Task& task = tasks[i];
+    for (std::size_t i = 0; i < r.tasks.size(); ++i) {
+        Task& task = r.tasks[i];
         if (task.batch != waited) {
             cu.StreamWaitEvent(s, task.batch->ready, 0);
             if (!waited) cu.EventRecord(round_start, s);
             waited = task.batch;
         }
         if (task.kind == Task::Count) {
-            images += count_task(run, t, task);
+            r.images += count_task(run, t, task);
             continue;
         }
         const GpuDecoded& d = task.batch->slots[task.slot];
-        if (task.kind == Task::Encode && d.format == nv::kOutputYUV) {
-            planar.push_back(GpuJpegEncoder::Input{&d, task.quality, task.item->jpeg.size()});
-            planar_task.push_back(i);
-            ++images;
+        if (task.kind == Task::Encode && d.format == nv::kOutputYUV && !d.exact) {
+            // Planes another backend decoded (a batch the hardware decoder failed on, a GPU without it): the
+            // CPU path encodes the file, so that every output is its bytes (the file's bytes are still here).
+            run.to_cpu(*task.item);
+            r.to_cpu[i] = true;
+        } else if (task.kind == Task::Encode && d.format == nv::kOutputYUV) {
+            r.planar.push_back(GpuJpegEncoder::Input{&d, task.quality, task.item->jpeg.size()});
+            r.planar_task.push_back(i);
+            ++r.images;
         } else if (task.kind == Task::Encode && !enc) {
-            fail(task, "cannot encode JPEG on the GPU: no encoder for interleaved images");
+            fail_task(task, "cannot encode JPEG on the GPU: no encoder for interleaved images");
         } else if (task.kind == Task::Encode) {
             try {
                 const nv::Status st = enc->enqueue(next_state, d, task.quality);
-                if (st == nv::kSuccess) state[i] = next_state++;
-                else fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
+                if (st == nv::kSuccess) r.state[i] = next_state++;
+                else fail_task(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
             } catch (const std::exception& e) {
-                fail(task, "cannot encode JPEG on the GPU: " + user_message(e));
+                fail_task(task, "cannot encode JPEG on the GPU: " + user_message(e));
             }
-            if (state[i] >= 0) ++images;
+            if (r.state[i] >= 0) ++r.images;
         } else {
             Item& it = *task.item;
             try {
                 it.image = Image(d.width, d.height, 3, 8);
                 task.batch->slots.download(task.slot, it.image.data(), cu, s);
-                downloads = true;
-                ++images;
+                r.downloads = true;
+                ++r.images;
             } catch (const std::exception& e) {
                 it.error = file_message(display_name(it.input.path), e);
             }
         }
     }
+}
+
+void GpuPipeline::encode_planar(RunAccess& run, std::size_t t, Round& r) {
+    if (r.planar.empty()) return;
     std::vector<Bytes> files;
-    std::vector<bool> to_cpu(tasks.size(), false);
-    if (!planar.empty()) {
-        try {
-            planar_encoders_.at(t)->encode(planar, s, files);
-            for (std::size_t j = 0; j < files.size(); ++j) tasks[planar_task[j]].item->encoded = std::move(files[j]);
-        } catch (const std::exception& e) {
-            // The device failed (out of memory, a driver error): these files go through the CPU codecs instead,
-            // as in a CPU run (their bytes are still here).
-            for (std::size_t i : planar_task) {
-                run.to_cpu(*tasks[i].item);
-                to_cpu[i] = true;
-            }
-            trace_line(name_ + ": encoding failed on the device (" + user_message(e) + "); " +
-                       std::to_string(planar_task.size()) + " files go to the CPU workers");
+    try {
+        planar_encoders_.at(t)->encode(r.planar, finisher_streams_[t], files);
+        for (std::size_t j = 0; j < files.size(); ++j) r.tasks[r.planar_task[j]].item->encoded = std::move(files[j]);
+    } catch (const std::exception& e) {
+        // The device failed (out of memory, a driver error): these files go through the CPU codecs instead, as
+        // in a CPU run (their bytes are still here).
+        for (std::size_t i : r.planar_task) {
+            run.to_cpu(*r.tasks[i].item);
+            r.to_cpu[i] = true;
         }
+        trace_line(name_ + ": encoding failed on the device (" + user_message(e) + "); " +
+                   std::to_string(r.planar_task.size()) + " files go to the CPU workers");
     }
-    cu.EventRecord(round_end, s);
-    if (downloads && cu.StreamSynchronize(s) != 0)
-        for (Task& task : tasks)
-            if (task.kind == Task::Download && task.item->error.empty())
-                task.item->error = display_name(task.item->input.path) + ": copying the decoded image back failed";
-    // Collect, and hand each item on.
-    for (std::size_t i = 0; i < tasks.size(); ++i) {
-        Task& task = tasks[i];
-        if (task.kind == Task::Count) {
-            task_done(*task.batch);
-            continue;
-        }
-        if (to_cpu[i]) {  // the CPU workers have it now
-            ended();
+}
+
+void GpuPipeline::collect_round(RunAccess& run, std::size_t t, Round& r, StageTimer& timer) {
+    GpuEncoder* enc = encoders_.empty() ? nullptr : encoders_[t].get();
+    for (std::size_t i = 0; i < r.tasks.size(); ++i) {
+        Task& task = r.tasks[i];
+        if (task.kind == Task::Count || r.to_cpu[i]) {  // counted, or the CPU workers have it now
+            if (r.to_cpu[i]) ended();
             task_done(*task.batch);
             continue;
         }
         Item& it = *task.item;
-        if (task.kind == Task::Encode && state[i] >= 0) {
-            const nv::Status st = enc->retrieve(state[i], it.encoded);
+        if (task.kind == Task::Encode && r.state[i] >= 0) {
+            const nv::Status st = enc->retrieve(r.state[i], it.encoded);
             if (st != nv::kSuccess) {
                 it.encoded.clear();
-                fail(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
+                fail_task(task, std::string("cannot encode JPEG on the GPU (") + nv::status_name(st) + ")");
             }
         }
         finish_.add_count(1);
@@ -679,12 +718,6 @@ void GpuPipeline::finish_tasks(RunAccess& run, std::size_t t, std::vector<Task>&
         }
         task_done(*task.batch);
     }
-    // Complete by now where anything ran (each collection, download and count waited for the stream).
-    float device_ms = 0;
-    if (images > 0 && cu.EventSynchronize(round_end) == 0 &&
-        cu.EventElapsedTime(&device_ms, round_start, round_end) == 0)
-        device_finish_.add(StageClock::Busy, device_ms);
-    device_finish_.add_count(images);
 }
 
 std::size_t GpuPipeline::count_task(RunAccess& run, std::size_t t, Task& task) {
