@@ -17,7 +17,8 @@
 //                          encodes a 1/encoders share of a batch's planar images in one call
 //   states        2        nvJPEG encoder states per encoding thread, for RGB images (equalize --mode
 //                          per-channel): images one thread has in flight (1-16)
-//   writers       2        threads per GPU that add the metadata and write the outputs (1-64)
+//   writers       4        threads per GPU that add the metadata and write the outputs (1-64); two were the
+//                          busiest stage under --device auto once the GPU encodes a batch in one call
 //   sync          syncfs   how outputs are made durable before their rename: syncfs (one call per file
 //                          system and round) or fdatasync (one call per file, on sync_threads threads)
 //   sync_threads  4        threads of sync=fdatasync (1-64)
@@ -44,7 +45,7 @@ struct PipelineTuning {
     int decoders = 2;
     int encoders = 4;
     int states = 2;
-    int writers = 2;
+    int writers = 4;
     enum class Sync { Syncfs, Fdatasync } sync = Sync::Syncfs;
     int sync_threads = 4;
     std::size_t pending = 1024;

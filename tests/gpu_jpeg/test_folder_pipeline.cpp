@@ -478,6 +478,7 @@ TEST_CASE("folder pipeline tuning: --pipeline's keys, defaults and refusals", "[
     const cli::PipelineTuning d = cli::parse_tuning("");
     CHECK(d.batch == 128);
     CHECK(d.depth == 4);
+    CHECK(d.writers == 4);
     CHECK(d.sync == cli::PipelineTuning::Sync::Syncfs);
     CHECK(d.fast_exit);
     CHECK_FALSE(d.blocking_wait);  // the driver's choice: the threads waiting for a GPU keep a core each anyway
