@@ -40,29 +40,21 @@ Command add_stretch(CLI::App& app) {
                     "each channel from its own")
         ->check(CLI::IsMember({"luma", "per-channel"}))
         ->default_str("luma");
-    auto* norm_opt = sub->add_flag("--normalize", *normalize, "ImageMagick's -normalize: --low 2% --high 1% (the default)");
-    auto* auto_opt = sub->add_flag("--auto-level", *auto_level, "ImageMagick's -auto-level: --low 0 --high 0 (min to black, max to white)");
-    norm_opt->excludes(auto_opt)->excludes(low_opt)->excludes(high_opt);
-    auto_opt->excludes(low_opt)->excludes(high_opt);
+    sub->add_flag("--normalize", *normalize, "ImageMagick's -normalize: --low 2% --high 1% (the default)");
+    sub->add_flag("--auto-level", *auto_level, "ImageMagick's -auto-level: --low 0 --high 0 (min to black, max to white)");
     sub->footer(
         "Examples:\n"
         "  imghist stretch scan.png scan-stretched.png --low 2% --high 1%\n"
         "  imghist stretch --auto-level shots/ shots-levelled/\n"
         "  imghist stretch photo.jpg out.jpg --mode per-channel --low 0.5% --high 0.5%");
-    return image_command(sub, [job, low, high, mode, normalize, auto_level] {
-        StretchParams p;
-        p.mode = *mode == "luma" ? StretchMode::Luma : StretchMode::PerChannel;
-        if (*auto_level) {
-            p.low = p.high = 0;
-        } else if (*normalize) {
-            p.low = 2;
-            p.high = 1;
-        } else {
-            p.low = parse_percent(*low, "--low");
-            p.high = parse_percent(*high, "--high");
-        }
-        if (p.low + p.high > 100) fail_usage("--low + --high must not exceed 100%");
-        return stretch_task(*job, p);
+    return image_command(sub, [job, low, high, mode, normalize, auto_level, low_opt, high_opt] {
+        StretchChoice c;
+        c.mode = *mode == "luma" ? StretchMode::Luma : StretchMode::PerChannel;
+        c.normalize = *normalize;
+        c.auto_level = *auto_level;
+        if (low_opt->count() != 0) c.low = parse_percent(*low, "--low");
+        if (high_opt->count() != 0) c.high = parse_percent(*high, "--high");
+        return stretch_task(*job, stretch_params(c, program_spelling()));
     });
 }
 

@@ -2,7 +2,6 @@
 #include <string>
 
 #include "options/commands.hpp"
-#include "io/errors.hpp"
 #include "commands/image_tasks.hpp"
 
 namespace cli {
@@ -11,17 +10,17 @@ Command add_threshold(CLI::App& app) {
     auto* sub = app.add_subcommand("threshold", "Binary threshold of the gray image (pixel > T); prints 'threshold: T'. "
                                                 "Multi-level Otsu: a label image; prints 'thresholds: T1 T2 ...'");
     auto job = std::make_shared<ImageJob>();
-    auto method = std::make_shared<std::string>("otsu");
-    auto params = std::make_shared<ThresholdParams>();
+    auto choice = std::make_shared<ThresholdChoice>();
+    auto value = std::make_shared<double>(128);
     add_image_options(*sub, *job);
     auto classes = std::make_shared<int>(3);
-    sub->add_option("--method", *method,
+    sub->add_option("--method", choice->method,
                     "otsu, triangle (both as OpenCV's THRESH_OTSU / THRESH_TRIANGLE), value, or multiotsu "
                     "(scikit-image's threshold_multiotsu)")
         ->check(CLI::IsMember({"otsu", "triangle", "value", "multiotsu"}))
         ->default_str("otsu");
-    auto* value_opt = sub->add_option("--value", params->value, "The threshold T for --method value");
-    sub->add_flag("--invert", params->invert, "Pixels > T become 0, the others the maximum value");
+    auto* value_opt = sub->add_option("--value", *value, "The threshold T for --method value");
+    sub->add_flag("--invert", choice->invert, "Pixels > T become 0, the others the maximum value");
     auto* classes_opt = sub->add_option("--classes", *classes,
                                         "multiotsu: number of classes; pixel v gets the class of thresholds <= v "
                                         "(np.digitize), written scaled to 0..max (3 classes: 0, 128, 255)")
@@ -30,20 +29,11 @@ Command add_threshold(CLI::App& app) {
     sub->footer("Examples:\n  imghist threshold scan.png scan-bw.png --method otsu\n"
                 "  imghist threshold in.png out.png --method value --value 100 --invert\n"
                 "  imghist threshold cells.png cells-labels.png --method multiotsu --classes 3");
-    return image_command(sub, [job, method, params, value_opt, classes, classes_opt] {
-        if (*method == "multiotsu") {
-            if (value_opt->count() != 0 || params->invert) fail_usage("--value and --invert do not apply to multiotsu");
-            return multiotsu_task(*job, *classes);
-        }
-        if (classes_opt->count() != 0) fail_usage("--classes is only used with --method multiotsu");
-        ThresholdParams p = *params;
-        p.method = *method == "otsu" ? ThresholdMethod::Otsu
-                   : *method == "triangle" ? ThresholdMethod::Triangle
-                                           : ThresholdMethod::Value;
-        if (p.method == ThresholdMethod::Value && value_opt->count() == 0) fail_usage("--method value needs --value T");
-        if (p.method != ThresholdMethod::Value && value_opt->count() != 0)
-            fail_usage("--value is only used with --method value");
-        return threshold_task(*job, p);
+    return image_command(sub, [job, choice, value, value_opt, classes, classes_opt] {
+        ThresholdChoice c = *choice;
+        if (value_opt->count() != 0) c.value = *value;
+        if (classes_opt->count() != 0) c.classes = *classes;
+        return threshold_command_task(*job, c, program_spelling());
     });
 }
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands/image_job.hpp"
+#include "commands/image_tasks.hpp"
 
 namespace cli {
 
@@ -28,6 +29,9 @@ Command add_threshold(CLI::App& app);
 Command add_clahe(CLI::App& app);
 Command add_stretch(CLI::App& app);
 Command add_match(CLI::App& app);
+
+/// Options as the program writes them in messages: "--low", "--auto-level", "--method value".
+const OptionSpelling& program_spelling();
 
 /// The Command of an image-to-image subcommand: `task` builds the ImageTask once the line is parsed; run()
 /// runs it with run_image_job.

@@ -105,6 +105,19 @@ void add_image_options(CLI::App& sub, ImageJob& job) {
     add_common(sub, job.common);
 }
 
+const OptionSpelling& program_spelling() {
+    static const OptionSpelling s{
+        [](const std::string& key) {
+            std::string o = "--" + key;
+            for (char& c : o)
+                if (c == '_') c = '-';
+            return o;
+        },
+        [](const std::string& key) { return program_spelling().option(key); },
+        [](const std::string& key, const std::string& value) { return program_spelling().option(key) + " " + value; }};
+    return s;
+}
+
 Command image_command(CLI::App* sub, std::function<ImageTask()> task) {
     return Command{sub, [task] { return run_image_job(task()); }};
 }

@@ -54,6 +54,20 @@ ImageTask equalize_task(const ImageJob& job, EqualizeMode mode) {
                      mode == EqualizeMode::Luma ? GpuImageWork::EqualizeLuma : GpuImageWork::EqualizePerChannel};
 }
 
+StretchParams stretch_params(const StretchChoice& c, const OptionSpelling& s) {
+    if (c.normalize && c.auto_level) fail_usage(s.flag("normalize") + " and " + s.flag("auto_level") + " exclude each other");
+    if ((c.normalize || c.auto_level) && (c.low || c.high))
+        fail_usage(s.flag(c.normalize ? "normalize" : "auto_level") + " sets low and high: give " + s.option("low") +
+                   " / " + s.option("high") + " or it, not both");
+    StretchParams p;
+    p.mode = c.mode;
+    if (c.auto_level) p.low = p.high = 0;
+    p.low = c.low.value_or(p.low);
+    p.high = c.high.value_or(p.high);
+    if (p.low + p.high > 100) fail_usage(s.option("low") + " + " + s.option("high") + " must not exceed 100 (percent)");
+    return p;
+}
+
 ImageTask stretch_task(const ImageJob& job, const StretchParams& p) {
     // As equalize's: Y'CbCr planes, no colour conversion, no chroma resampling (stretch_luma_planes says how it
     // relates to the RGB route).
@@ -93,6 +107,25 @@ ImageTask multiotsu_task(const ImageJob& job, int classes) {
         for (int v : t) note += " " + std::to_string(v);
         it.note = note;
     }};
+}
+
+ImageTask threshold_command_task(const ImageJob& job, const ThresholdChoice& c, const OptionSpelling& s) {
+    const std::string multiotsu = s.choice("method", "multiotsu"), by_value = s.choice("method", "value");
+    if (c.method == "multiotsu") {
+        if (c.value || c.invert)
+            fail_usage(s.option("value") + " and " + s.flag("invert") + " do not apply to " + multiotsu);
+        return multiotsu_task(job, c.classes.value_or(3));
+    }
+    if (c.method != "otsu" && c.method != "triangle" && c.method != "value")
+        fail_usage(s.choice("method", c.method) + ": expected otsu, triangle, value or multiotsu");
+    if (c.classes) fail_usage(s.option("classes") + " is only used with " + multiotsu);
+    ThresholdParams p;
+    p.method = c.method == "otsu" ? ThresholdMethod::Otsu : c.method == "triangle" ? ThresholdMethod::Triangle : ThresholdMethod::Value;
+    if (p.method == ThresholdMethod::Value && !c.value) fail_usage(by_value + " needs " + s.option("value"));
+    if (p.method != ThresholdMethod::Value && c.value) fail_usage(s.option("value") + " is only used with " + by_value);
+    p.value = c.value.value_or(p.value);
+    p.invert = c.invert;
+    return threshold_task(job, p);
 }
 
 ImageTask match_task(ImageJob job) {

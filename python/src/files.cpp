@@ -344,6 +344,15 @@ private:
     std::vector<std::pair<std::string, py::object>> left_;  ///< in the caller's order
 };
 
+/// Options as process_files' keywords in messages: "low=", "auto_level=True", "method='value'".
+const cli::OptionSpelling& python_spelling() {
+    static const cli::OptionSpelling s{
+        [](const std::string& key) { return key + "="; },
+        [](const std::string& key) { return key + "=True"; },
+        [](const std::string& key, const std::string& value) { return key + "='" + value + "'"; }};
+    return s;
+}
+
 /// The job of `operation` over `paths` (IN... [REF] OUT, as the command takes them) with process_files' keyword
 /// options: the structures (jobs/) that the CLI's parser fills from its command line, filled from typed values
 /// under the same rules.
@@ -382,45 +391,27 @@ cli::ImageTask image_task(const std::string& operation, std::vector<std::string>
         const auto m = mode == "luma" ? cli::EqualizeMode::Luma : cli::EqualizeMode::PerChannel;
         task = [&job, m] { return cli::equalize_task(job, m); };
     } else if (operation == "stretch") {
-        cli::StretchParams p;  // low 2, high 1: what normalize=True (ImageMagick's -normalize) names
+        cli::StretchChoice c;
         std::string mode = "luma";
-        bool normalize = false, auto_level = false;
-        const bool low = o.real("low", p.low, 0, 100), high = o.real("high", p.high, 0, 100);
+        double low = 0, high = 0;
+        if (o.real("low", low, 0, 100)) c.low = low;
+        if (o.real("high", high, 0, 100)) c.high = high;
         o.text("mode", mode, {"luma", "per-channel"});
-        o.flag("normalize", normalize);
-        o.flag("auto_level", auto_level);
-        if (normalize && auto_level)
-            fail(ErrorCode::InvalidArgument, "normalize=True and auto_level=True exclude each other");
-        if ((normalize || auto_level) && (low || high))
-            fail(ErrorCode::InvalidArgument, std::string(normalize ? "normalize" : "auto_level") +
-                                                 "=True sets low and high: give low= / high= or it, not both");
-        if (auto_level) p.low = p.high = 0;
-        if (p.low + p.high > 100) fail(ErrorCode::InvalidArgument, "low + high must not exceed 100 (percent)");
-        p.mode = mode == "luma" ? cli::StretchMode::Luma : cli::StretchMode::PerChannel;
-        task = [&job, p] { return cli::stretch_task(job, p); };
+        o.flag("normalize", c.normalize);
+        o.flag("auto_level", c.auto_level);
+        c.mode = mode == "luma" ? cli::StretchMode::Luma : cli::StretchMode::PerChannel;
+        task = [&job, c] { return cli::stretch_task(job, cli::stretch_params(c, python_spelling())); };
     } else if (operation == "match") {
         task = [&job] { return cli::match_task(job); };
     } else if (operation == "threshold") {
-        std::string method = "otsu";
-        cli::ThresholdParams p;
-        int classes = 3;
-        o.text("method", method, {"otsu", "triangle", "value", "multiotsu"});
-        const bool value = o.real("value", p.value, -kInf, kInf);
-        o.flag("invert", p.invert);
-        const bool classes_given = o.integer("classes", classes, 2, 5);
-        if (method == "multiotsu") {
-            if (value || p.invert)
-                fail(ErrorCode::InvalidArgument, "value= and invert= do not apply to method='multiotsu'");
-            task = [&job, classes] { return cli::multiotsu_task(job, classes); };
-        } else {
-            if (classes_given) fail(ErrorCode::InvalidArgument, "classes= is only used with method='multiotsu'");
-            if (method == "value" && !value) fail(ErrorCode::InvalidArgument, "method='value' needs value=T");
-            if (method != "value" && value) fail(ErrorCode::InvalidArgument, "value= is only used with method='value'");
-            p.method = method == "otsu"       ? cli::ThresholdMethod::Otsu
-                       : method == "triangle" ? cli::ThresholdMethod::Triangle
-                                              : cli::ThresholdMethod::Value;
-            task = [&job, p] { return cli::threshold_task(job, p); };
-        }
+        cli::ThresholdChoice c;
+        double value = 0;
+        int classes = 0;
+        o.text("method", c.method, {"otsu", "triangle", "value", "multiotsu"});
+        if (o.real("value", value, -kInf, kInf)) c.value = value;
+        o.flag("invert", c.invert);
+        if (o.integer("classes", classes, 2, 5)) c.classes = classes;
+        task = [&job, c] { return cli::threshold_command_task(job, c, python_spelling()); };
     } else if (operation == "clahe") {
         cli::ClaheParams p;
         o.real("clip", p.clip, 0, kInf);

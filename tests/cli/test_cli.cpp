@@ -183,8 +183,12 @@ TEST_CASE("stretch, match, multiotsu: usage errors exit 2, bad inputs name the f
         std::string expect;
     };
     for (const Case& c : {Case{"stretch g.png out.png --low 150%", 2, "--low"},
-                          Case{"stretch g.png out.png --low 60 --high 50", 2, "must not exceed 100%"},
-                          Case{"stretch g.png out.png --normalize --low 3", 2, "excludes"},
+                          Case{"stretch g.png out.png --low 60 --high 50", 2, "--low + --high must not exceed 100 (percent)"},
+                          Case{"stretch g.png out.png --normalize --low 3", 2, "--normalize sets low and high: give --low / --high"},
+                          Case{"stretch g.png out.png --normalize --auto-level", 2, "--normalize and --auto-level exclude each other"},
+                          Case{"threshold g.png out.png --method value", 2, "--method value needs --value"},
+                          Case{"threshold g.png out.png --method triangle --value 9", 2, "--value is only used with --method value"},
+                          Case{"threshold g.png out.png --method multiotsu --invert", 2, "--value and --invert do not apply to --method multiotsu"},
                           Case{"match g.png out.png", 2, "expected IN... REF OUT"},
                           Case{"match g.png missing.png out.png", 1, "missing.png"},
                           Case{"match g16.png g.png out.png", 1, "the reference is 8-bit, the image 16-bit"},
