@@ -1,5 +1,6 @@
 #include "io/histio.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -127,23 +128,75 @@ void append_json(std::string& out, const HistResult& r) {
     out += "]}";
 }
 
-void Totals::add(const HistResult& r, const std::string& source) {
-    for (HistResult& t : totals_)
-        if (t.bins == r.bins && t.low == r.low && t.high == r.high) {
-            t.add(r, source);
-            return;
-        }
+long Totals::place(const HistResult& r) const {
+    for (std::size_t k = 0; k < totals_.size(); ++k)
+        if (totals_[k].bins == r.bins && totals_[k].low == r.low && totals_[k].high == r.high) return static_cast<long>(k);
     // Another sample type's binning starts its own total; another binning of the same type is a mistake
-    // (histograms made with different --bins or --range), refused by HistResult::add naming `source`.
-    for (HistResult& t : totals_)
-        if (t.dtype == r.dtype) t.add(r, source);
-    totals_.push_back(r.empty_total());
-    totals_.back().add(r, source);
+    // (histograms made with different --bins or --range).
+    for (const HistResult& t : totals_)
+        if (t.dtype == r.dtype) return -1;
+    return static_cast<long>(totals_.size());
 }
 
-std::string Totals::dtypes() const {
+void Totals::add(const HistResult& r, const std::string& source) {
+    long k = place(r);
+    if (k < 0)  // HistResult::add refuses it, naming `source`
+        for (HistResult& t : totals_)
+            if (t.dtype == r.dtype) t.add(r, source);
+    if (k < 0 || k == static_cast<long>(totals_.size())) {
+        totals_.push_back(r.empty_total());
+        k = static_cast<long>(totals_.size()) - 1;
+    }
+    totals_[static_cast<std::size_t>(k)].add(r, source);
+}
+
+bool IndexedTotals::try_add(const HistResult& r, std::size_t index, const std::string& source) {
+    const long place = totals_.place(r);
+    if (place < 0) return false;
+    const auto k = static_cast<std::size_t>(place);
+    totals_.add(r, source);
+    if (k == first_.size()) {
+        first_.push_back(index);
+        channels_.emplace_back();
+    }
+    first_[k] = std::min(first_[k], index);
+    const std::vector<HistResult::Channel>& mine = totals_.all()[k].channels;
+    std::vector<Key>& keys = channels_[k];
+    for (std::size_t c = 0; c < r.channels.size(); ++c)
+        for (std::size_t m = 0; m < mine.size(); ++m) {
+            if (mine[m].name != r.channels[c].name) continue;
+            if (m == keys.size()) keys.push_back({index, c});  // a channel this total did not have
+            keys[m] = std::min(keys[m], Key{index, c});
+        }
+    return true;
+}
+
+void IndexedTotals::add(const HistResult& r, std::size_t index, const std::string& source) {
+    if (!try_add(r, index, source)) totals_.add(r, source);  // Totals' refusal, naming `source`
+}
+
+std::vector<HistResult> IndexedTotals::all() const {
+    std::vector<std::size_t> order(first_.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) { return first_[a] < first_[b]; });
+    std::vector<HistResult> out;
+    for (std::size_t k : order) {
+        HistResult t = totals_.all()[k];
+        std::vector<std::size_t> by(t.channels.size());
+        for (std::size_t m = 0; m < by.size(); ++m) by[m] = m;
+        const std::vector<Key>& keys = channels_[k];
+        std::sort(by.begin(), by.end(), [&keys](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+        std::vector<HistResult::Channel> channels;
+        for (std::size_t m : by) channels.push_back(std::move(t.channels[m]));
+        t.channels = std::move(channels);
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::string dtype_list(const std::vector<HistResult>& totals) {
     std::string s;
-    for (const HistResult& t : totals_) s += (s.empty() ? "" : ", ") + t.dtype;
+    for (const HistResult& t : totals) s += (s.empty() ? "" : ", ") + t.dtype;
     return s;
 }
 

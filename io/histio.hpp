@@ -55,12 +55,35 @@ class Totals {
 public:
     /// Adds `r` (an image's result or a total); `source` names it in errors.
     void add(const HistResult& r, const std::string& source);
+    /// Where add() puts `r`: the index of its total in all(), all().size() for a new one, or -1 where it
+    /// refuses it.
+    long place(const HistResult& r) const;
     const std::vector<HistResult>& all() const noexcept { return totals_; }
-    /// The sample types of the totals, as "u8, u16".
-    std::string dtypes() const;
 
 private:
     std::vector<HistResult> totals_;
+};
+
+/// The sample types of totals, as "u8, u16".
+std::string dtype_list(const std::vector<HistResult>& totals);
+
+/// Totals of results added in any order (a folder's files as they finish) that come out as Totals gives them
+/// added in the order of their items' indexes: which total comes first, and each total's channel order. Its
+/// caller holds the lock.
+class IndexedTotals {
+public:
+    /// Adds item `index`'s result; false, adding nothing, where Totals would refuse it.
+    bool try_add(const HistResult& r, std::size_t index, const std::string& source);
+    /// The same, refusing with Totals' error.
+    void add(const HistResult& r, std::size_t index, const std::string& source);
+    /// Every total, in the order of its first item; its channels in the order of theirs.
+    std::vector<HistResult> all() const;
+
+private:
+    using Key = std::pair<std::size_t, std::size_t>;  ///< (an item's index, a channel's position in it)
+    Totals totals_;
+    std::vector<std::size_t> first_;          ///< per total, its least item index
+    std::vector<std::vector<Key>> channels_;  ///< per total and channel (in totals_' order), its least key
 };
 
 /// Appends r's JSON (the layout above, compact: no spaces or line breaks) to `out`.

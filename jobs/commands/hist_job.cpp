@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "io/codecs/codec.hpp"
@@ -212,18 +214,33 @@ int run_raw(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
     return kExitOk;
 }
 
+/// A folder run's totals, taken from each file as its counts are made (on the threads that make them), so that
+/// a file of a JSON or text run keeps only its report: a million files' counts are never held at once.
+struct FolderCounts {
+    explicit FolderCounts(std::size_t files) : added(files, 0) {}
+    std::mutex m;
+    IndexedTotals totals;
+    std::vector<char> added;  ///< per item index: its counts are in `totals` (and gone from the item)
+};
+
 /// The pipeline's stages for histograms of image files (JPEGs through the GPUs when the run takes them).
 Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Device>& devices, std::size_t jpegs,
-                   bool batch) {
+                   bool batch, const std::shared_ptr<FolderCounts>& counts) {
     const DecodeOptions dopt = a.common.decode();
-    // After a file's counts, on the thread that made them: its name, and its part of the folder's JSON or text
-    // (CSV needs every file's channel names first: formatted at the end).
+    // After a file's counts, on the thread that made them: its name, its part of the folder's JSON or text, and
+    // its counts into the folder's totals (CSV needs every file's channel names first: formatted, and its
+    // totals made, at the end).
     const std::string format = a.format;
-    auto done = [batch, format](Item& it) {
+    auto done = [batch, format, counts](Item& it) {
         it.hist.file = batch ? it.input.rel : display_name(it.input.path);
         if (!batch) return;
         if (format == "json") append_json(it.report, it.hist);
         else if (format == "text") it.report = format_text(it.hist) + "\n";
+        else return;
+        std::lock_guard<std::mutex> l(counts->m);
+        if (!counts->totals.try_add(it.hist, it.index, it.input.path)) return;  // the end adds it, refusing it
+        counts->added[it.index] = 1;
+        it.hist = HistResult();
     };
     const auto cpu_load = [dopt](Item& it, Bytes&& data) {
         DecodeOptions o = dopt;
@@ -251,24 +268,24 @@ Stages hist_stages(const HistArgs& a, const HistParams& p, const std::vector<Dev
     return st;
 }
 
-/// The folder's totals (one per sample type when they bin differently); an empty one of the asked binning
-/// when no file succeeded.
-std::vector<HistResult> folder_totals(const std::vector<Item>& items, const HistParams& p, bool quiet) {
-    Totals totals;
+/// The folder's totals (one per sample type when they bin differently): those its files added as they were
+/// counted, and the others' now; an empty one of the asked binning when no file succeeded.
+std::vector<HistResult> folder_totals(const std::vector<Item>& items, FolderCounts& counts, const HistParams& p, bool quiet) {
     for (auto& it : items)
-        if (it.error.empty()) totals.add(it.hist, it.input.path);
-    if (totals.all().empty()) {
+        if (it.error.empty() && !counts.added[it.index]) counts.totals.add(it.hist, it.index, it.input.path);
+    const std::vector<HistResult> totals = counts.totals.all();
+    if (totals.empty()) {
         HistResult empty;
         empty.bins = p.bins;
         empty.low = p.range_set ? p.low : 0;
         empty.high = p.range_set ? p.high : 256;
         return {empty};
     }
-    if (totals.all().size() > 1 && !quiet)
+    if (totals.size() > 1 && !quiet)
         std::fprintf(stderr, "imghist: the images have different sample types (%s), binned over different ranges: "
                              "one total for each (--range LO:HI bins them alike)\n",
-                     totals.dtypes().c_str());
-    return totals.all();
+                     dtype_list(totals).c_str());
+    return totals;
 }
 
 int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
@@ -295,7 +312,8 @@ int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
     const std::vector<Device> devices = a.common.devices();
     trace_devices(a.common.device, devices);
     const RunOptions ro = run_options(a.common, batch, devices);
-    const Stages stages = hist_stages(a, p, devices, count_jpeg_names(items), batch);
+    const auto counts = std::make_shared<FolderCounts>(items.size());
+    const Stages stages = hist_stages(a, p, devices, count_jpeg_names(items), batch, counts);
     Summary s = run_pipeline(items, stages, ro);
     s.unsupported = unsupported;
     if (!batch) {
@@ -304,7 +322,7 @@ int run_images(const HistArgs& a, const HistParams& p, const PlotTarget& plot) {
         write_plot(plot, {items[0].hist});
         return kExitOk;
     }
-    const std::vector<HistResult> totals = folder_totals(items, p, a.common.quiet);
+    const std::vector<HistResult> totals = folder_totals(items, *counts, p, a.common.quiet);
     emit(format_batch(items, totals, a.format), a.output);
     if (!a.common.quiet) std::fprintf(stderr, "imghist: %s\n", summary_line(s).c_str());
     write_plot(plot, totals);

@@ -1,5 +1,6 @@
 // The CLI's histogram JSON writer (histio.hpp) against the same document built as an nlohmann tree and
 // dumped: the layout the README documents, written without the tree.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -151,10 +152,45 @@ TEST_CASE("histogram JSON: totals of two sample types, and --merge's reading of 
     t.add(u8, "c");
     REQUIRE(t.all().size() == 2);
     CHECK(t.all()[0].images == 14);
-    CHECK(t.dtypes() == "u8, u16");
+    CHECK(cli::dtype_list(t.all()) == "u8, u16");
     HistResult other = sample("", 16, 0, 256, {"gray"}, 33);
     other.dtype = "u8";
     CHECK_THROWS_WITH(t.add(other, "b16.json"), Catch::Contains("b16.json"));
+}
+
+TEST_CASE("folder totals: results added in any order come out as Totals adds them in index order", "[cli][json]") {
+    // A folder's files as a run counts them: gray, colour and colour-with-alpha 8-bit images, 16-bit ones
+    // (another binning: a total of their own); their threads finish in any order.
+    std::vector<HistResult> files = {sample("0.png", 256, 0, 256, {"gray"}, 41),
+                                     sample("1.png", 256, 0, 256, {"R", "G", "B"}, 42),
+                                     sample("2.png", 256, 0, 65536, {"gray"}, 43),
+                                     sample("3.png", 256, 0, 256, {"R", "G", "B", "A"}, 44),
+                                     sample("4.png", 256, 0, 65536, {"R", "G", "B"}, 45),
+                                     sample("5.png", 256, 0, 256, {"gray"}, 46)};
+    for (std::size_t k = 0; k < files.size(); ++k) files[k].dtype = files[k].high == 256 ? "u8" : "u16";
+    cli::Totals in_order;
+    for (const HistResult& f : files) in_order.add(f, f.file);
+    const std::string expected = cli::folder_json({}, {}, in_order.all());
+    std::vector<std::size_t> order = {0, 1, 2, 3, 4, 5};
+    int orders = 0;
+    do {
+        cli::IndexedTotals t;
+        for (std::size_t k : order) REQUIRE(t.try_add(files[k], k, files[k].file));
+        INFO("order " << order[0] << order[1] << order[2] << order[3] << order[4] << order[5]);
+        CHECK(cli::folder_json({}, {}, t.all()) == expected);
+        ++orders;
+    } while (std::next_permutation(order.begin(), order.end()));
+    CHECK(orders == 720);
+    // What Totals refuses (8-bit histograms of another binning) is not added, and add() refuses it by name.
+    cli::IndexedTotals t;
+    REQUIRE(t.try_add(files[0], 0, "0.png"));
+    HistResult other = sample("6.png", 16, 0, 256, {"gray"}, 47);
+    other.dtype = "u8";
+    CHECK_FALSE(t.try_add(other, 6, "6.png"));
+    cli::Totals first_only;
+    first_only.add(files[0], "0.png");
+    CHECK(cli::folder_json({}, {}, t.all()) == cli::folder_json({}, {}, first_only.all()));
+    CHECK_THROWS_WITH(t.add(other, 6, "6.png"), Catch::Contains("6.png"));
 }
 
 TEST_CASE("text names: control characters and the backslash as C escapes, on one line", "[cli][text]") {
