@@ -17,7 +17,7 @@ Command add_threshold(CLI::App& app) {
     sub->add_option("--method", choice->method,
                     "otsu, triangle (both as OpenCV's THRESH_OTSU / THRESH_TRIANGLE), value, or multiotsu "
                     "(scikit-image's threshold_multiotsu)")
-        ->check(CLI::IsMember({"otsu", "triangle", "value", "multiotsu"}))
+        ->check(CLI::IsMember(threshold_methods()))
         ->default_str("otsu");
     auto* value_opt = sub->add_option("--value", *value, "The threshold T for --method value");
     sub->add_flag("--invert", choice->invert, "Pixels > T become 0, the others the maximum value");

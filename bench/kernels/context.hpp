@@ -14,7 +14,7 @@
 #include "datagen.hpp"
 #include "device_info.hpp"
 #include "npp_dyn.hpp"
-#include "options.hpp"
+#include "bench_args.hpp"
 
 namespace bench {
 

@@ -16,7 +16,7 @@
 
 #include "baselines.hpp"
 #include "classic_kernels.hpp"
-#include "options.hpp"
+#include "bench_args.hpp"
 
 namespace bench {
 

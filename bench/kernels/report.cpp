@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "options.hpp"
+#include "bench_args.hpp"
 
 namespace bench {
 

@@ -1,5 +1,6 @@
 #include "commands/image_tasks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -109,6 +110,11 @@ ImageTask multiotsu_task(const ImageJob& job, int classes) {
     }};
 }
 
+const std::vector<std::string>& threshold_methods() {
+    static const std::vector<std::string> methods = {"otsu", "triangle", "value", "multiotsu"};
+    return methods;
+}
+
 ImageTask threshold_command_task(const ImageJob& job, const ThresholdChoice& c, const OptionSpelling& s) {
     const std::string multiotsu = s.choice("method", "multiotsu"), by_value = s.choice("method", "value");
     if (c.method == "multiotsu") {
@@ -116,7 +122,8 @@ ImageTask threshold_command_task(const ImageJob& job, const ThresholdChoice& c, 
             fail_usage(s.option("value") + " and " + s.flag("invert") + " do not apply to " + multiotsu);
         return multiotsu_task(job, c.classes.value_or(3));
     }
-    if (c.method != "otsu" && c.method != "triangle" && c.method != "value")
+    const std::vector<std::string>& methods = threshold_methods();
+    if (std::find(methods.begin(), methods.end(), c.method) == methods.end())
         fail_usage(s.choice("method", c.method) + ": expected otsu, triangle, value or multiotsu");
     if (c.classes) fail_usage(s.option("classes") + " is only used with " + multiotsu);
     ThresholdParams p;

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands/image_job.hpp"
 #include "commands/ops.hpp"
@@ -31,9 +32,12 @@ struct StretchChoice {
 /// of them with low or high, and low + high over 100.
 StretchParams stretch_params(const StretchChoice& c, const OptionSpelling& s);
 
+/// threshold's methods, the words both front ends offer: otsu, triangle, value, multiotsu.
+const std::vector<std::string>& threshold_methods();
+
 /// threshold's options as given.
 struct ThresholdChoice {
-    std::string method = "otsu";  ///< otsu, triangle, value or multiotsu
+    std::string method = "otsu";  ///< one of threshold_methods()
     std::optional<double> value;  ///< T of method value
     bool invert = false;
     std::optional<int> classes;   ///< multiotsu's, 2 to 5; 3 when absent

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -291,11 +290,11 @@ public:
         return true;
     }
     /// A string; with `choices`, one of them.
-    bool text(const char* name, std::string& out, std::initializer_list<const char*> choices = {}) {
+    bool text(const char* name, std::string& out, const std::vector<std::string>& choices = {}) {
         const py::object v = take(name);
         if (!v) return false;
         std::string one_of;
-        for (const char* c : choices) one_of += (one_of.empty() ? "expected one of '" : ", '") + std::string(c) + "'";
+        for (const std::string& c : choices) one_of += (one_of.empty() ? "expected one of '" : ", '") + c + "'";
         if (!py::isinstance<py::str>(v)) bad(name, v, choices.size() == 0 ? "expected a string" : one_of);
         const auto s = v.cast<std::string>();
         if (choices.size() != 0 && std::find(choices.begin(), choices.end(), s) == choices.end()) bad(name, v, one_of);
@@ -407,7 +406,7 @@ cli::ImageTask image_task(const std::string& operation, std::vector<std::string>
         cli::ThresholdChoice c;
         double value = 0;
         int classes = 0;
-        o.text("method", c.method, {"otsu", "triangle", "value", "multiotsu"});
+        o.text("method", c.method, cli::threshold_methods());
         if (o.real("value", value, -kInf, kInf)) c.value = value;
         o.flag("invert", c.invert);
         if (o.integer("classes", classes, 2, 5)) c.classes = classes;

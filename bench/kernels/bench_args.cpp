@@ -1,5 +1,5 @@
 // imghist-bench — command-line options: parsing and the usage text.
-#include "options.hpp"
+#include "bench_args.hpp"
 
 #include <algorithm>
 #include <chrono>
